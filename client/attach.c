@@ -1,0 +1,239 @@
+/*
+ * hoist_init / hoist_finalize: attach to this node's hoistd over its Unix
+ * socket, receive the shared regions (fds by SCM_RIGHTS) and map them.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "hoist.pb-c.h"
+#include "internal.h"
+
+struct hoist_ctx hoist__g;
+static char error_detail[256];
+
+HOIST_API struct hoist_ctx *hoist__ctx(void)
+{
+	return hoist__g.initialized ? &hoist__g : NULL;
+}
+
+HOIST_API const char *hoist_error_detail(void)
+{
+	return error_detail;
+}
+
+HOIST_API int hoist_rank(void)
+{
+	return hoist__g.initialized ? hoist__g.rank : -ENOTCONN;
+}
+
+HOIST_API int hoist_size(void)
+{
+	return hoist__g.initialized ? hoist__g.size : -ENOTCONN;
+}
+
+HOIST_API int hoist_is_symmetric(const void *ptr, size_t n)
+{
+	struct hoist_ctx *c = &hoist__g;
+	if (!c->initialized || (const char *)ptr < c->heap_base)
+		return 0;
+	return hoist_range_ok((uint64_t)((const char *)ptr - c->heap_base), n, c->heap_bytes);
+}
+
+static int connect_daemon(const char *dir)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	if ((size_t)snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/hoistd.sock", dir) >=
+	    sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		int rc = errno;
+		close(fd);
+		snprintf(error_detail, sizeof(error_detail), "cannot connect to %s: %s", sa.sun_path,
+			 strerror(rc));
+		return (rc == ENOENT || rc == ECONNREFUSED) ? -ENOENT : -rc;
+	}
+	return fd;
+}
+
+/* Receive the AttachReply and up to 4 fds. */
+static int recv_reply(int fd, Hoist__AttachReply **out, int fds[4], int *nfds)
+{
+	uint8_t buf[1024];
+	struct iovec iov = {.iov_base = buf, .iov_len = sizeof(buf)};
+	union {
+		char b[CMSG_SPACE(4 * sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b,
+			    .msg_controllen = sizeof(u.b)};
+	ssize_t n;
+	do
+		n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	*nfds = 0;
+	for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
+		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
+			int k = (int)((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+			if (k > 4)
+				k = 4;
+			memcpy(fds, CMSG_DATA(cm), (size_t)k * sizeof(int));
+			*nfds = k;
+		}
+	}
+	if (n < 0)
+		return errno == EAGAIN ? -ETIMEDOUT : -errno;
+	if (n == 0)
+		return -ECONNRESET;
+	*out = hoist__attach_reply__unpack(NULL, (size_t)n, buf);
+	return *out ? 0 : -EPROTO;
+}
+
+static void *map_fd(int fd, size_t bytes)
+{
+	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void ctx_release(struct hoist_ctx *c, uint64_t staging_bytes)
+{
+	if (c->ctrl)
+		munmap(c->ctrl, c->ring_bytes);
+	if (c->staging_base)
+		munmap(c->staging_base, staging_bytes);
+	if (c->heap_base)
+		munmap(c->heap_base, c->heap_bytes);
+	staging_fini(&c->stage);
+	symheap_fini(&c->heap);
+	free(c->ops);
+	if (c->doorbell >= 0)
+		close(c->doorbell);
+	if (c->sock >= 0)
+		close(c->sock);
+	memset(c, 0, sizeof(*c));
+	c->sock = c->doorbell = -1;
+}
+
+HOIST_API int hoist_init(void)
+{
+	struct hoist_ctx *c = &hoist__g;
+	if (c->initialized)
+		return 0;
+	memset(c, 0, sizeof(*c));
+	c->sock = c->doorbell = -1;
+	error_detail[0] = 0;
+
+	struct hoist_env env;
+	int rc = hoist__env_read(&env);
+	if (rc) {
+		snprintf(error_detail, sizeof(error_detail),
+			 "bad rank/size/heap variables in the environment");
+		return rc;
+	}
+	int fd = connect_daemon(env.runtime_dir);
+	if (fd < 0)
+		return fd;
+	c->sock = fd;
+
+	Hoist__AttachRequest req = HOIST__ATTACH_REQUEST__INIT;
+	req.abi_version = HOIST_ABI_VERSION;
+	req.job_key = env.job;
+	req.rank = env.rank;
+	req.size = env.size;
+	req.pid = getpid();
+	req.heap_bytes = env.heap_bytes;
+	uint8_t buf[512];
+	size_t n = hoist__attach_request__get_packed_size(&req);
+	if (n > sizeof(buf)) {
+		ctx_release(c, 0);
+		return -EINVAL;
+	}
+	hoist__attach_request__pack(&req, buf);
+	if (send(fd, buf, n, MSG_NOSIGNAL) != (ssize_t)n) {
+		rc = -errno;
+		ctx_release(c, 0);
+		return rc;
+	}
+	Hoist__AttachReply *rep = NULL;
+	int fds[4] = {-1, -1, -1, -1}, nfds = 0;
+	rc = recv_reply(fd, &rep, fds, &nfds);
+	if (rc == 0 && rep->status != 0) {
+		rc = rep->status < 0 ? rep->status : -EPROTO;
+		snprintf(error_detail, sizeof(error_detail), "%s", rep->error ? rep->error : "");
+	}
+	if (rc == 0 && (nfds != 4 || rep->abi_version != HOIST_ABI_VERSION))
+		rc = -EPROTO;
+	uint64_t staging_bytes = 0;
+	if (rc == 0) {
+		c->ring_bytes = rep->ring_bytes;
+		staging_bytes = rep->staging_bytes;
+		c->heap_bytes = rep->heap_bytes;
+		c->ctrl = map_fd(fds[0], c->ring_bytes);
+		c->staging_base = map_fd(fds[1], staging_bytes);
+		c->heap_base = map_fd(fds[2], c->heap_bytes);
+		c->doorbell = fds[3];
+		fds[3] = -1;
+		if (!c->ctrl || !c->staging_base || !c->heap_base)
+			rc = -ENOMEM;
+	}
+	for (int i = 0; i < 4; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	if (rc == 0) {
+		struct hoist_ctrl *ctrl = c->ctrl;
+		if (ctrl->magic != HOIST_SHM_MAGIC || ctrl->abi_version != HOIST_ABI_VERSION ||
+		    !hoist_is_pow2(ctrl->sq_entries) || !hoist_is_pow2(ctrl->cq_entries) ||
+		    hoist_ring_bytes(ctrl->sq_entries, ctrl->cq_entries) > c->ring_bytes ||
+		    ctrl->staging_bytes != staging_bytes || ctrl->heap_bytes != c->heap_bytes)
+			rc = -EPROTO;
+	}
+	if (rc == 0) {
+		struct hoist_ctrl *ctrl = c->ctrl;
+		c->rank = ctrl->rank;
+		c->size = ctrl->size;
+		c->spin_us = env.spin_set ? env.spin_us : rep->spin_us;
+		c->sq = hoist_ctrl_sq(ctrl);
+		c->cq = hoist_ctrl_cq(ctrl);
+		c->sq_mask = ctrl->sq_entries - 1;
+		c->cq_mask = ctrl->cq_entries - 1;
+		c->nops = ctrl->cq_entries / 2;
+		c->ops = calloc(c->nops + 1, sizeof(*c->ops)); /* +1: quiet's own */
+		if (!c->ops || staging_init(&c->stage, staging_bytes, ctrl->sq_entries * 2) ||
+		    symheap_init(&c->heap, c->heap_bytes))
+			rc = -ENOMEM;
+	}
+	if (rep)
+		hoist__attach_reply__free_unpacked(rep, NULL);
+	if (rc) {
+		ctx_release(c, staging_bytes);
+		return rc;
+	}
+	c->initialized = 1;
+	return 0;
+}
+
+HOIST_API int hoist_finalize(void)
+{
+	struct hoist_ctx *c = &hoist__g;
+	if (!c->initialized)
+		return -ENOTCONN;
+	int rc = hoist_quiet();
+	/* everyone's last puts must land before anyone unmaps its heap */
+	int brc = c->barrier_pending ? hoist_barrier_wait() : hoist_barrier();
+	if (!rc)
+		rc = brc;
+	/* tell the daemon this hang-up is a clean detach, not a death */
+	uint32_t f = hoist_load_relaxed(&c->ctrl->cq_flags);
+	hoist_store_release(&c->ctrl->cq_flags, f | HOIST_CQ_DETACHED);
+	uint64_t staging_bytes = c->stage.size;
+	ctx_release(c, staging_bytes);
+	return rc;
+}

@@ -1,0 +1,81 @@
+/*
+ * hoist.h - the public API of libhoist.
+ *
+ * A program links libhoist and talks to this node's hoistd through shared
+ * memory. Every call returns 0 (or a non-negative value where documented)
+ * on success and a negative errno on failure; errno is never touched and
+ * the library never prints. hoist_strerror() explains a code.
+ *
+ * Error codes used:
+ *   -ENOTCONN    hoist_init() has not succeeded (or hoist_finalize() ran)
+ *   -EINVAL      bad argument (PE outside the job, NULL buffer, ...)
+ *   -EFAULT      a symmetric address (put dst, get src) or range is not
+ *                inside the caller's symmetric heap
+ *   -ENOMEM      out of memory (staging or heap)
+ *   -ETIMEDOUT   the job did not assemble (not every rank attached) in time
+ *   -EACCES      the daemon refused the attach (another user owns the job)
+ *   -EADDRINUSE  this rank of the job is already attached
+ *   -ECONNRESET  the daemon went away, or a PE this operation needs died
+ *   -EPROTO      daemon and library speak different ABI versions
+ *   -ENOENT      no daemon is listening in the runtime directory
+ *
+ * Environment read by hoist_init():
+ *   HOIST_RUNTIME_DIR  where hoistd's attach socket lives (default: /run/hoist
+ *                      as root, $XDG_RUNTIME_DIR/hoist or /tmp/hoist-<uid>)
+ *   HOIST_RANK/HOIST_SIZE, OMPI_COMM_WORLD_RANK/SIZE, PMI_RANK/PMI_SIZE,
+ *   SLURM_PROCID/SLURM_NTASKS           rank and size, first found wins
+ *   HOIST_JOB           job key; else derived from the launcher's job id
+ *   HOIST_HEAP_SIZE     symmetric heap bytes (suffix k/m/g), default 64m
+ *   HOIST_SPIN_US       how long a waiting call spins before it sleeps
+ */
+#ifndef HOIST_H
+#define HOIST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define HOIST_VERSION_MAJOR 0
+#define HOIST_VERSION_MINOR 1
+
+int hoist_init(void);     /* attach to this node's hoistd; 0 or -errno */
+int hoist_finalize(void); /* quiet, barrier, detach */
+int hoist_rank(void);     /* this PE's rank, or -ENOTCONN */
+int hoist_size(void);     /* number of PEs in the job, or -ENOTCONN */
+
+/* Collective; symmetric: same offset on every PE; NULL on failure.
+ * Returned memory is 64-byte aligned; its contents are unspecified. */
+void *hoist_malloc(size_t size);
+void hoist_free(void *ptr); /* collective */
+
+/* dst of a put and src of a get are symmetric addresses (inside the caller's
+ * own symmetric heap; the same offset is used at pe). */
+int hoist_put(int pe, void *dst, const void *src, size_t n);     /* src reusable on return; remote completion deferred */
+int hoist_get(void *dst, int pe, const void *src, size_t n);     /* data in dst on return */
+int hoist_put_nbi(int pe, void *dst, const void *src, size_t n); /* src untouched until hoist_quiet */
+int hoist_get_nbi(void *dst, int pe, const void *src, size_t n); /* dst valid after hoist_quiet */
+int hoist_fence(void);           /* orders puts to each PE */
+int hoist_quiet(void);           /* all outstanding puts/gets complete */
+int hoist_barrier(void);         /* = notify + wait */
+int hoist_barrier_notify(void);  /* implies quiet */
+int hoist_barrier_wait(void);
+const char *hoist_strerror(int err);
+
+/* Additions beyond the base API. */
+
+/* Is [ptr, ptr+n) inside the caller's symmetric heap? 1 yes, 0 no. */
+int hoist_is_symmetric(const void *ptr, size_t n);
+
+/* The daemon's reason for the last failed hoist_init(), or "". */
+const char *hoist_error_detail(void);
+
+/* libhoist is not thread-safe: call it from one thread of the process. */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* HOIST_H */

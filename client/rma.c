@@ -1,0 +1,265 @@
+/*
+ * put / get and their nonblocking forms. Payloads of up to 16 bytes travel
+ * inline in the descriptor; larger ones are copied into the staging arena
+ * in chunks (so the source is reusable on return) and pipelined: the
+ * client fills chunk k+1 while the daemon moves chunk k.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define CHUNK_BYTES (256u * 1024u)
+#define GET_PIPELINE 8
+
+static inline int check_target(struct hoist_ctx *c, int pe, const void *sym, size_t n,
+			       uint64_t *off)
+{
+	if (!c->initialized)
+		return -ENOTCONN;
+	if (pe < 0 || pe >= c->size)
+		return -EINVAL;
+	if ((const char *)sym < c->heap_base)
+		return -EFAULT;
+	*off = (uint64_t)((const char *)sym - c->heap_base);
+	if (!hoist_range_ok(*off, n, c->heap_bytes))
+		return -EFAULT;
+	return 0;
+}
+
+/* Staging space for len bytes, making progress until it frees up. */
+static int64_t stage_alloc_wait(struct hoist_ctx *c, uint64_t len, uint64_t *off)
+{
+	unsigned spins = 0;
+	for (;;) {
+		int64_t id = staging_alloc(&c->stage, len, off);
+		if (id != -EAGAIN)
+			return id;
+		hoist__reap(c);
+		id = staging_alloc(&c->stage, len, off);
+		if (id != -EAGAIN)
+			return id;
+		if (c->nbi_head) { /* nbi gets hold staging until quiet */
+			int rc = hoist__quiet(c);
+			if (rc)
+				return rc;
+			continue;
+		}
+		if (++spins % 4096 == 0) {
+			int rc = hoist__check_daemon(c);
+			if (rc)
+				return rc;
+			sched_yield();
+		}
+	}
+}
+
+static int put_common(int pe, void *dst, const void *src, size_t n, int nbi)
+{
+	struct hoist_ctx *c = &hoist__g;
+	uint64_t roff;
+	int rc = check_target(c, pe, dst, n, &roff);
+	if (rc)
+		return rc;
+	if (n == 0)
+		return 0;
+	if (!src)
+		return -EINVAL;
+	struct hoist_sqe *sqe;
+
+	if (n <= HOIST_INLINE_MAX) {
+		if ((rc = hoist__sqe_get(c, &sqe)))
+			return rc;
+		*sqe = (struct hoist_sqe){.opcode = HOIST_OP_PUT, .flags = HOIST_SQE_F_INLINE, .pe = pe,
+					  .remote_off = roff, .len = n};
+		memcpy(sqe->inline_data, src, n);
+		hoist__sqe_submit(c);
+		return 0;
+	}
+	if (nbi && hoist_is_symmetric(src, n)) {
+		/* zero copy: the daemon reads the source in place before quiet */
+		if ((rc = hoist__sqe_get(c, &sqe)))
+			return rc;
+		*sqe = (struct hoist_sqe){.opcode = HOIST_OP_PUT, .flags = HOIST_SQE_F_LOCAL_HEAP,
+					  .pe = pe, .remote_off = roff, .len = n,
+					  .local_off = (uint64_t)((const char *)src - c->heap_base)};
+		hoist__sqe_submit(c);
+		return 0;
+	}
+	for (size_t done = 0; done < n;) {
+		size_t len = n - done < CHUNK_BYTES ? n - done : CHUNK_BYTES;
+		uint64_t soff;
+		int64_t id = stage_alloc_wait(c, len, &soff);
+		if (id < 0)
+			return (int)id;
+		memcpy(c->staging_base + soff, (const char *)src + done, len);
+		if ((rc = hoist__sqe_get(c, &sqe))) {
+			staging_release(&c->stage, id);
+			return rc;
+		}
+		*sqe = (struct hoist_sqe){.opcode = HOIST_OP_PUT, .pe = pe, .remote_off = roff + done,
+					  .len = len, .local_off = soff};
+		staging_bind_sq(&c->stage, id, c->sq_tail);
+		hoist__sqe_submit(c);
+		done += len;
+	}
+	return 0;
+}
+
+HOIST_API int hoist_put(int pe, void *dst, const void *src, size_t n)
+{
+	return put_common(pe, dst, src, n, 0);
+}
+
+HOIST_API int hoist_put_nbi(int pe, void *dst, const void *src, size_t n)
+{
+	return put_common(pe, dst, src, n, 1);
+}
+
+/* Post one GET of len bytes at roff into (heap or staging) local_off. */
+static int post_get(struct hoist_ctx *c, int pe, uint64_t roff, uint64_t len, uint64_t local_off,
+		    int to_heap, uint64_t user_data)
+{
+	struct hoist_sqe *sqe;
+	int rc = hoist__sqe_get(c, &sqe);
+	if (rc)
+		return rc;
+	*sqe = (struct hoist_sqe){.opcode = HOIST_OP_GET,
+				  .flags = (uint8_t)((to_heap ? HOIST_SQE_F_LOCAL_HEAP : 0) |
+						     (user_data ? HOIST_SQE_F_CQE : 0)),
+				  .pe = pe, .user_data = user_data, .remote_off = roff, .len = len,
+				  .local_off = local_off};
+	hoist__sqe_submit(c);
+	return 0;
+}
+
+/* Finish a staged get: wait, copy out, free. Keeps the first error. */
+static void get_finish(struct hoist_ctx *c, struct hoist_op *op, int *err)
+{
+	int rc = hoist__wait_op(c, op);
+	if (rc == 0 && op->copyout)
+		memcpy(op->dst, c->staging_base + op->stage_off, op->len);
+	if (rc && !*err)
+		*err = rc;
+	hoist__op_free(c, op);
+}
+
+HOIST_API int hoist_get(void *dst, int pe, const void *src, size_t n)
+{
+	struct hoist_ctx *c = &hoist__g;
+	uint64_t roff;
+	int rc = check_target(c, pe, src, n, &roff);
+	if (rc)
+		return rc;
+	if (n == 0)
+		return 0;
+	if (!dst)
+		return -EINVAL;
+	struct hoist_op *op;
+
+	if (hoist_is_symmetric(dst, n)) { /* straight into our own heap */
+		if ((rc = hoist__op_alloc(c, &op)))
+			return rc;
+		rc = post_get(c, pe, roff, n, (uint64_t)((char *)dst - c->heap_base), 1,
+			      hoist__op_udata(c, op));
+		if (rc == 0)
+			rc = hoist__wait_op(c, op);
+		hoist__op_free(c, op);
+		return rc;
+	}
+
+	struct hoist_op *inflight[GET_PIPELINE];
+	unsigned first = 0, count = 0;
+	int err = 0;
+	for (size_t done = 0; done < n && !err;) {
+		size_t len = n - done < CHUNK_BYTES ? n - done : CHUNK_BYTES;
+		if (count == GET_PIPELINE) {
+			get_finish(c, inflight[first], &err);
+			first = (first + 1) % GET_PIPELINE;
+			count--;
+		}
+		if ((rc = hoist__op_alloc(c, &op))) {
+			err = rc;
+			break;
+		}
+		uint64_t soff;
+		int64_t id;
+		while ((id = staging_alloc(&c->stage, len, &soff)) == -EAGAIN && count) {
+			get_finish(c, inflight[first], &err); /* frees its staging */
+			first = (first + 1) % GET_PIPELINE;
+			count--;
+		}
+		if (id == -EAGAIN)
+			id = stage_alloc_wait(c, len, &soff);
+		if (id < 0) {
+			hoist__op_free(c, op);
+			err = (int)id;
+			break;
+		}
+		op->stage_id = id;
+		op->stage_off = soff;
+		op->dst = (char *)dst + done;
+		op->len = len;
+		op->copyout = 1;
+		if ((rc = post_get(c, pe, roff + done, len, soff, 0, hoist__op_udata(c, op)))) {
+			hoist__op_free(c, op);
+			err = rc;
+			break;
+		}
+		inflight[(first + count) % GET_PIPELINE] = op;
+		count++;
+		done += len;
+	}
+	while (count) {
+		get_finish(c, inflight[first], &err);
+		first = (first + 1) % GET_PIPELINE;
+		count--;
+	}
+	return err;
+}
+
+HOIST_API int hoist_get_nbi(void *dst, int pe, const void *src, size_t n)
+{
+	struct hoist_ctx *c = &hoist__g;
+	uint64_t roff;
+	int rc = check_target(c, pe, src, n, &roff);
+	if (rc)
+		return rc;
+	if (n == 0)
+		return 0;
+	if (!dst)
+		return -EINVAL;
+	if (hoist_is_symmetric(dst, n)) /* completes by quiet; errors are sticky */
+		return post_get(c, pe, roff, n, (uint64_t)((char *)dst - c->heap_base), 1, 0);
+
+	for (size_t done = 0; done < n;) {
+		size_t len = n - done < CHUNK_BYTES ? n - done : CHUNK_BYTES;
+		struct hoist_op *op;
+		if ((rc = hoist__op_alloc(c, &op)))
+			return rc;
+		uint64_t soff;
+		int64_t id = stage_alloc_wait(c, len, &soff);
+		if (id < 0) {
+			hoist__op_free(c, op);
+			return (int)id;
+		}
+		op->stage_id = id;
+		op->stage_off = soff;
+		op->dst = (char *)dst + done;
+		op->len = len;
+		op->copyout = 1;
+		if ((rc = post_get(c, pe, roff + done, len, soff, 0, hoist__op_udata(c, op)))) {
+			hoist__op_free(c, op);
+			return rc;
+		}
+		op->next_nbi = NULL;
+		if (c->nbi_tail)
+			c->nbi_tail->next_nbi = op;
+		else
+			c->nbi_head = op;
+		c->nbi_tail = op;
+		done += len;
+	}
+	return 0;
+}

@@ -1,0 +1,142 @@
+/*
+ * Ordering and synchronisation: quiet, fence, the split-phase barrier, and
+ * the collective symmetric allocator built on it.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "internal.h"
+
+static int post_simple(struct hoist_ctx *c, uint8_t opcode, uint8_t flags, uint64_t user_data)
+{
+	struct hoist_sqe *sqe;
+	int rc = hoist__sqe_get(c, &sqe);
+	if (rc)
+		return rc;
+	*sqe = (struct hoist_sqe){.opcode = opcode, .flags = flags, .user_data = user_data};
+	hoist__sqe_submit(c);
+	return 0;
+}
+
+/* Complete everything posted so far; copy out nbi gets; report the first
+ * error of anything since the last quiet. */
+int hoist__quiet(struct hoist_ctx *c)
+{
+	struct hoist_op *q = &c->ops[c->nops]; /* reserved for quiet */
+	*q = (struct hoist_op){.busy = 1, .stage_id = -1};
+	int rc = post_simple(c, HOIST_OP_QUIET, HOIST_SQE_F_CQE, hoist__op_udata(c, q));
+	if (rc == 0)
+		rc = hoist__wait_op(c, q);
+	q->busy = 0;
+	struct hoist_op *op = c->nbi_head;
+	c->nbi_head = c->nbi_tail = NULL;
+	while (op) {
+		struct hoist_op *next = op->next_nbi;
+		int orc = op->done ? op->res : hoist__wait_op(c, op);
+		if (orc == 0 && op->copyout)
+			memcpy(op->dst, c->staging_base + op->stage_off, op->len);
+		if (orc && !rc)
+			rc = orc;
+		hoist__op_free(c, op);
+		op = next;
+	}
+	if (c->sticky_err) {
+		if (!rc)
+			rc = c->sticky_err;
+		c->sticky_err = 0;
+	}
+	return rc;
+}
+
+HOIST_API int hoist_quiet(void)
+{
+	struct hoist_ctx *c = &hoist__g;
+	if (!c->initialized)
+		return -ENOTCONN;
+	return hoist__quiet(c);
+}
+
+HOIST_API int hoist_fence(void)
+{
+	struct hoist_ctx *c = &hoist__g;
+	if (!c->initialized)
+		return -ENOTCONN;
+	return post_simple(c, HOIST_OP_FENCE, 0, 0);
+}
+
+HOIST_API int hoist_barrier_notify(void)
+{
+	struct hoist_ctx *c = &hoist__g;
+	if (!c->initialized)
+		return -ENOTCONN;
+	if (c->barrier_pending)
+		return -EINVAL; /* notify twice without a wait */
+	int rc = 0;
+	/* The daemon holds the notify until our puts completed; nbi gets
+	 * still need their copy-out, which only a quiet does. */
+	if (c->nbi_head)
+		rc = hoist__quiet(c);
+	hoist__reap(c);
+	if (c->sticky_err) {
+		rc = rc ? rc : c->sticky_err;
+		c->sticky_err = 0;
+	}
+	int prc = post_simple(c, HOIST_OP_BARRIER_NOTIFY, 0, 0);
+	if (prc)
+		return prc;
+	c->barrier_target++;
+	c->barrier_pending = 1;
+	return rc;
+}
+
+HOIST_API int hoist_barrier_wait(void)
+{
+	struct hoist_ctx *c = &hoist__g;
+	if (!c->initialized)
+		return -ENOTCONN;
+	if (!c->barrier_pending)
+		return -EINVAL; /* wait without notify */
+	c->barrier_pending = 0;
+	int rc = hoist__wait_epoch(c, c->barrier_target);
+	hoist__reap(c);
+	if (!rc && c->sticky_err) { /* e.g. the daemon rejected the notify */
+		rc = c->sticky_err;
+		c->sticky_err = 0;
+	}
+	return rc;
+}
+
+HOIST_API int hoist_barrier(void)
+{
+	int rc = hoist_barrier_notify();
+	if (rc == -ENOTCONN || (rc && !hoist__g.barrier_pending))
+		return rc;
+	int wrc = hoist_barrier_wait();
+	return rc ? rc : wrc;
+}
+
+HOIST_API void *hoist_malloc(size_t size)
+{
+	struct hoist_ctx *c = &hoist__g;
+	if (!c->initialized || size == 0)
+		return NULL;
+	int64_t off = symheap_alloc(&c->heap, size);
+	/* collective: every PE allocated before anyone accesses the block */
+	int rc = hoist_barrier();
+	if (off < 0 || rc) {
+		if (off >= 0)
+			symheap_free(&c->heap, (uint64_t)off);
+		return NULL;
+	}
+	return c->heap_base + off;
+}
+
+HOIST_API void hoist_free(void *ptr)
+{
+	struct hoist_ctx *c = &hoist__g;
+	if (!c->initialized || !ptr || !hoist_is_symmetric(ptr, 1))
+		return;
+	/* collective: nobody may still be accessing the block */
+	hoist_barrier();
+	symheap_free(&c->heap, (uint64_t)((char *)ptr - c->heap_base));
+}

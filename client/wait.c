@@ -1,0 +1,207 @@
+/*
+ * Posting descriptors and waiting for completions.
+ *
+ * Waiting spins for spin_us, then sleeps on a futex in the control page
+ * (cq_tail for completions, barrier_epoch for barriers) after announcing it
+ * with a flag the daemon checks after each publish (Dekker, see
+ * hoist_shm.h). Sleeps are bounded so a vanished daemon is noticed.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <sched.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "hoist_futex.h"
+#include "internal.h"
+
+#define SLEEP_SLICE_NS (50u * 1000u * 1000u) /* recheck the daemon's liveness */
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+int hoist__check_daemon(struct hoist_ctx *c)
+{
+	struct pollfd p = {.fd = c->sock, .events = POLLIN};
+	if (poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLERR | POLLIN)))
+		return -ECONNRESET; /* the daemon never writes again after attach */
+	return 0;
+}
+
+int hoist__reap(struct hoist_ctx *c)
+{
+	struct hoist_ctrl *ctrl = c->ctrl;
+	/* pairs with hoist_store_release(&ctrl->cq_tail) in the daemon's cq_flush */
+	uint32_t tail = hoist_load_acquire(&ctrl->cq_tail);
+	int n = 0;
+	while (c->cq_head != tail) {
+		struct hoist_cqe *e = &c->cq[c->cq_head & c->cq_mask];
+		uint64_t ud = e->user_data;
+		if (ud == 0 || ud > c->nops + 1) {
+			/* a put (no completion asked) failed: report at quiet */
+			if (!c->sticky_err)
+				c->sticky_err = e->res ? e->res : -EIO;
+		} else {
+			struct hoist_op *op = &c->ops[ud - 1];
+			op->res = e->res;
+			op->done = 1;
+		}
+		c->cq_head++;
+		n++;
+	}
+	if (n) /* pairs with the daemon's hoist_load_acquire(&ctrl->cq_head) */
+		hoist_store_release(&ctrl->cq_head, c->cq_head);
+	/* pairs with the daemon's release of sq_head: payloads are consumed */
+	uint32_t head = hoist_load_acquire(&ctrl->sq_head);
+	if (head != c->sq_head_seen) {
+		c->sq_head_seen = head;
+		staging_sq_done(&c->stage, head);
+	}
+	return n;
+}
+
+/* One round of "nothing yet": spin, yield, or sleep on *word != seen. */
+struct waiter {
+	uint64_t start;
+	unsigned spins;
+};
+
+static int wait_step(struct hoist_ctx *c, struct waiter *w, uint32_t *word, uint32_t seen,
+		     uint32_t flag)
+{
+	if (++w->spins < 64) {
+		hoist_cpu_relax();
+		return 0;
+	}
+	uint64_t t = mono_ns();
+	if (!w->start)
+		w->start = t;
+	if (t - w->start < (uint64_t)c->spin_us * 1000u) {
+		/* two cores and several PEs: let the daemon run */
+		if ((w->spins & 15) == 0)
+			sched_yield();
+		else
+			hoist_cpu_relax();
+		return 0;
+	}
+	struct hoist_ctrl *ctrl = c->ctrl;
+	uint32_t f = hoist_load_relaxed(&ctrl->cq_flags);
+	hoist_store_relaxed(&ctrl->cq_flags, f | flag);
+	hoist_smp_mb(); /* pairs with the daemon's fence in client_wake() */
+	int rc = 0;
+	if (hoist_load_relaxed(word) == seen) {
+		rc = hoist_futex_wait(word, seen, SLEEP_SLICE_NS);
+		if (rc == -ETIMEDOUT)
+			rc = hoist__check_daemon(c);
+		else
+			rc = 0;
+	}
+	f = hoist_load_relaxed(&ctrl->cq_flags);
+	hoist_store_relaxed(&ctrl->cq_flags, f & ~flag);
+	return rc;
+}
+
+int hoist__wait_op(struct hoist_ctx *c, struct hoist_op *op)
+{
+	struct waiter w = {0};
+	for (;;) {
+		hoist__reap(c);
+		if (op->done)
+			return op->res;
+		uint32_t seen = hoist_load_relaxed(&c->ctrl->cq_tail);
+		if (seen != c->cq_head)
+			continue;
+		int rc = wait_step(c, &w, &c->ctrl->cq_tail, seen, HOIST_CQ_WAITING);
+		if (rc)
+			return rc;
+	}
+}
+
+int hoist__wait_epoch(struct hoist_ctx *c, uint32_t target)
+{
+	struct waiter w = {0};
+	struct hoist_ctrl *ctrl = c->ctrl;
+	for (;;) {
+		/* pairs with hoist_store_release(&ctrl->barrier_epoch) in the
+		 * daemon's barrier_complete(): others' puts are visible */
+		uint32_t e = hoist_load_acquire(&ctrl->barrier_epoch);
+		if ((int32_t)(e - target) >= 0)
+			return 0;
+		int32_t err = __atomic_load_n(&ctrl->job_error, __ATOMIC_ACQUIRE);
+		if (err)
+			return err;
+		hoist__reap(c);
+		int rc = wait_step(c, &w, &ctrl->barrier_epoch, e, HOIST_EPOCH_WAITING);
+		if (rc)
+			return rc;
+	}
+}
+
+int hoist__sqe_get(struct hoist_ctx *c, struct hoist_sqe **out)
+{
+	if (c->sq_tail - c->sq_head_seen >= c->sq_mask + 1) {
+		struct waiter w = {0};
+		for (;;) {
+			hoist__reap(c);
+			if (c->sq_tail - c->sq_head_seen < c->sq_mask + 1)
+				break;
+			/* the daemon drains on its own; sleep on cq_tail is not
+			 * meaningful here, so spin/yield and check liveness */
+			if (++w.spins % 4096 == 0) {
+				int rc = hoist__check_daemon(c);
+				if (rc)
+					return rc;
+				sched_yield();
+			} else {
+				hoist_cpu_relax();
+			}
+		}
+	}
+	*out = &c->sq[c->sq_tail & c->sq_mask];
+	return 0;
+}
+
+void hoist__sqe_submit(struct hoist_ctx *c)
+{
+	struct hoist_ctrl *ctrl = c->ctrl;
+	c->sq_tail++;
+	/* pairs with hoist_load_acquire(&ctrl->sq_tail) in the daemon's drain() */
+	hoist_store_release(&ctrl->sq_tail, c->sq_tail);
+	hoist_smp_mb(); /* pairs with the daemon's fence before it sleeps */
+	if (hoist_load_relaxed(&ctrl->sq_flags) & HOIST_SQ_NEED_WAKEUP) {
+		uint64_t one = 1;
+		ssize_t w = write(c->doorbell, &one, sizeof(one));
+		(void)w; /* EAGAIN: counter saturated, the daemon wakes anyway */
+	}
+}
+
+int hoist__op_alloc(struct hoist_ctx *c, struct hoist_op **out)
+{
+	for (;;) {
+		for (uint32_t i = 0; i < c->nops; i++) {
+			uint32_t k = (c->ops_free_hint + i) % c->nops;
+			if (!c->ops[k].busy) {
+				struct hoist_op *op = &c->ops[k];
+				*op = (struct hoist_op){.busy = 1, .stage_id = -1};
+				c->ops_free_hint = k + 1;
+				*out = op;
+				return 0;
+			}
+		}
+		/* every op slot holds an nbi get: complete them first */
+		int rc = hoist__quiet(c);
+		if (rc)
+			return rc;
+	}
+}
+
+void hoist__op_free(struct hoist_ctx *c, struct hoist_op *op)
+{
+	if (op->stage_id >= 0)
+		staging_release(&c->stage, op->stage_id);
+	op->busy = 0;
+}

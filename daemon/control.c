@@ -1,0 +1,309 @@
+/*
+ * The control thread: a libevent loop over the attach socket, the stats
+ * socket, every attach connection (its hang-up is how we learn a client
+ * died), the command queue from the progress thread, signals and timers.
+ */
+#include "control.h"
+
+#include <errno.h>
+#include <event2/event.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "daemon.h"
+#include "log.h"
+
+int control_send(int fd, const void *buf, size_t len, const int *fds, int nfds)
+{
+	struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
+	union {
+		char buf[CMSG_SPACE(8 * sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+	if (nfds > 0) {
+		memset(&u, 0, sizeof(u));
+		mh.msg_control = u.buf;
+		mh.msg_controllen = CMSG_SPACE((size_t)nfds * sizeof(int));
+		struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN((size_t)nfds * sizeof(int));
+		memcpy(CMSG_DATA(cm), fds, (size_t)nfds * sizeof(int));
+	}
+	ssize_t n = sendmsg(fd, &mh, MSG_NOSIGNAL);
+	if (n < 0)
+		return -errno;
+	return n == (ssize_t)len ? 0 : -EMSGSIZE;
+}
+
+static void conn_unlink_free(struct conn *cn)
+{
+	if (cn->prev)
+		cn->prev->next = cn->next;
+	else
+		cn->d->conns = cn->next;
+	if (cn->next)
+		cn->next->prev = cn->prev;
+	if (cn->ev)
+		event_free(cn->ev);
+	close(cn->fd);
+	free(cn);
+}
+
+void conn_close(struct conn *cn)
+{
+	if (cn->client)
+		attach_conn_closed(cn->d, cn);
+	conn_unlink_free(cn);
+}
+
+void control_free_conns(struct daemon *d)
+{
+	while (d->conns) {
+		struct conn *cn = d->conns;
+		if (cn->client)
+			cn->client->conn = NULL;
+		conn_unlink_free(cn);
+	}
+}
+
+static void conn_read_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct conn *cn = arg;
+	uint8_t buf[4096];
+	(void)what;
+	ssize_t n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT | MSG_TRUNC);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n <= 0) { /* hang-up: detach or death */
+		conn_close(cn);
+		return;
+	}
+	if (cn->client || (size_t)n > sizeof(buf)) {
+		/* one request per connection; anything more is a protocol error */
+		hlog_info("attach connection sent %s; closing it",
+			  cn->client ? "a second message" : "an oversized message");
+		conn_close(cn);
+		return;
+	}
+	if (attach_handle(cn->d, cn, buf, (size_t)n) != 0 && !cn->client) {
+		/* refused: the reply is sent; the client closes its end */
+	}
+}
+
+static void attach_accept_cb(evutil_socket_t lfd, short what, void *arg)
+{
+	struct daemon *d = arg;
+	(void)what;
+	for (;;) {
+		int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0) {
+			if (errno != EAGAIN && errno != EINTR)
+				hlog_warn("accept on the attach socket: %m");
+			return;
+		}
+		struct conn *cn = calloc(1, sizeof(*cn));
+		if (!cn) {
+			close(fd);
+			continue;
+		}
+		cn->d = d;
+		cn->fd = fd;
+		cn->next = d->conns;
+		if (d->conns)
+			d->conns->prev = cn;
+		d->conns = cn;
+		cn->ev = event_new(d->base, fd, EV_READ | EV_PERSIST, conn_read_cb, cn);
+		if (!cn->ev || event_add(cn->ev, NULL) < 0)
+			conn_unlink_free(cn);
+	}
+}
+
+static void stats_accept_cb(evutil_socket_t lfd, short what, void *arg)
+{
+	struct daemon *d = arg;
+	(void)what;
+	int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+	if (fd < 0)
+		return;
+	/* Requests are small and answered at once; a client that sends
+	 * nothing within a second is dropped so it cannot stall the loop. */
+	struct timeval tv = {.tv_sec = 1};
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	stats_serve(d, fd);
+	close(fd);
+}
+
+static void from_progress_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct daemon *d = arg;
+	(void)fd;
+	(void)what;
+	struct cmd *cmd = cmdq_take_all(&d->to_control);
+	while (cmd) {
+		struct cmd *next = cmd->next;
+		if (cmd->type == CMD_CLIENT_FREE)
+			client_free(d, cmd->obj);
+		free(cmd);
+		cmd = next;
+	}
+}
+
+static void signal_cb(evutil_socket_t sig, short what, void *arg)
+{
+	struct daemon *d = arg;
+	(void)what;
+	hlog_info("signal %d: shutting down", (int)sig);
+	event_base_loopbreak(d->base);
+}
+
+/* sd_notify(3) without libsystemd: one datagram to $NOTIFY_SOCKET. */
+static void sd_notify_msg(const char *msg)
+{
+	const char *path = getenv("NOTIFY_SOCKET");
+	if (!path || (path[0] != '/' && path[0] != '@'))
+		return;
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	size_t len = strlen(path);
+	if (len >= sizeof(sa.sun_path))
+		return;
+	memcpy(sa.sun_path, path, len);
+	if (sa.sun_path[0] == '@')
+		sa.sun_path[0] = 0;
+	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return;
+	sendto(fd, msg, strlen(msg), MSG_NOSIGNAL, (struct sockaddr *)&sa,
+	       (socklen_t)(offsetof(struct sockaddr_un, sun_path) + len));
+	close(fd);
+}
+
+static void watchdog_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct daemon *d = arg;
+	static uint64_t last;
+	(void)fd;
+	(void)what;
+	/* only vouch for the daemon while the progress thread still turns */
+	uint64_t hb = __atomic_load_n(&d->heartbeat, __ATOMIC_RELAXED) +
+		      __atomic_load_n(&d->pst.loops_busy, __ATOMIC_RELAXED);
+	if (hb != last)
+		sd_notify_msg("WATCHDOG=1");
+	last = hb;
+}
+
+static int listen_unix(const char *path, mode_t mode)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	strcpy(sa.sun_path, path);
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	/* Is a daemon already serving here? Then do not steal its socket. */
+	int probe = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (probe >= 0) {
+		int live = connect(probe, (struct sockaddr *)&sa, sizeof(sa)) == 0;
+		close(probe);
+		if (live) {
+			close(fd);
+			return -EADDRINUSE;
+		}
+	}
+	unlink(path);
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || chmod(path, mode) < 0 ||
+	    listen(fd, 128) < 0) {
+		int rc = -errno;
+		close(fd);
+		return rc;
+	}
+	return fd;
+}
+
+int control_run(struct daemon *d, int ready_fd)
+{
+	int rc = 0;
+	int afd = -1, sfd = -1;
+	struct event *ev_attach = NULL, *ev_stats = NULL, *ev_prog = NULL;
+	struct event *ev_term = NULL, *ev_int = NULL, *ev_wd = NULL;
+
+	d->base = event_base_new();
+	if (!d->base)
+		return -ENOMEM;
+	/* root serves every user's jobs (each job pinned to one uid); a
+	 * per-user daemon serves its own user only */
+	mode_t mode = d->uid == 0 ? 0666 : 0600;
+	afd = listen_unix(d->attach_path, mode);
+	if (afd < 0) {
+		rc = afd;
+		hlog_err("cannot listen on %s: %s", d->attach_path,
+			 rc == -EADDRINUSE ? "another hoistd serves this runtime directory" : strerror(-rc));
+		goto out;
+	}
+	sfd = listen_unix(d->stats_path, mode);
+	if (sfd < 0) {
+		rc = sfd;
+		hlog_err("cannot listen on %s: %s", d->stats_path, strerror(-rc));
+		goto out;
+	}
+	ev_attach = event_new(d->base, afd, EV_READ | EV_PERSIST, attach_accept_cb, d);
+	ev_stats = event_new(d->base, sfd, EV_READ | EV_PERSIST, stats_accept_cb, d);
+	ev_prog = event_new(d->base, d->to_control.efd, EV_READ | EV_PERSIST, from_progress_cb, d);
+	ev_term = evsignal_new(d->base, SIGTERM, signal_cb, d);
+	ev_int = evsignal_new(d->base, SIGINT, signal_cb, d);
+	ev_wd = event_new(d->base, -1, EV_PERSIST, watchdog_cb, d);
+	if (!ev_attach || !ev_stats || !ev_prog || !ev_term || !ev_int || !ev_wd) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	struct timeval wd = {.tv_sec = 5};
+	event_add(ev_attach, NULL);
+	event_add(ev_stats, NULL);
+	event_add(ev_prog, NULL);
+	event_add(ev_term, NULL);
+	event_add(ev_int, NULL);
+	event_add(ev_wd, &wd);
+
+	hlog_info("ready: attach %s, stats %s, spin_us %llu", d->attach_path, d->stats_path,
+		  (unsigned long long)d->cfg.spin_us);
+	sd_notify_msg("READY=1");
+	if (ready_fd >= 0) {
+		ssize_t w = write(ready_fd, "READY\n", 6);
+		(void)w;
+		close(ready_fd);
+	}
+	event_base_dispatch(d->base);
+	sd_notify_msg("STOPPING=1");
+
+out:
+	if (ev_attach)
+		event_free(ev_attach);
+	if (ev_stats)
+		event_free(ev_stats);
+	if (ev_prog)
+		event_free(ev_prog);
+	if (ev_term)
+		event_free(ev_term);
+	if (ev_int)
+		event_free(ev_int);
+	if (ev_wd)
+		event_free(ev_wd);
+	if (afd >= 0) {
+		close(afd);
+		unlink(d->attach_path);
+	}
+	if (sfd >= 0) {
+		close(sfd);
+		unlink(d->stats_path);
+	}
+	return rc;
+}

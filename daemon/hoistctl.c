@@ -1,0 +1,208 @@
+/*
+ * hoistctl: the admin CLI of hoistd.
+ *
+ *   hoistctl [--runtime-dir DIR] stats [--json] [--settings]
+ *   hoistctl [--runtime-dir DIR] ping
+ *
+ * Renders whatever counters the daemon reports (names come from the
+ * daemon's tables), so the table and JSON outputs never drift apart.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "hoist.pb-c.h"
+
+static void default_dir(char *buf, size_t len)
+{
+	const char *env = getenv("HOIST_RUNTIME_DIR");
+	const char *xdg = getenv("XDG_RUNTIME_DIR");
+	if (env && *env)
+		snprintf(buf, len, "%s", env);
+	else if (getuid() == 0)
+		snprintf(buf, len, "/run/hoist");
+	else if (xdg && *xdg)
+		snprintf(buf, len, "%s/hoist", xdg);
+	else
+		snprintf(buf, len, "/tmp/hoist-%u", (unsigned)getuid());
+}
+
+static Hoist__StatsReply *query(const char *dir, int settings, int *err)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	if (strlen(dir) > 90) {
+		*err = -ENAMETOOLONG;
+		return NULL;
+	}
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%.90s/stats.sock", dir);
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		*err = -errno;
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	struct timeval tv = {.tv_sec = 5};
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	Hoist__StatsRequest req = HOIST__STATS_REQUEST__INIT;
+	req.settings = settings;
+	req.abi_version = 1;
+	uint8_t out[64];
+	size_t n = hoist__stats_request__pack(&req, out);
+	if (send(fd, out, n, MSG_NOSIGNAL) < 0) {
+		*err = -errno;
+		close(fd);
+		return NULL;
+	}
+	size_t cap = 1 << 20;
+	uint8_t *buf = malloc(cap);
+	ssize_t r = buf ? recv(fd, buf, cap, 0) : -1;
+	*err = r < 0 ? -errno : 0;
+	close(fd);
+	Hoist__StatsReply *rep = r > 0 ? hoist__stats_reply__unpack(NULL, (size_t)r, buf) : NULL;
+	if (r >= 0 && !rep)
+		*err = -EPROTO;
+	free(buf);
+	return rep;
+}
+
+static void json_str(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			printf("\\%c", *s);
+		else if ((unsigned char)*s < 0x20)
+			printf("\\u%04x", *s);
+		else
+			putchar(*s);
+	}
+	putchar('"');
+}
+
+static void print_json(const Hoist__StatsReply *r)
+{
+	printf("{\"version\":");
+	json_str(r->version);
+	printf(",\"uptime_ms\":%llu,\"daemon\":{", (unsigned long long)r->uptime_ms);
+	for (size_t i = 0; i < r->n_daemon; i++) {
+		printf("%s", i ? "," : "");
+		json_str(r->daemon[i]->name);
+		printf(":%llu", (unsigned long long)r->daemon[i]->value);
+	}
+	printf("},\"clients\":[");
+	for (size_t i = 0; i < r->n_clients; i++) {
+		const Hoist__ClientStats *c = r->clients[i];
+		printf("%s{\"job\":", i ? "," : "");
+		json_str(c->job_key);
+		printf(",\"rank\":%d,\"pid\":%d,\"uid\":%u,\"counters\":{", c->rank, c->pid, c->uid);
+		for (size_t k = 0; k < c->n_counters; k++) {
+			printf("%s", k ? "," : "");
+			json_str(c->counters[k]->name);
+			printf(":%llu", (unsigned long long)c->counters[k]->value);
+		}
+		printf("}}");
+	}
+	printf("]");
+	if (r->n_settings) {
+		printf(",\"settings\":{");
+		for (size_t i = 0; i < r->n_settings; i++) {
+			printf("%s", i ? "," : "");
+			json_str(r->settings[i]->name);
+			printf(":");
+			json_str(r->settings[i]->value);
+		}
+		printf("}");
+	}
+	printf("}\n");
+}
+
+static void print_table(const Hoist__StatsReply *r)
+{
+	printf("hoistd %s, up %.1f s\n\ndaemon\n", r->version, (double)r->uptime_ms / 1000.0);
+	for (size_t i = 0; i < r->n_daemon; i++)
+		printf("  %-18s %llu\n", r->daemon[i]->name, (unsigned long long)r->daemon[i]->value);
+	if (r->n_clients) {
+		/* one row per client, one column per counter */
+		const Hoist__ClientStats *c0 = r->clients[0];
+		printf("\nclients\n  %-24s %5s %7s", "job", "rank", "pid");
+		for (size_t k = 0; k < c0->n_counters; k++)
+			printf(" %10.10s", c0->counters[k]->name);
+		printf("\n");
+		for (size_t i = 0; i < r->n_clients; i++) {
+			const Hoist__ClientStats *c = r->clients[i];
+			printf("  %-24.24s %5d %7d", c->job_key, c->rank, c->pid);
+			for (size_t k = 0; k < c->n_counters; k++)
+				printf(" %10llu", (unsigned long long)c->counters[k]->value);
+			printf("\n");
+		}
+	} else {
+		printf("\nclients: none attached\n");
+	}
+	if (r->n_settings) {
+		printf("\nsettings\n");
+		for (size_t i = 0; i < r->n_settings; i++)
+			printf("  %-18s %-24s (%s)\n", r->settings[i]->name, r->settings[i]->value,
+			       r->settings[i]->source);
+	}
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: hoistctl [--runtime-dir DIR] stats [--json] [--settings]\n"
+		   "       hoistctl [--runtime-dir DIR] ping\n"
+		   "DIR defaults to $HOIST_RUNTIME_DIR, /run/hoist as root, else per-user.\n");
+}
+
+int main(int argc, char **argv)
+{
+	char dir[256];
+	default_dir(dir, sizeof(dir));
+	const char *cmd = NULL;
+	int json = 0, settings = 0;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--runtime-dir") && i + 1 < argc)
+			snprintf(dir, sizeof(dir), "%s", argv[++i]);
+		else if (!strncmp(argv[i], "--runtime-dir=", 14))
+			snprintf(dir, sizeof(dir), "%s", argv[i] + 14);
+		else if (!strcmp(argv[i], "--json"))
+			json = 1;
+		else if (!strcmp(argv[i], "--settings"))
+			settings = 1;
+		else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			usage(stdout);
+			return 0;
+		} else if (!cmd && argv[i][0] != '-')
+			cmd = argv[i];
+		else {
+			fprintf(stderr, "hoistctl: unexpected argument '%s'\n", argv[i]);
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (!cmd || (strcmp(cmd, "stats") && strcmp(cmd, "ping"))) {
+		usage(stderr);
+		return 2;
+	}
+	int err;
+	Hoist__StatsReply *r = query(dir, settings, &err);
+	if (!r) {
+		fprintf(stderr, "hoistctl: no hoistd answers in %s: %s\n", dir, strerror(-err));
+		return 1;
+	}
+	if (!strcmp(cmd, "ping"))
+		printf("hoistd %s in %s: up %.1f s\n", r->version, dir, (double)r->uptime_ms / 1000.0);
+	else if (json)
+		print_json(r);
+	else
+		print_table(r);
+	int rc = r->status ? 1 : 0;
+	if (r->status)
+		fprintf(stderr, "hoistctl: daemon answered %s\n", strerror(-r->status));
+	hoist__stats_reply__free_unpacked(r, NULL);
+	return rc;
+}

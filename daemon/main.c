@@ -1,0 +1,238 @@
+/*
+ * hoistd: the per-node hoist daemon.
+ *
+ *   hoistd [--config FILE] [--print-config] [--ready-fd N] [--<setting> VALUE]...
+ *
+ * Settings come from daemon/settings.h (defaults < config file < HOIST_*
+ * environment < flags). Runs in the foreground; SIGTERM/SIGINT stop it.
+ */
+#include <errno.h>
+#include <event2/event.h>
+#include <event2/thread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "control.h"
+#include "daemon.h"
+#include "log.h"
+
+#define DEFAULT_CONFIG "/etc/hoist/hoistd.conf"
+
+static void usage(FILE *out)
+{
+	fprintf(out, "usage: hoistd [--config FILE] [--print-config] [--ready-fd N] [--SETTING VALUE]...\n"
+		     "\nsettings (flag --name-with-dashes, env HOIST_NAME, config file name = value):\n");
+	for (int i = 0; i < SET__COUNT; i++) {
+		char flag[64];
+		snprintf(flag, sizeof(flag), "%s", settings_name(i));
+		for (char *p = flag; *p; p++)
+			if (*p == '_')
+				*p = '-';
+		fprintf(out, "  --%-16s %s\n", flag, settings_help(i));
+	}
+	fprintf(out, "\nconfig file: %s if it exists, or --config FILE\n", DEFAULT_CONFIG);
+}
+
+static int mkdir_p(const char *path, mode_t mode)
+{
+	char tmp[4096];
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s", path) >= sizeof(tmp))
+		return -ENAMETOOLONG;
+	for (char *p = tmp + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = 0;
+		if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(tmp, mode) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+static void resolve_runtime_dir(struct daemon *d)
+{
+	if (d->cfg.runtime_dir[0]) {
+		snprintf(d->runtime_dir, sizeof(d->runtime_dir), "%s", d->cfg.runtime_dir);
+		return;
+	}
+	const char *xdg = getenv("XDG_RUNTIME_DIR");
+	if (d->uid == 0)
+		snprintf(d->runtime_dir, sizeof(d->runtime_dir), "/run/hoist");
+	else if (xdg && *xdg)
+		snprintf(d->runtime_dir, sizeof(d->runtime_dir), "%s/hoist", xdg);
+	else
+		snprintf(d->runtime_dir, sizeof(d->runtime_dir), "/tmp/hoist-%u", (unsigned)d->uid);
+}
+
+static void teardown(struct daemon *d)
+{
+	control_free_conns(d);
+	while (d->clients) {
+		struct client *c = d->clients;
+		d->clients = c->ctl_next;
+		region_destroy(&c->ring);
+		region_destroy(&c->staging);
+		region_destroy(&c->heap);
+		free(c);
+	}
+	while (d->jobs) {
+		struct job *j = d->jobs;
+		d->jobs = j->ctl_next;
+		if (j->timer)
+			event_free(j->timer);
+		free(j->pe);
+		free(j);
+	}
+	if (d->base)
+		event_base_free(d->base);
+	cmdq_destroy(&d->to_progress);
+	cmdq_destroy(&d->to_control);
+	if (d->doorbell_fd >= 0)
+		close(d->doorbell_fd);
+}
+
+int main(int argc, char **argv)
+{
+	static struct daemon dd;
+	struct daemon *d = &dd;
+	const char *config = NULL;
+	int print_config = 0, ready_fd = -1, rc;
+
+	d->uid = getuid();
+	d->doorbell_fd = -1;
+	settings_defaults(&d->cfg);
+
+	/* pass 1: options that are not settings */
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			usage(stdout);
+			return 0;
+		}
+		if (!strcmp(argv[i], "--version")) {
+			printf("hoistd 0.1.0 (ABI %u)\n", HOIST_ABI_VERSION);
+			return 0;
+		}
+		if (!strcmp(argv[i], "--config") && i + 1 < argc)
+			config = argv[++i];
+		else if (!strncmp(argv[i], "--config=", 9))
+			config = argv[i] + 9;
+	}
+	int line = 0;
+	if (config) {
+		rc = settings_load_file(&d->cfg, config, &line);
+		if (rc) {
+			fprintf(stderr, "hoistd: %s%s%d: %s\n", config, line ? ":" : "", line, strerror(-rc));
+			return 2;
+		}
+	} else if (access(DEFAULT_CONFIG, F_OK) == 0) {
+		rc = settings_load_file(&d->cfg, DEFAULT_CONFIG, &line);
+		if (rc) {
+			fprintf(stderr, "hoistd: %s:%d: %s\n", DEFAULT_CONFIG, line, strerror(-rc));
+			return 2;
+		}
+	}
+	const char *bad = NULL;
+	if ((rc = settings_load_env(&d->cfg, &bad))) {
+		fprintf(stderr, "hoistd: environment %s: %s\n", bad, strerror(-rc));
+		return 2;
+	}
+	/* pass 2: flags */
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "--config")) {
+			i++;
+			continue;
+		}
+		if (!strncmp(a, "--config=", 9))
+			continue;
+		if (!strcmp(a, "--print-config")) {
+			print_config = 1;
+			continue;
+		}
+		if (!strcmp(a, "--ready-fd") && i + 1 < argc) {
+			ready_fd = atoi(argv[++i]);
+			continue;
+		}
+		if (strncmp(a, "--", 2) != 0) {
+			fprintf(stderr, "hoistd: unexpected argument '%s' (see --help)\n", a);
+			return 2;
+		}
+		char name[64], value[300];
+		const char *eq = strchr(a, '=');
+		size_t nl = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
+		if (nl >= sizeof(name)) {
+			fprintf(stderr, "hoistd: unknown option '%s' (see --help)\n", a);
+			return 2;
+		}
+		memcpy(name, a + 2, nl);
+		name[nl] = 0;
+		for (char *p = name; *p; p++)
+			if (*p == '-')
+				*p = '_';
+		if (eq)
+			snprintf(value, sizeof(value), "%s", eq + 1);
+		else if (i + 1 < argc)
+			snprintf(value, sizeof(value), "%s", argv[++i]);
+		else {
+			fprintf(stderr, "hoistd: option '%s' needs a value\n", a);
+			return 2;
+		}
+		rc = settings_set(&d->cfg, name, value, SRC_FLAG);
+		if (rc) {
+			fprintf(stderr, "hoistd: %s '%s': %s\n", a,  value,
+				rc == -ENOENT ? "unknown option (see --help)" :
+				rc == -ERANGE ? "out of range" : "invalid value");
+			return 2;
+		}
+	}
+	const char *why;
+	if (settings_check(&d->cfg, &why)) {
+		fprintf(stderr, "hoistd: %s\n", why);
+		return 2;
+	}
+	if (print_config) {
+		settings_print(&d->cfg, stdout);
+		return 0;
+	}
+	hoistd_log_level = (int)d->cfg.log_level;
+
+	resolve_runtime_dir(d);
+	if ((rc = mkdir_p(d->runtime_dir, d->uid == 0 ? 0755 : 0700))) {
+		hlog_err("cannot create runtime directory %s: %s", d->runtime_dir, strerror(-rc));
+		return 1;
+	}
+	/* sockaddr_un holds 108 bytes: refuse a directory whose sockets do not fit */
+	if (strlen(d->runtime_dir) > 90) {
+		hlog_err("runtime directory %s is too long for a Unix socket path (90 bytes max)",
+			 d->runtime_dir);
+		return 1;
+	}
+	snprintf(d->attach_path, sizeof(d->attach_path), "%.90s/hoistd.sock", d->runtime_dir);
+	snprintf(d->stats_path, sizeof(d->stats_path), "%.90s/stats.sock", d->runtime_dir);
+
+	signal(SIGPIPE, SIG_IGN);
+	evthread_use_pthreads();
+	d->start_ns = now_ns();
+	d->doorbell_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (d->doorbell_fd < 0 || cmdq_init(&d->to_progress) || cmdq_init(&d->to_control)) {
+		hlog_err("cannot create eventfds: %m");
+		return 1;
+	}
+	if ((rc = progress_start(d))) {
+		hlog_err("cannot start the progress thread: %s", strerror(-rc));
+		teardown(d);
+		return 1;
+	}
+	rc = control_run(d, ready_fd);
+	progress_stop(d);
+	teardown(d);
+	hlog_info("stopped");
+	return rc ? 1 : 0;
+}

@@ -1,0 +1,236 @@
+#include "settings.h"
+
+#include <ctype.h>
+#include <stddef.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const level_names[] = {"error", "warn", "info", "debug"};
+
+enum stype { T_STR, T_UINT, T_SIZE, T_LEVEL };
+
+struct setting_desc {
+	const char *name;
+	enum stype type;
+	const char *def;
+	uint64_t min, max;
+	const char *help;
+	size_t offset;
+};
+
+static const struct setting_desc table[SET__COUNT] = {
+#define X(n, type, d, mn, mx, h) [SET_##n] = {#n, T_##type, d, mn, mx, h, offsetof(struct hoistd_settings, n)},
+	HOISTD_SETTINGS(X)
+#undef X
+};
+
+int settings_parse_size(const char *text, uint64_t *out)
+{
+	char *end;
+	errno = 0;
+	if (!text || !*text || *text == '-')
+		return -EINVAL;
+	unsigned long long v = strtoull(text, &end, 10);
+	if (errno == ERANGE)
+		return -ERANGE;
+	if (end == text)
+		return -EINVAL;
+	unsigned shift = 0;
+	switch (tolower((unsigned char)*end)) {
+	case 0: break;
+	case 'k': shift = 10; end++; break;
+	case 'm': shift = 20; end++; break;
+	case 'g': shift = 30; end++; break;
+	case 't': shift = 40; end++; break;
+	default: return -EINVAL;
+	}
+	if (*end == 'b' || *end == 'B')
+		end++;
+	if (*end)
+		return -EINVAL;
+	if (shift && v > (~0ull >> shift))
+		return -ERANGE;
+	*out = (uint64_t)v << shift;
+	return 0;
+}
+
+static int parse_uint(const char *text, uint64_t *out)
+{
+	char *end;
+	errno = 0;
+	if (!text || !*text || *text == '-')
+		return -EINVAL;
+	unsigned long long v = strtoull(text, &end, 0);
+	if (errno == ERANGE)
+		return -ERANGE;
+	if (end == text || *end)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+int settings_set(struct hoistd_settings *s, const char *name, const char *value,
+		 enum settings_source src)
+{
+	for (int i = 0; i < SET__COUNT; i++) {
+		const struct setting_desc *d = &table[i];
+		if (strcmp(d->name, name) != 0)
+			continue;
+		char *field = (char *)s + d->offset;
+		uint64_t v = 0;
+		int rc = 0;
+		switch (d->type) {
+		case T_STR:
+			if (strlen(value) >= 256)
+				return -ERANGE;
+			strcpy(field, value);
+			s->source[i] = src;
+			return 0;
+		case T_UINT: rc = parse_uint(value, &v); break;
+		case T_SIZE: rc = settings_parse_size(value, &v); break;
+		case T_LEVEL:
+			rc = -EINVAL;
+			for (unsigned l = 0; l < 4; l++)
+				if (strcasecmp(value, level_names[l]) == 0) {
+					v = l;
+					rc = 0;
+				}
+			break;
+		}
+		if (rc)
+			return rc;
+		if (v < d->min || v > d->max)
+			return -ERANGE;
+		memcpy(field, &v, sizeof(v));
+		s->source[i] = src;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+void settings_defaults(struct hoistd_settings *s)
+{
+	memset(s, 0, sizeof(*s));
+	for (int i = 0; i < SET__COUNT; i++) {
+		int rc = settings_set(s, table[i].name, table[i].def, SRC_DEFAULT);
+		(void)rc; /* the table's defaults are checked by the unit tests */
+	}
+}
+
+static char *trim(char *p)
+{
+	while (isspace((unsigned char)*p))
+		p++;
+	char *e = p + strlen(p);
+	while (e > p && isspace((unsigned char)e[-1]))
+		*--e = 0;
+	return p;
+}
+
+int settings_load_file(struct hoistd_settings *s, const char *path, int *line)
+{
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	char buf[1024];
+	int n = 0, rc = 0;
+	while (fgets(buf, sizeof(buf), f)) {
+		n++;
+		char *hash = strchr(buf, '#');
+		if (hash)
+			*hash = 0;
+		char *p = trim(buf);
+		if (!*p)
+			continue;
+		char *eq = strchr(p, '=');
+		if (!eq) {
+			rc = -EINVAL;
+			break;
+		}
+		*eq = 0;
+		char *key = trim(p);
+		for (char *k = key; *k; k++)
+			if (*k == '-')
+				*k = '_';
+		rc = settings_set(s, key, trim(eq + 1), SRC_FILE);
+		if (rc)
+			break;
+	}
+	fclose(f);
+	if (rc && line)
+		*line = n;
+	return rc;
+}
+
+int settings_load_env(struct hoistd_settings *s, const char **bad)
+{
+	static char envname[SET__COUNT][64];
+	for (int i = 0; i < SET__COUNT; i++) {
+		char *e = envname[i];
+		snprintf(e, sizeof(envname[i]), "HOIST_%s", table[i].name);
+		for (char *k = e; *k; k++)
+			*k = (char)toupper((unsigned char)*k);
+		const char *v = getenv(e);
+		if (!v)
+			continue;
+		int rc = settings_set(s, table[i].name, v, SRC_ENV);
+		if (rc) {
+			if (bad)
+				*bad = e;
+			return rc;
+		}
+	}
+	return 0;
+}
+
+int settings_check(const struct hoistd_settings *s, const char **why)
+{
+	if ((s->sq_entries & (s->sq_entries - 1)) != 0) {
+		*why = "sq_entries must be a power of two";
+		return -EINVAL;
+	}
+	if ((s->cq_entries & (s->cq_entries - 1)) != 0) {
+		*why = "cq_entries must be a power of two";
+		return -EINVAL;
+	}
+	if (s->cq_entries < s->sq_entries) {
+		*why = "cq_entries must be at least sq_entries";
+		return -EINVAL;
+	}
+	return 0;
+}
+
+const char *settings_format(const struct hoistd_settings *s, int id, char *buf, size_t len)
+{
+	const struct setting_desc *d = &table[id];
+	const char *field = (const char *)s + d->offset;
+	uint64_t v;
+	if (d->type == T_STR) {
+		snprintf(buf, len, "%s", field);
+		return buf;
+	}
+	memcpy(&v, field, sizeof(v));
+	if (d->type == T_LEVEL)
+		snprintf(buf, len, "%s", level_names[v & 3]);
+	else
+		snprintf(buf, len, "%llu", (unsigned long long)v);
+	return buf;
+}
+
+const char *settings_name(int id) { return table[id].name; }
+const char *settings_help(int id) { return table[id].help; }
+
+const char *settings_source_name(enum settings_source src)
+{
+	static const char *const n[] = {"default", "file", "env", "flag"};
+	return n[src];
+}
+
+void settings_print(const struct hoistd_settings *s, FILE *out)
+{
+	char buf[300];
+	for (int i = 0; i < SET__COUNT; i++)
+		fprintf(out, "%-16s = %-24s # %s; %s\n", table[i].name, settings_format(s, i, buf, sizeof(buf)),
+			settings_source_name(s->source[i]), table[i].help);
+}

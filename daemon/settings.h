@@ -1,0 +1,72 @@
+/*
+ * hoistd settings: one table generates the struct, the defaults, the
+ * command-line flags (--name-with-dashes), the environment (HOIST_NAME),
+ * the config file keys (name = value) and --print-config.
+ * Precedence, lowest first: default, config file, environment, flag.
+ */
+#ifndef HOISTD_SETTINGS_H
+#define HOISTD_SETTINGS_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+/* X(name, type, default, min, max, help) ; types: STR, UINT, SIZE, LEVEL */
+#define HOISTD_SETTINGS(X)                                                                         \
+	X(runtime_dir, STR, "", 0, 0,                                                              \
+	  "directory of the attach and stats sockets (empty: /run/hoist as root, else per-user)")  \
+	X(log_level, LEVEL, "info", 0, 3, "error | warn | info | debug")                           \
+	X(spin_us, UINT, "50", 0, 1000000,                                                         \
+	  "microseconds the progress thread spins after its last work before it sleeps")          \
+	X(sq_entries, UINT, "1024", 8, 65536, "submission ring entries per client (power of two)") \
+	X(cq_entries, UINT, "2048", 8, 131072, "completion ring entries per client (power of two)") \
+	X(staging_bytes, SIZE, "4m", 4096, 1ull << 32, "staging arena bytes per client")           \
+	X(max_heap_bytes, SIZE, "4g", 4096, 1ull << 40, "largest symmetric heap a client may ask")  \
+	X(batch, UINT, "64", 1, 65536, "descriptors drained from one client before the next")       \
+	X(job_timeout_ms, UINT, "30000", 1, 3600000,                                               \
+	  "milliseconds for every rank of a job to attach before the attach fails")                \
+	X(max_clients, UINT, "1024", 1, 65536, "attached clients at most")
+
+enum settings_source { SRC_DEFAULT, SRC_FILE, SRC_ENV, SRC_FLAG };
+
+enum settings_id {
+#define X(name, type, def, min, max, help) SET_##name,
+	HOISTD_SETTINGS(X)
+#undef X
+	SET__COUNT
+};
+
+#define SETTINGS_FIELD_STR(name) char name[256];
+#define SETTINGS_FIELD_UINT(name) uint64_t name;
+#define SETTINGS_FIELD_SIZE(name) uint64_t name;
+#define SETTINGS_FIELD_LEVEL(name) uint64_t name;
+
+struct hoistd_settings {
+#define X(name, type, def, min, max, help) SETTINGS_FIELD_##type(name)
+	HOISTD_SETTINGS(X)
+#undef X
+	enum settings_source source[SET__COUNT];
+};
+
+void settings_defaults(struct hoistd_settings *s);
+/* Set one value by table name ("spin_us"). 0, -ENOENT (unknown name),
+ * -EINVAL (not a value of that type), -ERANGE (outside min..max). */
+int settings_set(struct hoistd_settings *s, const char *name, const char *value,
+		 enum settings_source src);
+/* "name = value" lines, '#' comments. 0, -errno of open, or the first
+ * error of settings_set; *line gets the failing line number. */
+int settings_load_file(struct hoistd_settings *s, const char *path, int *line);
+/* Every HOIST_<NAME> present in the environment. 0 or the first error,
+ * *bad gets the failing variable name. */
+int settings_load_env(struct hoistd_settings *s, const char **bad);
+/* Cross-field checks (powers of two, ...). 0 or -EINVAL with *why. */
+int settings_check(const struct hoistd_settings *s, const char **why);
+/* Value as text into buf; returns buf. */
+const char *settings_format(const struct hoistd_settings *s, int id, char *buf, size_t len);
+const char *settings_name(int id);
+const char *settings_help(int id);
+const char *settings_source_name(enum settings_source src);
+void settings_print(const struct hoistd_settings *s, FILE *out);
+/* Parse "12", "4k", "64m", "2g" (powers of 1024). 0 or -EINVAL/-ERANGE. */
+int settings_parse_size(const char *text, uint64_t *out);
+
+#endif

@@ -1,0 +1,56 @@
+/*
+ * Counters, listed once. The tables generate the struct fields, the
+ * protobuf name/value lists of the stats socket, and through those every
+ * output of hoistctl (table and JSON).
+ */
+#ifndef HOISTD_STATS_H
+#define HOISTD_STATS_H
+
+#include <stdint.h>
+
+/* per client; written only by the progress thread */
+#define HOISTD_CLIENT_STATS(X)                                                                     \
+	X(puts, "put descriptors executed")                                                        \
+	X(gets, "get descriptors executed")                                                        \
+	X(put_bytes, "bytes written by puts")                                                      \
+	X(get_bytes, "bytes read by gets")                                                         \
+	X(quiets, "quiet descriptors")                                                             \
+	X(fences, "fence descriptors")                                                             \
+	X(barriers, "barrier notifies")                                                            \
+	X(nops, "no-op descriptors")                                                               \
+	X(rejected, "malformed descriptors rejected by validation")                                \
+	X(errors, "descriptors completed with an error (including rejected)")                     \
+	X(cq_full, "times draining paused because the completion ring was full")                  \
+	X(wakeups, "futex wakes sent to this client")                                              \
+	X(batches, "drain passes that found work")
+
+/* per daemon; progress-thread counters (control-thread ones are separate) */
+#define HOISTD_PROGRESS_STATS(X)                                                                   \
+	X(loops_busy, "progress passes that found work")                                           \
+	X(sleeps, "times the progress thread went to sleep")                                       \
+	X(doorbells, "doorbell wakeups of the progress thread")                                    \
+	X(commands, "control-plane commands handled")
+
+#define HOISTD_CONTROL_STATS(X)                                                                    \
+	X(attaches, "clients attached")                                                            \
+	X(attach_refused, "attach requests refused")                                               \
+	X(detaches, "clients that finalized cleanly")                                              \
+	X(client_deaths, "clients that vanished without finalizing")                               \
+	X(jobs_started, "jobs whose ranks all attached")                                           \
+	X(jobs_timed_out, "jobs that did not assemble within job_timeout_ms")                      \
+	X(stats_requests, "stats socket requests")
+
+#define STATS_FIELD(name, help) uint64_t name;
+struct client_stats { HOISTD_CLIENT_STATS(STATS_FIELD) };
+struct progress_stats { HOISTD_PROGRESS_STATS(STATS_FIELD) };
+struct control_stats { HOISTD_CONTROL_STATS(STATS_FIELD) };
+#undef STATS_FIELD
+
+/* Single writer, concurrent readers: relaxed atomics (plain mov on x86). */
+#define STAT_ADD(st, field, v)                                                                     \
+	__atomic_store_n(&(st)->field, __atomic_load_n(&(st)->field, __ATOMIC_RELAXED) + (v),     \
+			 __ATOMIC_RELAXED)
+#define STAT_INC(st, field) STAT_ADD(st, field, 1)
+#define STAT_READ(st, field) __atomic_load_n(&(st)->field, __ATOMIC_RELAXED)
+
+#endif

@@ -1,0 +1,213 @@
+/*
+ * hoist shared-memory ABI: the layout both libhoist and hoistd map.
+ *
+ * One "ring region" memfd per client holds, in this order:
+ *   [0, HOIST_CTRL_BYTES)        struct hoist_ctrl (control page)
+ *   [sq_off, sq_off + 64*sq_n)   submission ring: struct hoist_sqe[sq_n]
+ *   [cq_off, cq_off + 16*cq_n)   completion ring: struct hoist_cqe[cq_n]
+ * Two more memfds: the staging arena (put payloads, get results) and the
+ * symmetric heap. All sizes are chosen by the daemon and sent in the
+ * AttachReply; the control page repeats them so either side can check.
+ *
+ * Rings are single-producer/single-consumer with free-running 32-bit
+ * head/tail counters, indexed with (counter & (entries - 1)). Each counter
+ * lives on its own cache line. This header depends on nothing but libc.
+ */
+#ifndef HOIST_SHM_H
+#define HOIST_SHM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define HOIST_SHM_MAGIC   0x314d53545349484fULL /* "OHISTSM1" little endian */
+#define HOIST_ABI_VERSION 1u
+#define HOIST_CACHELINE   64
+#define HOIST_CTRL_BYTES  4096u
+
+/* ---- descriptor (SQE) ------------------------------------------------ */
+
+enum hoist_opcode {
+	HOIST_OP_INVALID = 0,        /* zeroed memory is never a valid op */
+	HOIST_OP_PUT = 1,            /* local buffer -> (pe, seg, remote_off) */
+	HOIST_OP_GET = 2,            /* (pe, seg, remote_off) -> local buffer */
+	HOIST_OP_QUIET = 3,          /* CQE once every earlier op completed */
+	HOIST_OP_FENCE = 4,          /* later puts to a PE after earlier ones */
+	HOIST_OP_BARRIER_NOTIFY = 5, /* implies quiet; counts client in */
+	HOIST_OP_NOP = 6,            /* completes at once (tests, wakeups) */
+	HOIST_OP__COUNT
+};
+
+/* sqe.flags */
+#define HOIST_SQE_F_INLINE     0x01u /* payload in sqe.inline_data (PUT) */
+#define HOIST_SQE_F_LOCAL_HEAP 0x02u /* local_off is in own heap, else staging */
+#define HOIST_SQE_F_CQE        0x04u /* post a CQE on success too */
+#define HOIST_SQE_F__ALL       0x07u
+
+#define HOIST_INLINE_MAX 16u
+
+/* Segment ids of a PE. Only the symmetric heap exists today. */
+#define HOIST_SEG_HEAP 0u
+
+struct hoist_sqe {
+	uint8_t opcode;     /* enum hoist_opcode */
+	uint8_t flags;      /* HOIST_SQE_F_* */
+	uint16_t reserved0; /* must be 0 */
+	int32_t pe;         /* target PE (job rank) */
+	uint64_t user_data; /* echoed in the CQE */
+	uint32_t seg;       /* target segment id */
+	uint32_t reserved1; /* must be 0 */
+	uint64_t remote_off; /* offset in the target segment */
+	uint64_t len;        /* bytes */
+	uint64_t local_off;  /* staging or own-heap offset (unless INLINE) */
+	uint8_t inline_data[HOIST_INLINE_MAX];
+};
+
+/* ---- completion (CQE) ------------------------------------------------ */
+
+struct hoist_cqe {
+	uint64_t user_data; /* from the SQE */
+	int32_t res;        /* 0 or -errno */
+	uint16_t opcode;    /* the SQE's opcode, for diagnostics */
+	uint16_t flags;     /* reserved, 0 */
+};
+
+/* ---- control page ---------------------------------------------------- */
+
+/* ctrl.sq_flags (written by the daemon) */
+#define HOIST_SQ_NEED_WAKEUP 0x1u /* daemon sleeps: ring the doorbell */
+/* ctrl.cq_flags (written by the client) */
+#define HOIST_CQ_WAITING    0x1u /* client sleeps on the cq_tail futex */
+#define HOIST_EPOCH_WAITING 0x2u /* client sleeps on the barrier_epoch futex */
+#define HOIST_CQ_DETACHED   0x4u /* client finalized: its hang-up is not a death */
+
+#define HOIST_ALIGNED_LINE _Alignas(HOIST_CACHELINE)
+
+struct hoist_ctrl {
+	/* line 0: immutable after attach (written by the daemon before the fds
+	 * are sent, so the SCM_RIGHTS handoff orders them). */
+	uint64_t magic;
+	uint32_t abi_version;
+	uint32_t sq_entries;  /* power of two */
+	uint32_t cq_entries;  /* power of two */
+	uint32_t sq_off;      /* byte offset of the SQ in the ring region */
+	uint32_t cq_off;      /* byte offset of the CQ in the ring region */
+	int32_t rank;
+	int32_t size;
+	uint32_t reserved0;
+	uint64_t staging_bytes;
+	uint64_t heap_bytes;
+	uint64_t ring_bytes;  /* total size of the ring region */
+
+	HOIST_ALIGNED_LINE uint32_t sq_head; /* daemon: consumed SQEs */
+	HOIST_ALIGNED_LINE uint32_t sq_tail; /* client: published SQEs */
+	HOIST_ALIGNED_LINE uint32_t sq_flags; /* daemon: HOIST_SQ_* */
+	HOIST_ALIGNED_LINE uint32_t cq_head; /* client: consumed CQEs */
+	HOIST_ALIGNED_LINE uint32_t cq_tail; /* daemon: posted CQEs (futex word) */
+	HOIST_ALIGNED_LINE uint32_t cq_flags; /* client: HOIST_CQ_* */
+	/* daemon: completed barriers of this job (futex word), and a sticky
+	 * job-wide error (-errno) once the job can no longer synchronise,
+	 * e.g. because one of its PEs died. */
+	HOIST_ALIGNED_LINE uint32_t barrier_epoch;
+	int32_t job_error;
+};
+
+_Static_assert(sizeof(struct hoist_sqe) == 64, "SQE must be one cache line");
+_Static_assert(offsetof(struct hoist_sqe, inline_data) == 48, "SQE layout");
+_Static_assert(sizeof(struct hoist_cqe) == 16, "CQE is 16 bytes");
+_Static_assert(offsetof(struct hoist_ctrl, sq_head) == 64, "ctrl layout");
+_Static_assert(offsetof(struct hoist_ctrl, sq_tail) == 128, "ctrl layout");
+_Static_assert(offsetof(struct hoist_ctrl, cq_tail) == 320, "ctrl layout");
+_Static_assert(offsetof(struct hoist_ctrl, barrier_epoch) == 448, "ctrl layout");
+_Static_assert(sizeof(struct hoist_ctrl) <= HOIST_CTRL_BYTES, "ctrl fits a page");
+
+/* ---- memory ordering helpers -----------------------------------------
+ * Every acquire names the release it pairs with on the other side. */
+
+/* Producer publishes entries up to *p (SQ tail by client, CQ tail by the
+ * daemon). Pairs with hoist_load_acquire() of the same word by the consumer. */
+static inline void hoist_store_release(uint32_t *p, uint32_t v)
+{
+	__atomic_store_n(p, v, __ATOMIC_RELEASE);
+}
+
+/* Consumer reads the producer's tail (or the producer reads the consumer's
+ * head) before touching entries. Pairs with hoist_store_release(). */
+static inline uint32_t hoist_load_acquire(const uint32_t *p)
+{
+	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+
+static inline uint32_t hoist_load_relaxed(const uint32_t *p)
+{
+	return __atomic_load_n(p, __ATOMIC_RELAXED);
+}
+
+static inline void hoist_store_relaxed(uint32_t *p, uint32_t v)
+{
+	__atomic_store_n(p, v, __ATOMIC_RELAXED);
+}
+
+/* Sleep/wake handshake (Dekker): the sleeper stores its flag, full fence,
+ * rechecks the ring; the waker stores the ring index, full fence, loads the
+ * flag. One of the two always sees the other's store. */
+static inline void hoist_smp_mb(void)
+{
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+
+static inline void hoist_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield" ::: "memory");
+#endif
+}
+
+/* ---- ring geometry ---------------------------------------------------- */
+
+static inline int hoist_is_pow2(uint32_t v)
+{
+	return v && !(v & (v - 1));
+}
+
+/* Entries a producer may still publish given its tail and the consumer's
+ * head (both free-running). */
+static inline uint32_t hoist_ring_space(uint32_t head, uint32_t tail, uint32_t entries)
+{
+	return entries - (tail - head);
+}
+
+static inline uint64_t hoist_ring_sq_off(void)
+{
+	return HOIST_CTRL_BYTES;
+}
+
+static inline uint64_t hoist_ring_cq_off(uint32_t sq_entries)
+{
+	return HOIST_CTRL_BYTES + (uint64_t)sq_entries * sizeof(struct hoist_sqe);
+}
+
+static inline uint64_t hoist_ring_bytes(uint32_t sq_entries, uint32_t cq_entries)
+{
+	uint64_t b = hoist_ring_cq_off(sq_entries) + (uint64_t)cq_entries * sizeof(struct hoist_cqe);
+	return (b + 4095) & ~(uint64_t)4095;
+}
+
+static inline struct hoist_sqe *hoist_ctrl_sq(struct hoist_ctrl *c)
+{
+	return (struct hoist_sqe *)((char *)c + c->sq_off);
+}
+
+static inline struct hoist_cqe *hoist_ctrl_cq(struct hoist_ctrl *c)
+{
+	return (struct hoist_cqe *)((char *)c + c->cq_off);
+}
+
+/* Overflow-safe "off + len <= size". */
+static inline int hoist_range_ok(uint64_t off, uint64_t len, uint64_t size)
+{
+	return off <= size && len <= size - off;
+}
+
+#endif /* HOIST_SHM_H */
