@@ -14,6 +14,7 @@ int staging_init(struct staging *s, uint64_t size, uint32_t nrec)
 	s->head = s->tail = 0;
 	s->nrec = nrec;
 	s->rhead = s->rtail = 0;
+	s->sq_head = 0;
 	return 0;
 }
 
@@ -25,6 +26,8 @@ void staging_fini(struct staging *s)
 
 int64_t staging_alloc(struct staging *s, uint64_t len, uint64_t *off)
 {
+	if (len > staging_max_alloc(s)) /* before rounding: no overflow */
+		return -ENOMEM;
 	if (len == 0)
 		len = 1;
 	len = (len + STAGING_ALIGN - 1) & ~(uint64_t)(STAGING_ALIGN - 1);
@@ -48,11 +51,19 @@ int64_t staging_alloc(struct staging *s, uint64_t len, uint64_t *off)
 	return id;
 }
 
+static int sq_passed(const struct staging *s, const struct staging_rec *r)
+{
+	return r->on_sq && (int32_t)(s->sq_head - r->sq_idx) > 0;
+}
+
+/* Reclaim from the tail over every released record. A put payload counts
+ * as released once the daemon's head passed its SQE, even if it was queued
+ * behind a get that was held at the time. */
 static void advance(struct staging *s)
 {
 	while (s->rtail != s->rhead) {
 		struct staging_rec *r = &s->rec[s->rtail & (s->nrec - 1)];
-		if (!r->done)
+		if (!r->done && !sq_passed(s, r))
 			break;
 		s->tail = r->end;
 		s->rtail++;
@@ -74,15 +85,7 @@ void staging_release(struct staging *s, int64_t id)
 
 void staging_sq_done(struct staging *s, uint32_t sq_head)
 {
-	/* Stop at the first record still held: nothing behind it can be
-	 * reclaimed before it is, so the walk is amortised O(1) per record. */
-	for (uint32_t i = s->rtail; i != s->rhead; i++) {
-		struct staging_rec *r = &s->rec[i & (s->nrec - 1)];
-		if (r->on_sq && !r->done && (int32_t)(sq_head - r->sq_idx) > 0)
-			r->done = 1;
-		if (!r->done)
-			break;
-	}
+	s->sq_head = sq_head;
 	advance(s);
 }
 

@@ -26,6 +26,7 @@ struct staging {
 	uint64_t tail;  /* oldest log position still held */
 	uint32_t nrec;  /* power of two */
 	uint32_t rhead, rtail; /* records in use: [rtail, rhead) */
+	uint32_t sq_head;      /* the daemon's SQ head as last seen */
 	struct staging_rec *rec;
 };
 

@@ -29,13 +29,12 @@ int settings_parse_size(const char *text, uint64_t *out)
 {
 	char *end;
 	errno = 0;
-	if (!text || !*text || *text == '-')
+	/* strtoull would skip blanks and accept a sign: demand a digit */
+	if (!text || !isdigit((unsigned char)*text))
 		return -EINVAL;
 	unsigned long long v = strtoull(text, &end, 10);
 	if (errno == ERANGE)
 		return -ERANGE;
-	if (end == text)
-		return -EINVAL;
 	unsigned shift = 0;
 	switch (tolower((unsigned char)*end)) {
 	case 0: break;
@@ -59,12 +58,12 @@ static int parse_uint(const char *text, uint64_t *out)
 {
 	char *end;
 	errno = 0;
-	if (!text || !*text || *text == '-')
+	if (!text || !isdigit((unsigned char)*text))
 		return -EINVAL;
-	unsigned long long v = strtoull(text, &end, 0);
+	unsigned long long v = strtoull(text, &end, 10); /* "010" is ten */
 	if (errno == ERANGE)
 		return -ERANGE;
-	if (end == text || *end)
+	if (*end)
 		return -EINVAL;
 	*out = v;
 	return 0;
