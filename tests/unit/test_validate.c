@@ -1,0 +1,377 @@
+/* daemon/validate.c: descriptor validation (stage 1 of the progress engine). */
+#include <check.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hoist_shm.h"
+#include "unit_util.h"
+#include "validate.h"
+
+#define HEAP (1ull << 20)
+#define STAGE (1ull << 16)
+
+static const struct validate_geom geom = {.job_size = 4, .heap_bytes = HEAP, .staging_bytes = STAGE};
+
+static struct hoist_sqe put(void)
+{
+	struct hoist_sqe e;
+	memset(&e, 0, sizeof(e));
+	e.opcode = HOIST_OP_PUT;
+	e.pe = 1;
+	e.user_data = 0xdeadbeef;
+	e.seg = HOIST_SEG_HEAP;
+	e.remote_off = 4096;
+	e.len = 256;
+	e.local_off = 128;
+	return e;
+}
+
+static struct hoist_sqe get(void)
+{
+	struct hoist_sqe e = put();
+	e.opcode = HOIST_OP_GET;
+	return e;
+}
+
+static struct hoist_sqe inline_put(void)
+{
+	struct hoist_sqe e = put();
+	e.flags = HOIST_SQE_F_INLINE;
+	e.len = 8;
+	e.local_off = 0xFFFFFFFFFFFFFFFFull; /* ignored for inline */
+	memcpy(e.inline_data, "12345678", 8);
+	return e;
+}
+
+static struct hoist_sqe simple(uint8_t op)
+{
+	struct hoist_sqe e;
+	memset(&e, 0, sizeof(e));
+	e.opcode = op;
+	return e;
+}
+
+#define V(e) validate_sqe(&(e), &geom)
+
+START_TEST(test_valid)
+{
+	struct hoist_sqe e = put();
+	ck_assert_int_eq(V(e), 0);
+	e.flags = HOIST_SQE_F_CQE;
+	ck_assert_int_eq(V(e), 0);
+	e = get();
+	ck_assert_int_eq(V(e), 0);
+	e = inline_put();
+	ck_assert_int_eq(V(e), 0);
+	e.len = HOIST_INLINE_MAX;
+	ck_assert_int_eq(V(e), 0);
+	e.flags |= HOIST_SQE_F_CQE;
+	ck_assert_int_eq(V(e), 0);
+	e = put();
+	e.flags = HOIST_SQE_F_LOCAL_HEAP;
+	e.local_off = HEAP - 256; /* heap is larger than staging */
+	ck_assert_int_eq(V(e), 0);
+	e = get();
+	e.flags = HOIST_SQE_F_LOCAL_HEAP | HOIST_SQE_F_CQE;
+	e.local_off = 65536 * 2;
+	ck_assert_int_eq(V(e), 0);
+	/* edges: first/last PE, ranges ending exactly at the end, length 0 */
+	e = put();
+	e.pe = 0;
+	ck_assert_int_eq(V(e), 0);
+	e.pe = 3;
+	e.remote_off = HEAP - e.len;
+	e.local_off = STAGE - e.len;
+	ck_assert_int_eq(V(e), 0);
+	e.len = 0;
+	e.remote_off = HEAP;
+	e.local_off = STAGE;
+	ck_assert_int_eq(V(e), 0);
+	e = put();
+	e.len = HEAP;
+	e.remote_off = 0;
+	e.flags = HOIST_SQE_F_LOCAL_HEAP;
+	e.local_off = 0;
+	ck_assert_int_eq(V(e), 0);
+	/* operand-less ops, with and without CQE flag; operands are ignored */
+	uint8_t ops[] = {HOIST_OP_QUIET, HOIST_OP_FENCE, HOIST_OP_BARRIER_NOTIFY, HOIST_OP_NOP};
+	for (size_t i = 0; i < sizeof(ops); i++) {
+		e = simple(ops[i]);
+		ck_assert_int_eq(V(e), 0);
+		e.flags = HOIST_SQE_F_CQE;
+		ck_assert_int_eq(V(e), 0);
+	}
+}
+END_TEST
+
+START_TEST(test_opcode)
+{
+	struct hoist_sqe e = put();
+	e.opcode = HOIST_OP_INVALID;
+	ck_assert_int_eq(V(e), -EINVAL);
+	e.opcode = HOIST_OP__COUNT;
+	ck_assert_int_eq(V(e), -EINVAL);
+	e.opcode = 0xFF;
+	ck_assert_int_eq(V(e), -EINVAL);
+	struct hoist_sqe zero;
+	memset(&zero, 0, sizeof(zero));
+	ck_assert_int_eq(V(zero), -EINVAL); /* zeroed slot is never valid */
+	for (unsigned op = HOIST_OP__COUNT; op < 256; op++) {
+		e = simple((uint8_t)op);
+		CHK_EQ(V(e), -EINVAL);
+	}
+}
+END_TEST
+
+START_TEST(test_flags)
+{
+	struct hoist_sqe e = put();
+	for (unsigned bit = 0; bit < 8; bit++) {
+		uint8_t f = (uint8_t)(1u << bit);
+		if (f & HOIST_SQE_F__ALL)
+			continue;
+		e = put();
+		e.flags = f;
+		ck_assert_msg(V(e) == -EINVAL, "flag 0x%x accepted on PUT", f);
+		e = simple(HOIST_OP_NOP);
+		e.flags = f;
+		ck_assert_msg(V(e) == -EINVAL, "flag 0x%x accepted on NOP", f);
+	}
+	e = put();
+	e.flags = 0xFF;
+	ck_assert_int_eq(V(e), -EINVAL);
+}
+END_TEST
+
+START_TEST(test_reserved)
+{
+	struct hoist_sqe e = put();
+	e.reserved0 = 1;
+	ck_assert_int_eq(V(e), -EINVAL);
+	e = put();
+	e.reserved0 = 0x8000;
+	ck_assert_int_eq(V(e), -EINVAL);
+	e = put();
+	e.reserved1 = 0x80000000u;
+	ck_assert_int_eq(V(e), -EINVAL);
+	e = simple(HOIST_OP_QUIET);
+	e.reserved1 = 1;
+	ck_assert_int_eq(V(e), -EINVAL);
+	e = simple(HOIST_OP_BARRIER_NOTIFY);
+	e.reserved0 = 2;
+	ck_assert_int_eq(V(e), -EINVAL);
+}
+END_TEST
+
+START_TEST(test_pe)
+{
+	struct hoist_sqe e = put();
+	e.pe = -1;
+	ck_assert_int_eq(V(e), -EINVAL);
+	e.pe = INT32_MIN;
+	ck_assert_int_eq(V(e), -EINVAL);
+	e.pe = 4; /* == job_size */
+	ck_assert_int_eq(V(e), -EINVAL);
+	e.pe = INT32_MAX;
+	ck_assert_int_eq(V(e), -EINVAL);
+	e = get();
+	e.pe = 4;
+	ck_assert_int_eq(V(e), -EINVAL);
+	e = inline_put();
+	e.pe = -2;
+	ck_assert_int_eq(V(e), -EINVAL);
+}
+END_TEST
+
+START_TEST(test_seg)
+{
+	struct hoist_sqe e = put();
+	e.seg = 1;
+	ck_assert_int_eq(V(e), -EINVAL);
+	e.seg = UINT32_MAX;
+	ck_assert_int_eq(V(e), -EINVAL);
+	e = get();
+	e.seg = 2;
+	ck_assert_int_eq(V(e), -EINVAL);
+}
+END_TEST
+
+START_TEST(test_remote_range)
+{
+	struct hoist_sqe e = put();
+	e.remote_off = HEAP - e.len + 1;
+	ck_assert_int_eq(V(e), -EFAULT);
+	e.remote_off = HEAP + 1;
+	e.len = 0;
+	ck_assert_int_eq(V(e), -EFAULT);
+	e = put();
+	e.remote_off = 0;
+	e.len = HEAP + 1;
+	e.flags = HOIST_SQE_F_LOCAL_HEAP;
+	e.local_off = 0;
+	ck_assert_int_eq(V(e), -EFAULT);
+	/* overflow: off + len wraps to a small number */
+	e = put();
+	e.remote_off = UINT64_MAX - 100;
+	e.len = 256;
+	ck_assert_int_eq(V(e), -EFAULT);
+	e = put();
+	e.remote_off = 64;
+	e.len = UINT64_MAX - 32;
+	ck_assert_int_eq(V(e), -EFAULT);
+	e = get();
+	e.remote_off = UINT64_MAX;
+	e.len = 1;
+	ck_assert_int_eq(V(e), -EFAULT);
+	e = inline_put();
+	e.remote_off = HEAP - 4;
+	ck_assert_int_eq(V(e), -EFAULT);
+}
+END_TEST
+
+START_TEST(test_inline)
+{
+	struct hoist_sqe e = inline_put();
+	e.len = HOIST_INLINE_MAX + 1;
+	ck_assert_int_eq(V(e), -EINVAL);
+	e.len = UINT64_MAX;
+	e.remote_off = 0;
+	ck_assert_int_ne(V(e), 0);
+	e = inline_put();
+	e.len = 1000;
+	ck_assert_int_eq(V(e), -EINVAL);
+	e = get();
+	e.flags = HOIST_SQE_F_INLINE;
+	e.len = 8;
+	ck_assert_int_eq(V(e), -EINVAL);
+	e = inline_put();
+	e.flags |= HOIST_SQE_F_LOCAL_HEAP;
+	ck_assert_int_eq(V(e), -EINVAL);
+}
+END_TEST
+
+START_TEST(test_local_range)
+{
+	/* staging */
+	struct hoist_sqe e = put();
+	e.local_off = STAGE - e.len + 1;
+	ck_assert_int_eq(V(e), -EFAULT);
+	e.local_off = STAGE + 64;
+	ck_assert_int_eq(V(e), -EFAULT);
+	e.local_off = HEAP - 256; /* fine in the heap, not in staging */
+	ck_assert_int_eq(V(e), -EFAULT);
+	e.local_off = UINT64_MAX - 100;
+	ck_assert_int_eq(V(e), -EFAULT);
+	e = get();
+	e.len = STAGE + 64; /* fits the remote heap, not the staging arena */
+	e.local_off = 0;
+	ck_assert_int_eq(V(e), -EFAULT);
+	/* own heap */
+	e = get();
+	e.flags = HOIST_SQE_F_LOCAL_HEAP;
+	e.local_off = HEAP - e.len + 64;
+	ck_assert_int_eq(V(e), -EFAULT);
+	e.local_off = UINT64_MAX - 100;
+	ck_assert_int_eq(V(e), -EFAULT);
+	e = put();
+	e.flags = HOIST_SQE_F_LOCAL_HEAP;
+	e.local_off = 64;
+	e.len = UINT64_MAX - 32;
+	e.remote_off = 0;
+	ck_assert_int_eq(V(e), -EFAULT);
+}
+END_TEST
+
+START_TEST(test_data_flags_on_sync_ops)
+{
+	uint8_t ops[] = {HOIST_OP_QUIET, HOIST_OP_FENCE, HOIST_OP_BARRIER_NOTIFY, HOIST_OP_NOP};
+	uint8_t flags[] = {HOIST_SQE_F_INLINE, HOIST_SQE_F_LOCAL_HEAP,
+			   HOIST_SQE_F_INLINE | HOIST_SQE_F_LOCAL_HEAP,
+			   HOIST_SQE_F_INLINE | HOIST_SQE_F_CQE, HOIST_SQE_F_LOCAL_HEAP | HOIST_SQE_F_CQE};
+	for (size_t i = 0; i < sizeof(ops); i++)
+		for (size_t j = 0; j < sizeof(flags); j++) {
+			struct hoist_sqe e = simple(ops[i]);
+			e.flags = flags[j];
+			ck_assert_msg(V(e) == -EINVAL, "op %u flags 0x%x accepted", ops[i], flags[j]);
+		}
+}
+END_TEST
+
+START_TEST(test_random_never_out_of_bounds)
+{
+	/* Whatever the bytes, an accepted PUT/GET addresses only memory inside
+	 * the segments: the property the daemon's memcpy relies on. */
+	uint64_t seed = 99;
+	uint64_t accepted = 0;
+	const struct validate_geom small = {.job_size = 3, .heap_bytes = 4096, .staging_bytes = 1024};
+	for (int i = 0; i < 200000; i++) {
+		struct hoist_sqe e;
+		uint64_t w[8];
+		for (int k = 0; k < 8; k++)
+			w[k] = rng_next(&seed);
+		memcpy(&e, w, sizeof(e));
+		/* bias towards plausible descriptors so some are accepted */
+		uint64_t r = rng_next(&seed);
+		if (r & 1) {
+			e.opcode = (uint8_t)(1 + (r >> 1) % (HOIST_OP__COUNT - 1));
+			e.reserved0 = 0;
+			e.reserved1 = 0;
+			e.seg = (r >> 8) & 1 ? 0 : e.seg;
+			e.flags &= (r >> 9) & 1 ? HOIST_SQE_F__ALL : 0xFF;
+			e.pe = (int32_t)((r >> 10) % 5) - 1;
+			if ((r >> 13) & 1) {
+				e.remote_off = (r >> 14) % 5000;
+				e.len = (r >> 27) % 5000;
+				e.local_off = (r >> 40) % 5000;
+			}
+		}
+		int rc = validate_sqe(&e, &small);
+		CHK(rc == 0 || rc == -EINVAL || rc == -EFAULT);
+		if (rc != 0)
+			continue;
+		accepted++;
+		CHK(e.opcode > HOIST_OP_INVALID && e.opcode < HOIST_OP__COUNT);
+		CHK((e.flags & ~HOIST_SQE_F__ALL) == 0);
+		CHK(e.reserved0 == 0 && e.reserved1 == 0);
+		if (e.opcode != HOIST_OP_PUT && e.opcode != HOIST_OP_GET)
+			continue;
+		CHK(e.pe >= 0 && e.pe < small.job_size);
+		CHK(e.seg == HOIST_SEG_HEAP);
+		CHK(e.remote_off <= small.heap_bytes && e.len <= small.heap_bytes - e.remote_off);
+		if (e.flags & HOIST_SQE_F_INLINE) {
+			CHK(e.opcode == HOIST_OP_PUT && e.len <= HOIST_INLINE_MAX);
+		} else {
+			uint64_t lim = (e.flags & HOIST_SQE_F_LOCAL_HEAP) ? small.heap_bytes : small.staging_bytes;
+			CHK(e.local_off <= lim && e.len <= lim - e.local_off);
+		}
+	}
+	ck_assert_uint_gt(accepted, 1000);
+}
+END_TEST
+
+static Suite *validate_suite(void)
+{
+	Suite *s = suite_create("validate");
+	TCase *tc = tcase_create("validate");
+	tcase_add_test(tc, test_valid);
+	tcase_add_test(tc, test_opcode);
+	tcase_add_test(tc, test_flags);
+	tcase_add_test(tc, test_reserved);
+	tcase_add_test(tc, test_pe);
+	tcase_add_test(tc, test_seg);
+	tcase_add_test(tc, test_remote_range);
+	tcase_add_test(tc, test_inline);
+	tcase_add_test(tc, test_local_range);
+	tcase_add_test(tc, test_data_flags_on_sync_ops);
+	tcase_add_test(tc, test_random_never_out_of_bounds);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return run_suite(validate_suite());
+}
