@@ -4,6 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* counters are read by another thread (stats): relaxed single-writer */
+#define AC_INC(field) __atomic_store_n(&(field), __atomic_load_n(&(field), __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED)
+
 static uint32_t key_hash(const struct addr_key *k)
 {
 	uint64_t h = k->job * 0x9e3779b97f4a7c15ull;
@@ -97,10 +100,10 @@ const struct addr_entry *addr_cache_lookup(struct addr_cache *c, const struct ad
 {
 	uint32_t i = *find_slot(c, k);
 	if (i == AC_NIL) {
-		c->st.misses++;
+		AC_INC(c->st.misses);
 		return NULL;
 	}
-	c->st.hits++;
+	AC_INC(c->st.hits);
 	if (c->lru_head != i) {
 		lru_unlink(c, i);
 		lru_push_front(c, i);
@@ -129,7 +132,7 @@ void addr_cache_insert(struct addr_cache *c, const struct addr_entry *in)
 	if (c->free_head == AC_NIL) { /* evict the least recently used */
 		struct addr_entry *victim = &c->e[c->lru_tail];
 		remove_at(c, find_slot(c, &victim->key));
-		c->st.evictions++;
+		AC_INC(c->st.evictions);
 		slot = find_slot(c, &in->key); /* the chain may have changed */
 	}
 	i = c->free_head;
@@ -140,7 +143,7 @@ void addr_cache_insert(struct addr_cache *c, const struct addr_entry *in)
 	*slot = i;
 	lru_push_front(c, i);
 	c->count++;
-	c->st.inserts++;
+	AC_INC(c->st.inserts);
 }
 
 int addr_cache_invalidate(struct addr_cache *c, const struct addr_key *k, uint32_t gen)
@@ -149,7 +152,7 @@ int addr_cache_invalidate(struct addr_cache *c, const struct addr_key *k, uint32
 	if (*slot == AC_NIL || (int32_t)(c->e[*slot].gen - gen) > 0)
 		return 0;
 	remove_at(c, slot);
-	c->st.invalidations++;
+	AC_INC(c->st.invalidations);
 	return 1;
 }
 
@@ -162,7 +165,7 @@ static uint32_t invalidate_where(struct addr_cache *c, int by_job, uint64_t job,
 			struct addr_entry *e = &c->e[*slot];
 			if (by_job ? e->key.job == job : e->node == node) {
 				remove_at(c, slot);
-				c->st.invalidations++;
+				AC_INC(c->st.invalidations);
 				n++;
 			} else {
 				slot = &e->hnext;

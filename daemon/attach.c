@@ -1,10 +1,14 @@
 /*
- * Attach protocol (control thread). A client sends one AttachRequest. We
- * check its credentials (SO_PEERCRED), create its regions as sealed memfds,
- * and park it in its job until every rank attached; then every rank gets
- * its AttachReply with the fds (SCM_RIGHTS) and the job is handed to the
- * progress thread. A job that does not assemble within job_timeout_ms
- * fails every waiting rank with -ETIMEDOUT.
+ * Attach protocol and job membership (control thread).
+ *
+ * A client sends one AttachRequest. We check its credentials (SO_PEERCRED),
+ * create its regions as sealed memfds and hand the client to the progress
+ * thread at once (peers may address it from now on). Its rank is announced
+ * to the other nodes of the cluster, and their announcements tell us where
+ * the job's other ranks live. Once every rank's node is known the job is
+ * ready: the progress thread gets the final node map, and every local rank
+ * its AttachReply with the fds (SCM_RIGHTS). A job that does not assemble
+ * within job_timeout_ms fails every waiting rank with -ETIMEDOUT.
  */
 #include "daemon.h"
 
@@ -77,7 +81,17 @@ static void job_unlink_free(struct daemon *d, struct job *j)
 	if (j->timer)
 		event_free(j->timer);
 	free(j->pe);
+	free(j->pe_gone);
+	free(j->node_of);
+	free(j->nodes);
+	free(j->announced);
 	free(j);
+}
+
+void jobs_free_all(struct daemon *d)
+{
+	while (d->jobs)
+		job_unlink_free(d, d->jobs);
 }
 
 void client_free(struct daemon *d, struct client *c)
@@ -96,17 +110,26 @@ void client_free(struct daemon *d, struct client *c)
 	region_destroy(&c->staging);
 	region_destroy(&c->heap);
 	free(c);
-	if (j && --j->live == 0)
+	if (j && --j->live == 0 && (j->ready || j->error_sent))
 		job_unlink_free(d, j);
 }
 
-/* A parked (not yet started) client leaves its job. */
-static void unpark(struct daemon *d, struct client *c)
+/* Refuse every local rank still waiting for its reply, and close them:
+ * the hang-ups retire the clients through the progress thread. */
+static void job_refuse_waiting(struct daemon *d, struct job *j, int status, const char *why)
 {
-	struct job *j = c->job;
-	j->pe[c->rank] = NULL;
-	j->attached--;
-	client_free(d, c);
+	j->error_sent = 1;
+	for (struct client *c = d->clients, *next; c; c = next) {
+		next = c->ctl_next;
+		if (c->job != j || c->replied || !c->conn)
+			continue;
+		struct conn *cn = c->conn;
+		reply_error(d, cn->fd, status, why);
+		c->replied = 1;
+		conn_close(cn);
+	}
+	if (j->live == 0)
+		job_unlink_free(d, j);
 }
 
 static void job_timeout_cb(evutil_socket_t fd, short what, void *arg)
@@ -115,51 +138,149 @@ static void job_timeout_cb(evutil_socket_t fd, short what, void *arg)
 	struct daemon *d = j->d;
 	(void)fd;
 	(void)what;
-	hlog_warn("job %s: only %d of %d ranks attached within %llu ms", j->key, j->attached,
-		  j->size, (unsigned long long)d->cfg.job_timeout_ms);
-	STAT_INC(&d->cst, jobs_timed_out);
-	char why[160];
-	snprintf(why, sizeof(why), "job did not assemble: %d of %d ranks attached within %llu ms",
-		 j->attached, j->size, (unsigned long long)d->cfg.job_timeout_ms);
-	/* unparking the last rank frees the job: collect the ranks first */
-	int32_t n = 0, size = j->size;
-	struct client **parked = calloc((size_t)size, sizeof(*parked));
-	if (!parked)
+	event_free(j->timer);
+	j->timer = NULL;
+	if (j->attached == 0) { /* we only heard of it from peers */
+		if (j->live == 0)
+			job_unlink_free(d, j);
 		return;
-	for (int32_t r = 0; r < size; r++)
-		if (j->pe[r])
-			parked[n++] = j->pe[r];
-	for (int32_t i = 0; i < n; i++) {
-		struct conn *cn = parked[i]->conn;
-		reply_error(d, cn->fd, -ETIMEDOUT, why);
-		unpark(d, parked[i]);
-		conn_close(cn);
 	}
-	free(parked);
+	hlog_warn("job %s: only %d of %d ranks known within %llu ms", j->key, j->known, j->size,
+		  (unsigned long long)d->cfg.job_timeout_ms);
+	STAT_INC(&d->cst, jobs_timed_out);
+	char why[200];
+	snprintf(why, sizeof(why), "job did not assemble: %d of %d ranks attached within %llu ms",
+		 j->known, j->size, (unsigned long long)d->cfg.job_timeout_ms);
+	job_refuse_waiting(d, j, -ETIMEDOUT, why);
 }
 
-static void job_start(struct daemon *d, struct job *j)
+/* Every rank's node known: hand the node map over, answer the ranks. */
+static void job_check_ready(struct daemon *d, struct job *j)
 {
+	if (j->ready || j->error_sent || j->known < j->size)
+		return;
+	j->ready = 1;
 	if (j->timer) {
 		event_free(j->timer);
 		j->timer = NULL;
 	}
-	j->started = 1;
+	if (j->attached == 0) { /* nothing of it here */
+		if (j->live == 0)
+			job_unlink_free(d, j);
+		return;
+	}
 	STAT_INC(&d->cst, jobs_started);
-	hlog_info("job %s: all %d ranks attached", j->key, j->size);
-	/* Hand the job over first, so that no rank can post before its peers
-	 * are routable. */
-	for (int32_t r = 0; r < j->size; r++)
-		j->pe[r]->handed_over = 1;
-	if (cmdq_push(&d->to_progress, CMD_JOB_START, j)) {
+	hlog_info("job %s: all %d ranks attached (%d here)", j->key, j->size, j->attached);
+	if (cmdq_push(&d->to_progress, CMD_JOB_READY, j)) {
 		hlog_err("out of memory starting job %s", j->key);
 		return;
 	}
-	for (int32_t r = 0; r < j->size; r++) {
-		struct client *c = j->pe[r];
+	for (struct client *c = d->clients; c; c = c->ctl_next) {
+		if (c->job != j || c->replied)
+			continue;
+		c->replied = 1;
 		if (reply_ok(d, c))
-			hlog_warn("job %s rank %d: sending the attach reply failed", j->key, r);
+			hlog_warn("job %s rank %d: sending the attach reply failed", j->key, c->rank);
 	}
+}
+
+static struct job *job_new(struct daemon *d, const char *key, uid_t uid, int32_t size,
+			   uint64_t heap_bytes)
+{
+	struct job *j = calloc(1, sizeof(*j));
+	if (!j)
+		return NULL;
+	j->pe = calloc((size_t)size, sizeof(*j->pe));
+	j->pe_gone = calloc((size_t)size, 1);
+	j->node_of = malloc((size_t)size * sizeof(*j->node_of));
+	j->announced = calloc((size_t)d->net.nnodes, sizeof(*j->announced));
+	if (!j->pe || !j->pe_gone || !j->node_of || !j->announced) {
+		free(j->pe);
+		free(j->pe_gone);
+		free(j->node_of);
+		free(j->announced);
+		free(j);
+		return NULL;
+	}
+	for (int32_t r = 0; r < size; r++)
+		j->node_of[r] = -1;
+	snprintf(j->key, sizeof(j->key), "%s", key);
+	j->id = wire_job_id(j->key);
+	j->d = d;
+	j->uid = uid;
+	j->size = size;
+	j->heap_bytes = heap_bytes;
+	j->ctl_next = d->jobs;
+	d->jobs = j;
+	if (size > 1) {
+		j->timer = evtimer_new(d->base, job_timeout_cb, j);
+		struct timeval tv = {
+			.tv_sec = (time_t)(d->cfg.job_timeout_ms / 1000),
+			.tv_usec = (suseconds_t)((d->cfg.job_timeout_ms % 1000) * 1000),
+		};
+		if (j->timer)
+			evtimer_add(j->timer, &tv);
+	}
+	return j;
+}
+
+/* Tell peers which ranks of j we host (to_node -1: all of them). */
+static void job_announce(struct daemon *d, struct job *j, int32_t to_node, uint32_t flags)
+{
+	if (!d->net.enabled || j->attached == 0)
+		return;
+	struct announce *a = calloc(1, sizeof(*a) + (size_t)j->attached * sizeof(int32_t));
+	if (!a)
+		return;
+	a->to_node = to_node;
+	a->from_node = d->net.self;
+	a->job = j->id;
+	snprintf(a->key, sizeof(a->key), "%s", j->key);
+	a->size = j->size;
+	a->uid = (uint32_t)j->uid;
+	a->heap_bytes = j->heap_bytes;
+	a->flags = flags;
+	for (struct client *c = d->clients; c && a->nranks < (uint32_t)j->attached; c = c->ctl_next)
+		if (c->job == j)
+			a->ranks[a->nranks++] = c->rank;
+	if (cmdq_push(&d->to_progress, CMD_ANNOUNCE, a))
+		free(a);
+}
+
+/* A peer says which ranks of a job it hosts. */
+void attach_member(struct daemon *d, struct announce *a)
+{
+	struct job *j = job_find(d, a->key);
+	if (!j) {
+		j = job_new(d, a->key, (uid_t)a->uid, a->size, a->heap_bytes);
+		if (!j)
+			return;
+	}
+	if (j->size != a->size || j->heap_bytes != a->heap_bytes || j->uid != (uid_t)a->uid) {
+		hlog_warn("job %s: node %d announces size %d heap %llu uid %u, here %d %llu %u", j->key,
+			  a->from_node, a->size, (unsigned long long)a->heap_bytes, a->uid, j->size,
+			  (unsigned long long)j->heap_bytes, (unsigned)j->uid);
+		job_refuse_waiting(d, j, -EINVAL, "ranks on other nodes run with another size, heap or user");
+		return;
+	}
+	for (uint32_t i = 0; i < a->nranks; i++) {
+		int32_t r = a->ranks[i];
+		if (r < 0 || r >= j->size)
+			continue;
+		if (j->node_of[r] == -1) {
+			j->node_of[r] = a->from_node;
+			j->known++;
+		} else if (j->node_of[r] != a->from_node && !j->ready) {
+			char why[160];
+			snprintf(why, sizeof(why), "rank %d attached on node %d and on node %d", r,
+				 j->node_of[r], a->from_node);
+			job_refuse_waiting(d, j, -EADDRINUSE, why);
+			return;
+		}
+	}
+	if (a->flags & MEMBER_WANT_REPLY)
+		job_announce(d, j, a->from_node, 0);
+	job_check_ready(d, j);
 }
 
 static int client_create(struct daemon *d, struct job *j, const Hoist__AttachRequest *req,
@@ -275,49 +396,30 @@ int attach_handle(struct daemon *d, struct conn *cn, const void *msg, size_t len
 			snprintf(why, sizeof(why), "job %s belongs to uid %u", j->key, (unsigned)j->uid);
 			goto refuse;
 		}
-		if (j->started) {
+		if (j->ready || j->error_sent) {
 			status = -EADDRINUSE;
-			snprintf(why, sizeof(why), "job %s is already running", j->key);
+			snprintf(why, sizeof(why), "job %s is already %s", j->key,
+				 j->ready ? "running" : "failing");
 			goto refuse;
 		}
 		if (j->size != req->size || j->heap_bytes != req->heap_bytes) {
 			status = -EINVAL;
-			snprintf(why, sizeof(why), "job %s: size/heap differ from rank 0's (%d, %llu)",
+			snprintf(why, sizeof(why), "job %s: size/heap differ from the other ranks' (%d, %llu)",
 				 j->key, j->size, (unsigned long long)j->heap_bytes);
 			goto refuse;
 		}
-		if (j->pe[req->rank]) {
+		if (j->node_of[req->rank] != -1) {
 			status = -EADDRINUSE;
-			snprintf(why, sizeof(why), "job %s: rank %d is already attached", j->key, req->rank);
+			snprintf(why, sizeof(why), "job %s: rank %d is already attached (node %d)", j->key,
+				 req->rank, j->node_of[req->rank]);
 			goto refuse;
 		}
 	} else {
-		j = calloc(1, sizeof(*j));
-		if (j)
-			j->pe = calloc((size_t)req->size, sizeof(*j->pe));
-		if (!j || !j->pe) {
-			if (j)
-				free(j);
+		j = job_new(d, req->job_key, cred.uid, req->size, req->heap_bytes);
+		if (!j) {
 			status = -ENOMEM;
 			snprintf(why, sizeof(why), "out of memory");
 			goto refuse;
-		}
-		j->id = ++d->next_id;
-		j->d = d;
-		snprintf(j->key, sizeof(j->key), "%s", req->job_key);
-		j->uid = cred.uid;
-		j->size = req->size;
-		j->heap_bytes = req->heap_bytes;
-		j->ctl_next = d->jobs;
-		d->jobs = j;
-		if (j->size > 1) {
-			j->timer = evtimer_new(d->base, job_timeout_cb, j);
-			struct timeval tv = {
-				.tv_sec = (time_t)(d->cfg.job_timeout_ms / 1000),
-				.tv_usec = (suseconds_t)((d->cfg.job_timeout_ms % 1000) * 1000),
-			};
-			if (j->timer)
-				evtimer_add(j->timer, &tv);
 		}
 	}
 
@@ -325,7 +427,7 @@ int attach_handle(struct daemon *d, struct conn *cn, const void *msg, size_t len
 	status = client_create(d, j, req, cred.pid, cred.uid, &c);
 	if (status) {
 		snprintf(why, sizeof(why), "cannot create shared regions: %s", strerror(-status));
-		if (j->live == 0)
+		if (j->live == 0 && j->known == 0)
 			job_unlink_free(d, j);
 		goto refuse;
 	}
@@ -334,15 +436,19 @@ int attach_handle(struct daemon *d, struct conn *cn, const void *msg, size_t len
 	c->ctl_next = d->clients;
 	d->clients = c;
 	d->nclients++;
-	j->pe[c->rank] = c;
+	j->node_of[c->rank] = d->net.self;
+	j->known++;
 	j->attached++;
 	j->live++;
 	STAT_INC(&d->cst, attaches);
 	hlog_debug("job %s: rank %d/%d attached (pid %d uid %u)", j->key, c->rank, j->size,
 		   (int)c->pid, (unsigned)c->uid);
 	hoist__attach_request__free_unpacked(req, NULL);
-	if (j->attached == j->size)
-		job_start(d, j);
+	c->handed_over = 1;
+	if (cmdq_push(&d->to_progress, CMD_CLIENT_ADD, c))
+		hlog_err("out of memory handing over job %s rank %d", j->key, c->rank);
+	job_announce(d, j, -1, MEMBER_WANT_REPLY);
+	job_check_ready(d, j);
 	return 0;
 
 refuse:
@@ -363,14 +469,19 @@ void attach_conn_closed(struct daemon *d, struct conn *cn)
 	c->clean_detach = (hoist_load_relaxed(&c->ctrl->cq_flags) & HOIST_CQ_DETACHED) != 0;
 	if (c->clean_detach)
 		STAT_INC(&d->cst, detaches);
-	else {
+	else if (!c->replied || c->job->ready) {
 		STAT_INC(&d->cst, client_deaths);
 		hlog_info("job %s rank %d (pid %d) vanished without finalizing; reclaiming",
 			  c->job->key, c->rank, (int)c->pid);
 	}
-	if (!c->handed_over) {
-		unpark(d, c);
-		return;
+	struct job *j = c->job;
+	if (!c->replied && !j->error_sent) {
+		/* died while its job assembled: the job cannot start */
+		char why[160];
+		snprintf(why, sizeof(why), "rank %d (pid %d) died before the job assembled", c->rank,
+			 (int)c->pid);
+		c->replied = 1;
+		job_refuse_waiting(d, j, -ECONNRESET, why);
 	}
 	if (cmdq_push(&d->to_progress, CMD_CLIENT_GONE, c))
 		hlog_err("out of memory retiring client %llu", (unsigned long long)c->id);

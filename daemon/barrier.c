@@ -1,11 +1,18 @@
 /*
- * Split-phase barrier, progress-thread side. A notify counts the client in
- * (the SQ is stalled at the notify until the client's earlier operations
- * completed, so notify implies quiet). When every PE of the job has
- * notified, the epoch advances and is published in every client's control
- * page; barrier_wait on the client watches that word. The inter-node round
- * among the job's daemons will run between "all local PEs arrived" and
- * "publish".
+ * Split-phase barrier, progress-thread side.
+ *
+ * A notify counts the client in; the SQ is stalled at the notify until the
+ * client's earlier operations completed, so notify implies quiet. When all
+ * of the job's PEs on this node have notified, the job's daemons run a
+ * dissemination barrier: in round k this node sends one message to the
+ * node 2^k after it (in the job's sorted node list) and waits for the one
+ * from 2^k before it; ceil(log2(nodes)) rounds, one message per node and
+ * round, however many PEs each node hosts. Then the epoch advances and is
+ * published in every local client's control page, which barrier_wait
+ * watches.
+ *
+ * A message of the next barrier may arrive before this one finished here
+ * (its sender is done already); received rounds are kept per epoch parity.
  */
 #include "daemon.h"
 
@@ -24,11 +31,12 @@ void client_wake(struct client *c, uint32_t *word, uint32_t flag)
 	}
 }
 
-static void job_fail(struct job *j, int err)
+void job_fail(struct job *j, int err)
 {
 	if (j->error)
 		return;
 	j->error = err;
+	j->bar_active = 0;
 	for (int32_t r = 0; r < j->size; r++) {
 		struct client *c = j->pe[r];
 		if (!c)
@@ -53,10 +61,40 @@ static void barrier_complete(struct job *j)
 	}
 }
 
+static void round_send(struct daemon *d, struct job *j)
+{
+	int32_t to = j->nodes[(j->my_idx + (1 << j->bar_round)) % j->nnodes];
+	if (net_send_barrier(d, to, j->id, j->barrier_epoch + 1, j->bar_round))
+		job_fail(j, -ECONNRESET);
+}
+
+static void rounds_advance(struct daemon *d, struct job *j)
+{
+	while (j->bar_active) {
+		uint32_t par = (j->barrier_epoch + 1) & 1;
+		if (!(j->bar_recv[par] & (1u << j->bar_round)))
+			return;
+		j->bar_recv[par] &= ~(1u << j->bar_round);
+		j->bar_round++;
+		if ((1 << j->bar_round) >= j->nnodes) {
+			j->bar_active = 0;
+			barrier_complete(j);
+			return;
+		}
+		round_send(d, j);
+	}
+}
+
+void barrier_recv(struct daemon *d, struct job *j, uint32_t epoch, uint32_t round)
+{
+	j->bar_recv[epoch & 1] |= 1u << round;
+	if (j->bar_active && epoch == j->barrier_epoch + 1)
+		rounds_advance(d, j);
+}
+
 int barrier_notify(struct daemon *d, struct client *c)
 {
 	struct job *j = c->job;
-	(void)d;
 	if (j->error)
 		return j->error;
 	if (j->departed) { /* a PE left: this barrier can never complete */
@@ -67,18 +105,46 @@ int barrier_notify(struct daemon *d, struct client *c)
 		return -EINVAL; /* notified twice for the same barrier */
 	c->barrier_epoch_notified = j->barrier_epoch + 1;
 	STAT_INC(&c->st, barriers);
-	if (++j->arrived == j->size)
+	if (++j->arrived < j->nlocal)
+		return 0;
+	if (j->nnodes <= 1) {
 		barrier_complete(j);
+		return 0;
+	}
+	j->bar_active = 1;
+	j->bar_round = 0;
+	round_send(d, j);
+	rounds_advance(d, j);
 	return 0;
+}
+
+/* Rank pe (here or elsewhere) left after its node completed `epoch`
+ * barriers. A death fails the job's synchronisation at once; a clean
+ * finalize fails only a barrier that the PE will never join. */
+static void depart(struct job *j, int32_t pe, int clean, uint32_t epoch)
+{
+	if (j->pe_gone[pe])
+		return;
+	j->pe_gone[pe] = 1;
+	j->departed++;
+	int in_barrier = j->arrived > 0 || j->bar_active;
+	if (!clean || (in_barrier && j->barrier_epoch >= epoch))
+		job_fail(j, -ECONNRESET);
+}
+
+void job_pe_gone(struct daemon *d, struct job *j, int32_t pe, int clean, uint32_t epoch)
+{
+	(void)d;
+	depart(j, pe, clean, epoch);
 }
 
 void barrier_depart(struct daemon *d, struct job *j, struct client *c, int clean)
 {
-	(void)d;
 	j->pe[c->rank] = NULL;
-	j->departed++;
-	/* A death always fails the job's synchronisation; a clean finalize
-	 * fails only a barrier that is waiting for this PE. */
-	if (!clean || j->arrived > 0)
-		job_fail(j, -ECONNRESET);
+	depart(j, c->rank, clean, j->barrier_epoch);
+	if (!j->prog_ready)
+		return;
+	for (int32_t i = 0; i < j->nnodes; i++)
+		if (j->nodes[i] != d->net.self)
+			net_send_pe_gone(d, j->nodes[i], j->id, c->rank, clean, j->barrier_epoch);
 }

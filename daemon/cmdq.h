@@ -10,11 +10,19 @@
 #include <pthread.h>
 #include <stdint.h>
 
-enum cmd_type { CMD_JOB_START, CMD_CLIENT_GONE, CMD_CLIENT_FREE, CMD_STOP };
+enum cmd_type {
+	CMD_CLIENT_ADD,
+	CMD_JOB_READY,
+	CMD_ANNOUNCE,
+	CMD_CLIENT_GONE,
+	CMD_CLIENT_FREE,
+	CMD_MEMBER,
+	CMD_STOP,
+};
 
 struct cmd {
 	enum cmd_type type;
-	void *obj; /* struct job * or struct client * */
+	void *obj; /* struct job *, struct client * or struct announce * */
 	struct cmd *next;
 };
 

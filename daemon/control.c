@@ -152,6 +152,10 @@ static void from_progress_cb(evutil_socket_t fd, short what, void *arg)
 		struct cmd *next = cmd->next;
 		if (cmd->type == CMD_CLIENT_FREE)
 			client_free(d, cmd->obj);
+		else if (cmd->type == CMD_MEMBER) {
+			attach_member(d, cmd->obj);
+			free(cmd->obj);
+		}
 		free(cmd);
 		cmd = next;
 	}

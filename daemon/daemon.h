@@ -6,9 +6,18 @@
  * (progress.c) executes descriptors. They talk only through two command
  * queues (cmdq.c); an object changes hands with the command that carries it:
  *
- *   control -> progress  CMD_JOB_START    every client of the job
- *   control -> progress  CMD_CLIENT_GONE  a started client hung up
+ *   control -> progress  CMD_CLIENT_ADD   a client attached (it can be
+ *                                         addressed by peers from now on)
+ *   control -> progress  CMD_JOB_READY    every rank of the job is known;
+ *                                         job->node_of[] is final
+ *   control -> progress  CMD_ANNOUNCE     tell peers which ranks we host
+ *   control -> progress  CMD_CLIENT_GONE  a client hung up
  *   progress -> control  CMD_CLIENT_FREE  progress thread forgot it: free it
+ *   progress -> control  CMD_MEMBER       a peer announced ranks of a job
+ *
+ * A client's job may span nodes (net.h). The control thread learns which
+ * node hosts each rank from the announcements and answers the attach
+ * requests once every rank of the job is known.
  *
  * Fields are grouped by the thread that writes them. Counters are written
  * by one thread and read by the other with relaxed atomics (stats.h).
@@ -22,6 +31,7 @@
 
 #include "cmdq.h"
 #include "hoist_shm.h"
+#include "net.h"
 #include "region.h"
 #include "settings.h"
 #include "stats.h"
@@ -46,6 +56,7 @@ struct client {
 	struct conn *conn;
 	struct client *ctl_next; /* daemon's list of all clients */
 	int handed_over;         /* progress thread knows it */
+	int replied;             /* attach reply sent */
 	int clean_detach;
 
 	/* progress thread */
@@ -55,15 +66,15 @@ struct client {
 	uint32_t cq_published;
 	uint64_t outstanding;     /* operations issued, not yet complete */
 	uint32_t barrier_epoch_notified; /* epoch this client last notified for */
-	int gone;                 /* hung up; drop at the next safe point */
 	int broken;               /* broke the ring protocol: stop serving it */
+	uint32_t pin_slot;        /* pinned-table entry of its heap */
 
 	struct client_stats st;   /* written by the progress thread */
 };
 
 struct job {
 	/* immutable once created */
-	uint64_t id;
+	uint64_t id;        /* wire_job_id(key): the same on every node */
 	char key[256];
 	uid_t uid;
 	int32_t size;
@@ -72,20 +83,48 @@ struct job {
 
 	/* control thread */
 	struct job *ctl_next;
-	int32_t attached;   /* ranks attached so far */
-	int32_t live;       /* clients not yet freed */
-	int started;        /* JOB_START sent: pe[] belongs to the progress thread */
+	int32_t attached;   /* local ranks attached so far */
+	int32_t live;       /* local clients not yet freed */
+	int32_t known;      /* ranks whose node is known */
+	int ready;          /* every rank known; JOB_READY sent */
+	int error_sent;     /* assembling failed; waiting ranks were refused */
+	int32_t *announced; /* [nnodes]: local ranks we told that node about */
 	struct event *timer;
 
-	/* pe[] is filled by the control thread before JOB_START and owned by
-	 * the progress thread afterwards (NULL once a PE is gone). */
-	struct client **pe;
+	/* node_of[] is written by the control thread until JOB_READY and read
+	 * by the progress thread only after it. -1: not known yet. */
+	int32_t *node_of;
 
 	/* progress thread */
-	int32_t arrived;          /* notifies for the current barrier */
+	struct client **pe; /* local clients by rank, NULL if remote or gone */
+	struct job *prog_next;
+	int32_t local;      /* local clients the progress thread serves */
+	int32_t nlocal;     /* local ranks of the job (after JOB_READY) */
+	int prog_ready;
+	int32_t *nodes;     /* sorted nodes hosting the job */
+	int32_t nnodes, my_idx;
+	uint8_t *pe_gone;   /* [size]: rank left (remote or local) */
+	int32_t arrived;          /* local notifies for the current barrier */
 	uint32_t barrier_epoch;   /* barriers completed */
+	int bar_active;           /* inter-node rounds running */
+	uint32_t bar_round;
+	uint32_t bar_recv[2];     /* rounds received, by epoch parity */
 	int32_t departed;         /* PEs gone since start */
 	int32_t error;            /* sticky job error */
+};
+
+/* Ranks of a job hosted by one node (CMD_ANNOUNCE / CMD_MEMBER). */
+struct announce {
+	int32_t to_node;   /* CMD_ANNOUNCE: target, -1 = every peer */
+	int32_t from_node; /* CMD_MEMBER: who said it */
+	uint64_t job;
+	char key[256];
+	int32_t size;
+	uint32_t uid;
+	uint64_t heap_bytes;
+	uint32_t flags;    /* MEMBER_WANT_REPLY */
+	uint32_t nranks;
+	int32_t ranks[];
 };
 
 struct daemon {
@@ -111,6 +150,8 @@ struct daemon {
 	struct cmdq to_progress; /* its eventfd wakes the progress thread */
 	struct cmdq to_control;  /* its eventfd is watched by libevent */
 	struct client *active;   /* progress thread's clients */
+	struct job *pjobs;       /* progress thread's jobs */
+	struct net net;          /* cluster, peers, tcp transport */
 	struct progress_stats pst;
 	uint64_t heartbeat;      /* bumped by the progress thread (watchdog) */
 };
@@ -125,13 +166,24 @@ int local_get(struct client *src, const struct hoist_sqe *sqe, struct client *ds
 
 /* barrier.c (progress thread) */
 int barrier_notify(struct daemon *d, struct client *c);
+void barrier_recv(struct daemon *d, struct job *j, uint32_t epoch, uint32_t round);
 void barrier_depart(struct daemon *d, struct job *j, struct client *c, int clean);
+void job_fail(struct job *j, int err);
+void job_pe_gone(struct daemon *d, struct job *j, int32_t pe, int clean, uint32_t epoch);
 void client_wake(struct client *c, uint32_t *word, uint32_t flag);
+
+/* progress.c */
+struct job *progress_job_find(struct daemon *d, uint64_t id);
+/* A remote operation finished: CQE as the descriptor asked. */
+void progress_complete(struct client *c, uint64_t user_data, int32_t res, uint8_t opcode,
+		       int want_cqe);
 
 /* attach.c (control thread) */
 int attach_handle(struct daemon *d, struct conn *cn, const void *msg, size_t len);
 void attach_conn_closed(struct daemon *d, struct conn *cn);
+void attach_member(struct daemon *d, struct announce *a);
 void client_free(struct daemon *d, struct client *c);
+void jobs_free_all(struct daemon *d);
 
 /* stats.c (control thread) */
 void stats_serve(struct daemon *d, int fd);

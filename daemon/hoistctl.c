@@ -107,6 +107,21 @@ static void print_json(const Hoist__StatsReply *r)
 		}
 		printf("}}");
 	}
+	printf("],\"peers\":[");
+	for (size_t i = 0; i < r->n_peers; i++) {
+		const Hoist__PeerStats *p = r->peers[i];
+		printf("%s{\"node\":%d,\"addr\":", i ? "," : "", p->node);
+		json_str(p->addr);
+		printf(",\"state\":");
+		json_str(p->state);
+		printf(",\"counters\":{");
+		for (size_t k = 0; k < p->n_counters; k++) {
+			printf("%s", k ? "," : "");
+			json_str(p->counters[k]->name);
+			printf(":%llu", (unsigned long long)p->counters[k]->value);
+		}
+		printf("}}");
+	}
 	printf("]");
 	if (r->n_settings) {
 		printf(",\"settings\":{");
@@ -142,6 +157,20 @@ static void print_table(const Hoist__StatsReply *r)
 		}
 	} else {
 		printf("\nclients: none attached\n");
+	}
+	if (r->n_peers) {
+		const Hoist__PeerStats *p0 = r->peers[0];
+		printf("\npeers\n  %4s %-22s %-10s", "node", "addr", "state");
+		for (size_t k = 0; k < p0->n_counters; k++)
+			printf(" %10.10s", p0->counters[k]->name);
+		printf("\n");
+		for (size_t i = 0; i < r->n_peers; i++) {
+			const Hoist__PeerStats *p = r->peers[i];
+			printf("  %4d %-22.22s %-10s", p->node, p->addr, p->state);
+			for (size_t k = 0; k < p->n_counters; k++)
+				printf(" %10llu", (unsigned long long)p->counters[k]->value);
+			printf("\n");
+		}
 	}
 	if (r->n_settings) {
 		printf("\nsettings\n");

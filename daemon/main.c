@@ -82,14 +82,7 @@ static void teardown(struct daemon *d)
 		region_destroy(&c->heap);
 		free(c);
 	}
-	while (d->jobs) {
-		struct job *j = d->jobs;
-		d->jobs = j->ctl_next;
-		if (j->timer)
-			event_free(j->timer);
-		free(j->pe);
-		free(j);
-	}
+	jobs_free_all(d);
 	if (d->base)
 		event_base_free(d->base);
 	cmdq_destroy(&d->to_progress);
@@ -216,6 +209,12 @@ int main(int argc, char **argv)
 	}
 	snprintf(d->attach_path, sizeof(d->attach_path), "%.90s/hoistd.sock", d->runtime_dir);
 	snprintf(d->stats_path, sizeof(d->stats_path), "%.90s/stats.sock", d->runtime_dir);
+
+	char err[300] = "";
+	if ((rc = cluster_configure(d, err, sizeof(err)))) {
+		hlog_err("%s", err[0] ? err : strerror(-rc));
+		return 1;
+	}
 
 	signal(SIGPIPE, SIG_IGN);
 	evthread_use_pthreads();

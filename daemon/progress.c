@@ -12,7 +12,6 @@
 #include "daemon.h"
 
 #include <errno.h>
-#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -27,6 +26,8 @@ uint64_t now_ns(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
+
+static void cq_flush(struct client *c);
 
 static void cq_post(struct client *c, uint64_t user_data, int32_t res, uint8_t opcode)
 {
@@ -50,6 +51,36 @@ static void cq_flush(struct client *c)
 	client_wake(c, &c->ctrl->cq_tail, HOIST_CQ_WAITING);
 }
 
+/* A remote operation finished (net.c). The drain loop reserved no CQ slot
+ * for it, so check: only a failed put that asked for no completion may be
+ * dropped when the ring is full (the client needs one sticky error). */
+void progress_complete(struct client *c, uint64_t user_data, int32_t res, uint8_t opcode,
+		       int want_cqe)
+{
+	if (!c)
+		return; /* the client left meanwhile */
+	c->outstanding--;
+	if (!res && !want_cqe)
+		return;
+	uint32_t head = hoist_load_acquire(&c->ctrl->cq_head);
+	if (c->cq_tail - head >= c->cq_entries) {
+		STAT_INC(&c->st, cq_full);
+		if (res)
+			STAT_INC(&c->st, errors);
+		return;
+	}
+	cq_post(c, user_data, res, opcode);
+	cq_flush(c);
+}
+
+struct job *progress_job_find(struct daemon *d, uint64_t id)
+{
+	for (struct job *j = d->pjobs; j; j = j->prog_next)
+		if (j->id == id)
+			return j;
+	return NULL;
+}
+
 static void client_break(struct client *c, const char *why)
 {
 	if (c->broken)
@@ -59,59 +90,77 @@ static void client_break(struct client *c, const char *why)
 		  (int)c->pid, c->job->key, c->rank, why);
 }
 
-static struct client *route(struct client *c, const struct hoist_sqe *sqe, int *err)
+enum exec_result { EXEC_DONE, EXEC_STALL, EXEC_ASYNC };
+
+/* A put or get: same node by copy, other nodes through the transport. */
+static enum exec_result rma(struct daemon *d, struct client *c, const struct hoist_sqe *sqe, int *res)
 {
-	struct client *t = c->job->pe[sqe->pe];
-	if (!t) {
-		*err = -ECONNRESET; /* the target PE is gone */
-		return NULL;
+	struct job *j = c->job;
+	struct client *t = j->pe[sqe->pe];
+	int is_put = sqe->opcode == HOIST_OP_PUT;
+	if (t) {
+		*res = is_put ? local_put(c, sqe, t) : local_get(c, sqe, t);
+	} else if (j->pe_gone[sqe->pe]) {
+		*res = -ECONNRESET; /* the target PE is gone */
+		return EXEC_DONE;
+	} else if (!j->prog_ready) {
+		return EXEC_STALL; /* JOB_READY is on its way */
+	} else {
+		int32_t node = j->node_of[sqe->pe];
+		if (node == d->net.self) {
+			*res = -ECONNRESET;
+			return EXEC_DONE;
+		}
+		int rc = net_rma(d, c, sqe, node);
+		if (rc == 0)
+			return EXEC_STALL;
+		if (rc < 0) {
+			*res = rc;
+			return EXEC_DONE;
+		}
 	}
-	return t;
+	if (is_put) {
+		STAT_INC(&c->st, puts);
+		STAT_ADD(&c->st, put_bytes, sqe->len);
+	} else {
+		STAT_INC(&c->st, gets);
+		STAT_ADD(&c->st, get_bytes, sqe->len);
+	}
+	return t ? EXEC_DONE : EXEC_ASYNC;
 }
 
-/* Execute one validated descriptor. Returns 1 if it completed (CQE needed
- * per flags), 0 if the ring must stall here (quiet with work in flight),
- * and stores the result in *res. */
-static int execute(struct daemon *d, struct client *c, const struct hoist_sqe *sqe, int *res)
+/* Execute one validated descriptor; *res is its result when DONE. */
+static enum exec_result execute(struct daemon *d, struct client *c, const struct hoist_sqe *sqe,
+				int *res)
 {
-	struct client *t;
 	*res = 0;
 	switch (sqe->opcode) {
 	case HOIST_OP_PUT:
-		if (!(t = route(c, sqe, res)))
-			return 1;
-		*res = local_put(c, sqe, t);
-		STAT_INC(&c->st, puts);
-		STAT_ADD(&c->st, put_bytes, sqe->len);
-		return 1;
 	case HOIST_OP_GET:
-		if (!(t = route(c, sqe, res)))
-			return 1;
-		*res = local_get(c, sqe, t);
-		STAT_INC(&c->st, gets);
-		STAT_ADD(&c->st, get_bytes, sqe->len);
-		return 1;
+		return rma(d, c, sqe, res);
 	case HOIST_OP_QUIET:
 		if (c->outstanding)
-			return 0;
+			return EXEC_STALL;
 		STAT_INC(&c->st, quiets);
-		return 1;
+		return EXEC_DONE;
 	case HOIST_OP_FENCE:
-		/* Every transport delivers one client's puts to one PE in order,
-		 * so a fence needs no action yet. */
+		/* Every transport delivers one client's puts to one PE in order
+		 * (same node: at once; tcp: one connection per peer), so a
+		 * fence needs no action. */
 		STAT_INC(&c->st, fences);
-		return 1;
+		return EXEC_DONE;
 	case HOIST_OP_BARRIER_NOTIFY:
-		if (c->outstanding)
-			return 0;
+		/* the node map decides who takes part: wait for JOB_READY */
+		if (c->outstanding || !c->job->prog_ready)
+			return EXEC_STALL;
 		*res = barrier_notify(d, c);
-		return 1;
+		return EXEC_DONE;
 	case HOIST_OP_NOP:
 		STAT_INC(&c->st, nops);
-		return 1;
+		return EXEC_DONE;
 	}
 	*res = -EINVAL;
-	return 1;
+	return EXEC_DONE;
 }
 
 /* Drain up to `batch` descriptors of one client. Returns how many. */
@@ -159,9 +208,10 @@ static unsigned drain(struct daemon *d, struct client *c)
 			STAT_INC(&c->st, rejected);
 			cq_post(c, sqe.user_data, res, sqe.opcode);
 		} else {
-			if (!execute(d, c, &sqe, &res))
-				break; /* stalled: retry on a later pass */
-			if (res || (sqe.flags & HOIST_SQE_F_CQE))
+			enum exec_result er = execute(d, c, &sqe, &res);
+			if (er == EXEC_STALL)
+				break; /* retry on a later pass */
+			if (er == EXEC_DONE && (res || (sqe.flags & HOIST_SQE_F_CQE)))
 				cq_post(c, sqe.user_data, res, sqe.opcode);
 		}
 		c->sq_head++;
@@ -179,15 +229,82 @@ static unsigned drain(struct daemon *d, struct client *c)
 
 static void client_retire(struct daemon *d, struct client *c)
 {
+	struct job *j = c->job;
 	struct client **pp = &d->active;
 	while (*pp && *pp != c)
 		pp = &(*pp)->prog_next;
 	if (*pp)
 		*pp = c->prog_next;
-	barrier_depart(d, c->job, c, c->clean_detach);
+	net_orphan_client(d, c);
+	pin_unregister(d, c);
+	barrier_depart(d, j, c, c->clean_detach);
+	if (--j->local == 0) { /* the job has no client here any more */
+		struct job **jp = &d->pjobs;
+		while (*jp && *jp != j)
+			jp = &(*jp)->prog_next;
+		if (*jp)
+			*jp = j->prog_next;
+	}
 	if (cmdq_push(&d->to_control, CMD_CLIENT_FREE, c))
 		hlog_err("out of memory handing client %llu back; leaking it",
 			 (unsigned long long)c->id);
+}
+
+static void client_add(struct daemon *d, struct client *c)
+{
+	struct job *j = c->job;
+	if (j->local++ == 0) {
+		j->prog_next = d->pjobs;
+		d->pjobs = j;
+	}
+	j->pe[c->rank] = c;
+	if (pin_register(d, c))
+		hlog_warn("pinned table full: job %s rank %d is reachable by name only", j->key,
+			  c->rank);
+	c->prog_next = d->active;
+	d->active = c;
+}
+
+static int cmp_i32(const void *a, const void *b)
+{
+	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* Every rank's node is known: derive the job's node list. */
+static void job_ready(struct daemon *d, struct job *j)
+{
+	int32_t n = 0, *nodes = malloc((size_t)j->size * sizeof(*nodes));
+	if (!nodes) {
+		job_fail(j, -ENOMEM);
+		return;
+	}
+	j->nlocal = 0;
+	for (int32_t r = 0; r < j->size; r++) {
+		if (j->node_of[r] == d->net.self)
+			j->nlocal++;
+		nodes[n++] = j->node_of[r];
+	}
+	qsort(nodes, (size_t)n, sizeof(*nodes), cmp_i32);
+	int32_t u = 0;
+	for (int32_t i = 0; i < n; i++)
+		if (i == 0 || nodes[i] != nodes[u - 1])
+			nodes[u++] = nodes[i];
+	j->nodes = nodes;
+	j->nnodes = u;
+	for (int32_t i = 0; i < u; i++)
+		if (nodes[i] == d->net.self)
+			j->my_idx = i;
+	j->prog_ready = 1;
+}
+
+static void announce(struct daemon *d, struct announce *a)
+{
+	for (int32_t node = 0; node < d->net.nnodes; node++) {
+		if (node == d->net.self || (a->to_node >= 0 && a->to_node != node))
+			continue;
+		net_send_member(d, node, a); /* unreachable now: it will ask us */
+	}
 }
 
 static int handle_commands(struct daemon *d)
@@ -198,14 +315,16 @@ static int handle_commands(struct daemon *d)
 		struct cmd *next = cmd->next;
 		STAT_INC(&d->pst, commands);
 		switch (cmd->type) {
-		case CMD_JOB_START: {
-			struct job *j = cmd->obj;
-			for (int32_t r = 0; r < j->size; r++) {
-				j->pe[r]->prog_next = d->active;
-				d->active = j->pe[r];
-			}
+		case CMD_CLIENT_ADD:
+			client_add(d, cmd->obj);
 			break;
-		}
+		case CMD_JOB_READY:
+			job_ready(d, cmd->obj);
+			break;
+		case CMD_ANNOUNCE:
+			announce(d, cmd->obj);
+			free(cmd->obj);
+			break;
 		case CMD_CLIENT_GONE: {
 			struct client *c = cmd->obj;
 			drain(d, c); /* what it posted before dying still runs */
@@ -216,6 +335,7 @@ static int handle_commands(struct daemon *d)
 			stop = 1;
 			break;
 		case CMD_CLIENT_FREE:
+		case CMD_MEMBER:
 			break;
 		}
 		free(cmd);
@@ -248,11 +368,19 @@ static void *progress_main(void *arg)
 	uint64_t spin_ns = d->cfg.spin_us * 1000u;
 	uint64_t last_work = now_ns();
 	unsigned idle = 0;
+	int net = d->net.enabled;
 
 	for (;;) {
 		if (cmdq_pending(&d->to_progress) && handle_commands(d))
 			break;
-		if (poll_all(d)) {
+		unsigned work = poll_all(d);
+		if (net) {
+			/* the sockets are checked on every pass: a remote reply is
+			 * what a waiting client needs next */
+			work += (unsigned)net_poll(d, 0);
+			net_flush(d);
+		}
+		if (work) {
 			STAT_INC(&d->pst, loops_busy);
 			idle = 0;
 			continue;
@@ -265,6 +393,8 @@ static void *progress_main(void *arg)
 		uint64_t t = now_ns();
 		if (idle == 64)
 			last_work = t;
+		if (net)
+			net_timers(d, t);
 		if (t - last_work < spin_ns) {
 			hoist_cpu_relax();
 			continue;
@@ -278,18 +408,12 @@ static void *progress_main(void *arg)
 			continue;
 		}
 		STAT_INC(&d->pst, sleeps);
-		struct pollfd pfd[2] = {
-			{.fd = d->doorbell_fd, .events = POLLIN},
-			{.fd = d->to_progress.efd, .events = POLLIN},
-		};
-		int n = poll(pfd, 2, 1000);
+		/* doorbell, commands, sockets; wake for heartbeats and the
+		 * watchdog at least */
+		int timeout = net ? (int)(d->cfg.heartbeat_ms / 4) + 1 : 1000;
+		net_poll(d, timeout);
+		net_flush(d);
 		__atomic_store_n(&d->heartbeat, d->heartbeat + 1, __ATOMIC_RELAXED);
-		if (n > 0 && (pfd[0].revents & POLLIN)) {
-			uint64_t v;
-			ssize_t r = read(d->doorbell_fd, &v, sizeof(v));
-			(void)r;
-			STAT_INC(&d->pst, doorbells);
-		}
 		set_need_wakeup(d, 0);
 		idle = 0;
 	}
@@ -304,7 +428,10 @@ static void *progress_main(void *arg)
 
 int progress_start(struct daemon *d)
 {
-	int rc = pthread_create(&d->progress_tid, NULL, progress_main, d);
+	int rc = net_start(d);
+	if (rc)
+		return rc;
+	rc = pthread_create(&d->progress_tid, NULL, progress_main, d);
 	return -rc;
 }
 
@@ -312,4 +439,9 @@ void progress_stop(struct daemon *d)
 {
 	cmdq_push(&d->to_progress, CMD_STOP, NULL);
 	pthread_join(d->progress_tid, NULL);
+	for (struct job *j = d->pjobs; j; j = j->prog_next) {
+		free(j->nodes);
+		j->nodes = NULL;
+	}
+	net_stop(d);
 }

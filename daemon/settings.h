@@ -24,7 +24,19 @@
 	X(batch, UINT, "64", 1, 65536, "descriptors drained from one client before the next")       \
 	X(job_timeout_ms, UINT, "30000", 1, 3600000,                                               \
 	  "milliseconds for every rank of a job to attach before the attach fails")                \
-	X(max_clients, UINT, "1024", 1, 65536, "attached clients at most")
+	X(max_clients, UINT, "1024", 1, 65536, "attached clients at most")                         \
+	X(nodes, STR, "", 0, 0,                                                                    \
+	  "cluster node list host:port,host:port,... or @hostfile (empty: this node only)")       \
+	X(node_id, UINT, "0", 0, 4095, "this daemon's index in the node list")                     \
+	X(cluster_key_file, STR, "/etc/hoist/cluster.key", 0, 0,                                   \
+	  "file holding the shared cluster key (>= 16 bytes); required with several nodes")        \
+	X(peer_timeout_ms, UINT, "5000", 100, 3600000,                                             \
+	  "a peer silent this long is declared lost; its operations fail")                         \
+	X(heartbeat_ms, UINT, "1000", 10, 600000, "interval of keep-alive pings to busy peers")    \
+	X(addr_cache_entries, UINT, "1024", 1, 1048576, "remote-address cache entries (LRU)")      \
+	X(credit_window, UINT, "256", 1, 65536, "requests in flight per peer at most")             \
+	X(tcp_buffer_bytes, SIZE, "8m", 65536, 1ull << 32,                                         \
+	  "per-peer send buffer; draining a client pauses while it is full")
 
 enum settings_source { SRC_DEFAULT, SRC_FILE, SRC_ENV, SRC_FLAG };
 

@@ -60,7 +60,8 @@ static void counter_buf_free(struct counter_buf *b)
 enum {
 	N_CLIENT_STATS = 0 HOISTD_CLIENT_STATS(COUNT_ONE),
 	N_DAEMON_STATS = 0 HOISTD_CLIENT_STATS(COUNT_ONE) HOISTD_PROGRESS_STATS(COUNT_ONE)
-			     HOISTD_CONTROL_STATS(COUNT_ONE) + 3,
+			     HOISTD_CONTROL_STATS(COUNT_ONE) + 10,
+	N_PEER_STATS = 0 HOISTD_PEER_STATS(COUNT_ONE),
 };
 #undef COUNT_ONE
 
@@ -71,6 +72,9 @@ void stats_serve(struct daemon *d, int fd)
 	if (n <= 0)
 		return;
 	STAT_INC(&d->cst, stats_requests);
+	int npeers = 0;
+	struct counter_buf *pb = NULL;
+	Hoist__PeerStats *ps = NULL, **psp = NULL;
 	Hoist__StatsRequest *req = hoist__stats_request__unpack(NULL, (size_t)n, in);
 	Hoist__StatsReply rep = HOIST__STATS_REPLY__INIT;
 	rep.version = HOIST_VERSION_STRING;
@@ -115,6 +119,15 @@ void stats_serve(struct daemon *d, int fd)
 		njobs++;
 	counter_add(&db, "jobs", njobs);
 	counter_add(&db, "spin_us", d->cfg.spin_us);
+	const struct addr_cache_stats *acs = &d->net.cache.st;
+	counter_add(&db, "addr_cache_hits", __atomic_load_n(&acs->hits, __ATOMIC_RELAXED));
+	counter_add(&db, "addr_cache_misses", __atomic_load_n(&acs->misses, __ATOMIC_RELAXED));
+	counter_add(&db, "addr_cache_inserts", __atomic_load_n(&acs->inserts, __ATOMIC_RELAXED));
+	counter_add(&db, "addr_cache_evictions", __atomic_load_n(&acs->evictions, __ATOMIC_RELAXED));
+	counter_add(&db, "addr_cache_invalidations",
+		    __atomic_load_n(&acs->invalidations, __ATOMIC_RELAXED));
+	counter_add(&db, "node_id", (uint64_t)d->net.self);
+	counter_add(&db, "nodes", (uint64_t)d->net.nnodes);
 	rep.n_daemon = db.n;
 	rep.daemon = db.ptrs;
 
@@ -140,6 +153,34 @@ void stats_serve(struct daemon *d, int fd)
 	rep.n_clients = (size_t)i;
 	rep.clients = csp;
 
+	/* peers: the array is fixed for the daemon's life, counters atomic */
+	npeers = d->net.enabled ? d->net.nnodes : 0;
+	pb = calloc((size_t)npeers + 1, sizeof(*pb));
+	ps = calloc((size_t)npeers + 1, sizeof(*ps));
+	psp = calloc((size_t)npeers + 1, sizeof(*psp));
+	if (pb && ps && psp) {
+		static const char *const state_names[] = {"idle", "connecting", "up", "lost"};
+		size_t k = 0;
+		for (int p = 0; p < npeers; p++) {
+			struct peer *pe = &d->net.peers[p];
+			if (p == d->net.self || counter_buf_init(&pb[k], N_PEER_STATS))
+				continue;
+#define X(name, help) counter_add(&pb[k], #name, STAT_READ(&pe->st, name));
+			HOISTD_PEER_STATS(X)
+#undef X
+			hoist__peer_stats__init(&ps[k]);
+			ps[k].node = pe->node;
+			ps[k].addr = pe->name;
+			ps[k].state = (char *)state_names[__atomic_load_n(&pe->state, __ATOMIC_RELAXED) & 3];
+			ps[k].n_counters = pb[k].n;
+			ps[k].counters = pb[k].ptrs;
+			psp[k] = &ps[k];
+			k++;
+		}
+		rep.n_peers = k;
+		rep.peers = psp;
+	}
+
 	if (req->settings) {
 		for (int k = 0; k < SET__COUNT; k++) {
 			hoist__setting__init(&st[k]);
@@ -162,6 +203,12 @@ send_free:;
 		free(out);
 	}
 	counter_buf_free(&db);
+	if (pb)
+		for (int k = 0; k < npeers; k++)
+			counter_buf_free(&pb[k]);
+	free(pb);
+	free(ps);
+	free(psp);
 	if (cb)
 		for (int k = 0; k < nclients; k++)
 			counter_buf_free(&cb[k]);

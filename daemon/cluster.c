@@ -1,0 +1,141 @@
+/*
+ * The cluster as configured: the node list (nodes = host:port,... or
+ * @hostfile with one host:port per line), this daemon's index in it, and
+ * the cluster key that every daemon must hold to join.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netdb.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "daemon.h"
+#include "log.h"
+
+static int parse_hostport(const char *text, struct sockaddr_in *sa)
+{
+	char host[128];
+	const char *colon = strrchr(text, ':');
+	if (!colon || colon == text || (size_t)(colon - text) >= sizeof(host))
+		return -EINVAL;
+	memcpy(host, text, (size_t)(colon - text));
+	host[colon - text] = 0;
+	char *end;
+	long port = strtol(colon + 1, &end, 10);
+	if (*end || port < 1 || port > 65535)
+		return -EINVAL;
+	struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM}, *res;
+	if (getaddrinfo(host, NULL, &hints, &res) != 0)
+		return -EHOSTUNREACH;
+	memset(sa, 0, sizeof(*sa));
+	*sa = *(struct sockaddr_in *)res->ai_addr;
+	sa->sin_port = htons((uint16_t)port);
+	freeaddrinfo(res);
+	return 0;
+}
+
+static int add_node(struct net *n, const char *item, char *err, size_t errlen)
+{
+	struct peer *p = realloc(n->peers, (size_t)(n->nnodes + 1) * sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	n->peers = p;
+	p = &n->peers[n->nnodes];
+	memset(p, 0, sizeof(*p));
+	snprintf(p->name, sizeof(p->name), "%s", item);
+	int rc = parse_hostport(item, &p->addr);
+	if (rc) {
+		snprintf(err, errlen, "node '%s': expected host:port with a resolvable IPv4 host", item);
+		return rc;
+	}
+	p->node = n->nnodes++;
+	return 0;
+}
+
+static int load_key(struct net *n, const char *path, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "re");
+	if (!f) {
+		snprintf(err, errlen, "cluster key %s: %s (several nodes need a shared key)", path,
+			 strerror(errno));
+		return -errno;
+	}
+	struct stat st;
+	if (fstat(fileno(f), &st) == 0 && (st.st_mode & 077))
+		hlog_warn("cluster key %s is readable by others (mode %o)", path,
+			  (unsigned)(st.st_mode & 0777));
+	uint8_t buf[4096];
+	size_t len = fread(buf, 1, sizeof(buf), f);
+	fclose(f);
+	while (len && (buf[len - 1] == '\n' || buf[len - 1] == '\r'))
+		len--;
+	if (len < 16) {
+		snprintf(err, errlen, "cluster key %s: %zu bytes, need at least 16", path, len);
+		return -EINVAL;
+	}
+	crypto_generichash(n->key, sizeof(n->key), buf, len, NULL, 0);
+	sodium_memzero(buf, sizeof(buf));
+	return 0;
+}
+
+int cluster_configure(struct daemon *d, char *err, size_t errlen)
+{
+	struct net *n = &d->net;
+	const char *spec = d->cfg.nodes;
+	n->listen_fd = -1;
+	n->epfd = -1;
+	n->self = 0;
+	n->nnodes = 1;
+	if (!spec[0])
+		return 0; /* a node of its own */
+	if (sodium_init() < 0) {
+		snprintf(err, errlen, "libsodium failed to initialise");
+		return -EIO;
+	}
+	n->nnodes = 0;
+	int rc = 0;
+	if (spec[0] == '@') {
+		FILE *f = fopen(spec + 1, "re");
+		if (!f) {
+			snprintf(err, errlen, "hostfile %s: %s", spec + 1, strerror(errno));
+			return -errno;
+		}
+		char line[256];
+		while (!rc && fgets(line, sizeof(line), f)) {
+			char *h = strchr(line, '#');
+			if (h)
+				*h = 0;
+			char *p = line + strspn(line, " \t");
+			p[strcspn(p, " \t\r\n")] = 0;
+			if (*p)
+				rc = add_node(n, p, err, errlen);
+		}
+		fclose(f);
+	} else {
+		char *copy = strdup(spec), *save = NULL;
+		if (!copy)
+			return -ENOMEM;
+		for (char *tok = strtok_r(copy, ",", &save); tok && !rc; tok = strtok_r(NULL, ",", &save))
+			rc = add_node(n, tok, err, errlen);
+		free(copy);
+	}
+	if (rc)
+		return rc;
+	if (n->nnodes == 0) {
+		snprintf(err, errlen, "node list '%s' is empty", spec);
+		return -EINVAL;
+	}
+	if (d->cfg.node_id >= (uint64_t)n->nnodes) {
+		snprintf(err, errlen, "node_id %llu but the node list has %d entries",
+			 (unsigned long long)d->cfg.node_id, n->nnodes);
+		return -EINVAL;
+	}
+	n->self = (int32_t)d->cfg.node_id;
+	n->enabled = n->nnodes > 1;
+	if (n->enabled && (rc = load_key(n, d->cfg.cluster_key_file, err, errlen)))
+		return rc;
+	return 0;
+}

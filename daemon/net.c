@@ -1,0 +1,1114 @@
+/*
+ * tcp transport (progress thread): connections, the keyed handshake,
+ * framing with partial reads and writes, credits, the address cache on the
+ * request side and the pinned table on the serving side, heartbeats and
+ * peer loss. See wire.h for the frames and net.h for the objects.
+ */
+#include "net.h"
+
+#include <errno.h>
+#include <netinet/tcp.h>
+#include <sodium.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "daemon.h"
+#include "hoist.pb-c.h"
+#include "log.h"
+
+#define RBUF_BYTES (256u * 1024u)
+#define HS_MAX 512u
+#define RETRY_NS (1000000000ull) /* a lost peer may be retried after 1 s */
+
+/* epoll tags for the fds that are not connections */
+static char EP_LISTEN, EP_DOORBELL, EP_CMDQ;
+
+static void conn_free(struct daemon *d, struct netconn *c);
+static void peer_lost(struct daemon *d, struct peer *p, const char *why);
+
+/* ---- output buffers ---------------------------------------------------- */
+
+static uint64_t ob_pending(const struct outbuf *o)
+{
+	return o->tail - o->head;
+}
+
+static int ob_reserve(struct outbuf *o, uint64_t n)
+{
+	if (o->cap - o->tail >= n)
+		return 0;
+	if (o->head) { /* compact */
+		memmove(o->buf, o->buf + o->head, o->tail - o->head);
+		o->tail -= o->head;
+		o->head = 0;
+		if (o->cap - o->tail >= n)
+			return 0;
+	}
+	uint64_t cap = o->cap ? o->cap : 65536;
+	while (cap - o->tail < n)
+		cap *= 2;
+	char *b = realloc(o->buf, cap);
+	if (!b)
+		return -ENOMEM;
+	o->buf = b;
+	o->cap = cap;
+	return 0;
+}
+
+static void ob_append(struct outbuf *o, const void *p, uint64_t n)
+{
+	memcpy(o->buf + o->tail, p, n);
+	o->tail += n;
+}
+
+/* header + ext + payload into the connection's buffer */
+static int frame_queue(struct netconn *c, uint8_t type, uint64_t tag, const void *ext, uint16_t hlen,
+		       const void *payload, uint64_t plen)
+{
+	struct wire_hdr h = {.plen = (uint32_t)plen, .type = type, .hlen = hlen, .tag = tag};
+	if (ob_reserve(&c->out, sizeof(h) + hlen + plen))
+		return -ENOMEM;
+	ob_append(&c->out, &h, sizeof(h));
+	if (hlen)
+		ob_append(&c->out, ext, hlen);
+	if (plen)
+		ob_append(&c->out, payload, plen);
+	return 0;
+}
+
+/* ---- epoll ------------------------------------------------------------- */
+
+static void ep_watch(struct net *n, struct netconn *c, uint32_t events)
+{
+	struct epoll_event ev = {.events = events, .data.ptr = c};
+	int op = c->epoll_events ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
+	if (c->epoll_events == events)
+		return;
+	if (epoll_ctl(n->epfd, op, c->fd, &ev) == 0)
+		c->epoll_events = events;
+}
+
+static int ep_add_tag(struct net *n, int fd, void *tag)
+{
+	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = tag};
+	return epoll_ctl(n->epfd, EPOLL_CTL_ADD, fd, &ev) < 0 ? -errno : 0;
+}
+
+/* ---- sockets ----------------------------------------------------------- */
+
+static void sock_tune(int fd)
+{
+	int one = 1;
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+}
+
+static struct netconn *conn_new(int fd, int outgoing, int32_t node)
+{
+	struct netconn *c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	c->rbuf = malloc(RBUF_BYTES);
+	if (!c->rbuf) {
+		free(c);
+		return NULL;
+	}
+	c->fd = fd;
+	c->outgoing = outgoing;
+	c->node = node;
+	c->last_rx_ns = now_ns();
+	return c;
+}
+
+/* Write what the socket takes. 0, or -errno when the connection broke. */
+static int conn_flush(struct daemon *d, struct netconn *c)
+{
+	while (ob_pending(&c->out)) {
+		ssize_t w = send(c->fd, c->out.buf + c->out.head, ob_pending(&c->out),
+				 MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (w < 0) {
+			if (errno == EAGAIN || errno == EWOULDBLOCK) {
+				ep_watch(&d->net, c, EPOLLIN | EPOLLOUT);
+				return 0;
+			}
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		c->out.head += (uint64_t)w;
+	}
+	c->out.head = c->out.tail = 0;
+	ep_watch(&d->net, c, EPOLLIN);
+	return 0;
+}
+
+/* ---- handshake --------------------------------------------------------- */
+
+static void hs_mac(const struct net *n, const char *role, const uint8_t *nonce, size_t nlen,
+		   int32_t acceptor, int32_t connector, uint8_t out[32])
+{
+	crypto_auth_hmacsha256_state st;
+	crypto_auth_hmacsha256_init(&st, n->key, sizeof(n->key));
+	crypto_auth_hmacsha256_update(&st, (const uint8_t *)role, strlen(role));
+	crypto_auth_hmacsha256_update(&st, nonce, nlen);
+	crypto_auth_hmacsha256_update(&st, (const uint8_t *)&acceptor, sizeof(acceptor));
+	crypto_auth_hmacsha256_update(&st, (const uint8_t *)&connector, sizeof(connector));
+	crypto_auth_hmacsha256_final(&st, out);
+}
+
+/* Handshake frames go straight to the fresh socket (they are tiny), never
+ * through the output buffer that already holds queued requests. */
+static int hs_send(struct daemon *d, struct netconn *c, uint8_t type, const uint8_t *mac)
+{
+	Hoist__PeerHello h = HOIST__PEER_HELLO__INIT;
+	h.proto_version = WIRE_VERSION;
+	h.node_id = (uint32_t)d->net.self;
+	h.cluster_nodes = (uint32_t)d->net.nnodes;
+	if (type == W_HELLO) {
+		randombytes_buf(c->nonce, sizeof(c->nonce));
+		h.nonce.data = c->nonce;
+		h.nonce.len = sizeof(c->nonce);
+	}
+	if (mac) {
+		h.mac.data = (uint8_t *)mac;
+		h.mac.len = 32;
+	}
+	uint8_t buf[sizeof(struct wire_hdr) + HS_MAX];
+	size_t plen = hoist__peer_hello__get_packed_size(&h);
+	if (plen > HS_MAX)
+		return -EMSGSIZE;
+	struct wire_hdr hdr = {.plen = (uint32_t)plen, .type = type};
+	memcpy(buf, &hdr, sizeof(hdr));
+	hoist__peer_hello__pack(&h, buf + sizeof(hdr));
+	ssize_t w = send(c->fd, buf, sizeof(hdr) + plen, MSG_NOSIGNAL | MSG_DONTWAIT);
+	return w == (ssize_t)(sizeof(hdr) + plen) ? 0 : -EIO;
+}
+
+static int hs_check(struct daemon *d, const Hoist__PeerHello *h)
+{
+	return h && h->proto_version == WIRE_VERSION && h->cluster_nodes == (uint32_t)d->net.nnodes &&
+	       h->node_id < (uint32_t)d->net.nnodes && (int32_t)h->node_id != d->net.self;
+}
+
+/* A handshake frame arrived (payload in c->rbuf-independent scratch). */
+static int hs_frame(struct daemon *d, struct netconn *c, const uint8_t *payload, uint32_t plen)
+{
+	struct net *n = &d->net;
+	Hoist__PeerHello *h = hoist__peer_hello__unpack(NULL, plen, payload);
+	int rc = -EPROTO;
+	uint8_t mac[32];
+	if (!h)
+		return -EPROTO;
+	if (c->outgoing && c->phase == PH_WAIT_HELLO && c->hdr.type == W_HELLO) {
+		/* acceptor's answer: check its mac over our nonce, prove ours */
+		struct peer *p = &n->peers[c->node];
+		hs_mac(n, "acceptor", c->nonce, sizeof(c->nonce), c->node, n->self, mac);
+		if (!hs_check(d, h) || (int32_t)h->node_id != c->node || h->mac.len != 32 ||
+		    sodium_memcmp(mac, h->mac.data, 32) != 0 || h->nonce.len != 32) {
+			STAT_INC(&p->st, auth_failures);
+			hlog_warn("peer %s failed authentication (wrong cluster key or node list?)",
+				  p->name);
+			rc = -EACCES;
+			goto out;
+		}
+		hs_mac(n, "connector", h->nonce.data, h->nonce.len, c->node, n->self, mac);
+		if ((rc = hs_send(d, c, W_AUTH, mac)))
+			goto out;
+		c->phase = PH_UP;
+		__atomic_store_n(&p->state, PEER_UP, __ATOMIC_RELAXED);
+		STAT_INC(&p->st, connects);
+		hlog_info("connected to node %d (%s)", p->node, p->name);
+		rc = conn_flush(d, c); /* requests queued while connecting */
+	} else if (!c->outgoing && c->phase == PH_WAIT_FIRST && c->hdr.type == W_HELLO) {
+		if (!hs_check(d, h) || h->nonce.len != 32) {
+			hlog_warn("refused a peer connection: bad hello (version, node id or node count)");
+			goto out;
+		}
+		c->node = (int32_t)h->node_id;
+		hs_mac(n, "acceptor", h->nonce.data, h->nonce.len, n->self, c->node, mac);
+		if ((rc = hs_send(d, c, W_HELLO, mac)))
+			goto out;
+		c->phase = PH_WAIT_AUTH;
+	} else if (!c->outgoing && c->phase == PH_WAIT_AUTH && c->hdr.type == W_AUTH) {
+		hs_mac(n, "connector", c->nonce, sizeof(c->nonce), n->self, c->node, mac);
+		if (h->mac.len != 32 || sodium_memcmp(mac, h->mac.data, 32) != 0) {
+			STAT_INC(&n->peers[c->node].st, auth_failures);
+			hlog_warn("refused node %d: it does not hold the cluster key", c->node);
+			rc = -EACCES;
+			goto out;
+		}
+		c->phase = PH_UP;
+		/* it is alive: a lost mark from an earlier attempt is void */
+		struct peer *p = &n->peers[c->node];
+		if (p->state == PEER_LOST)
+			p->retry_after_ns = 0;
+		rc = 0;
+	}
+out:
+	hoist__peer_hello__free_unpacked(h, NULL);
+	return rc;
+}
+
+/* ---- connections ------------------------------------------------------- */
+
+static int peer_connect(struct daemon *d, struct peer *p)
+{
+	struct net *n = &d->net;
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	sock_tune(fd);
+	if (connect(fd, (struct sockaddr *)&p->addr, sizeof(p->addr)) < 0 && errno != EINPROGRESS) {
+		int rc = -errno;
+		close(fd);
+		return rc;
+	}
+	struct netconn *c = conn_new(fd, 1, p->node);
+	if (!c) {
+		close(fd);
+		return -ENOMEM;
+	}
+	c->phase = PH_CONNECTING;
+	p->conn = c;
+	p->ring_head = p->ring_tail = 0;
+	p->last_ping_ns = now_ns();
+	__atomic_store_n(&p->state, PEER_CONNECTING, __ATOMIC_RELAXED);
+	ep_watch(n, c, EPOLLIN | EPOLLOUT);
+	return 0;
+}
+
+/* Make sure a usable outgoing connection exists or is being made.
+ * 0, or -ECONNRESET while the peer counts as lost. */
+static int peer_ensure(struct daemon *d, struct peer *p)
+{
+	if (p->state == PEER_UP || p->state == PEER_CONNECTING)
+		return 0;
+	if (p->state == PEER_LOST && now_ns() < p->retry_after_ns)
+		return -ECONNRESET;
+	int rc = peer_connect(d, p);
+	if (rc) {
+		peer_lost(d, p, strerror(-rc));
+		return -ECONNRESET;
+	}
+	return 0;
+}
+
+static void conn_unlink(struct net *n, struct netconn *c)
+{
+	struct netconn **pp = &n->incoming;
+	while (*pp && *pp != c)
+		pp = &(*pp)->next;
+	if (*pp)
+		*pp = c->next;
+}
+
+static void conn_release(struct netconn *c)
+{
+	free(c->pctx); /* a frame's context not handed on yet */
+	free(c->out.buf);
+	free(c->rbuf);
+	free(c);
+}
+
+/* Close now; free now, or after the epoll batch that may still name it. */
+static void conn_free(struct daemon *d, struct netconn *c)
+{
+	if (!c->outgoing)
+		conn_unlink(&d->net, c);
+	epoll_ctl(d->net.epfd, EPOLL_CTL_DEL, c->fd, NULL);
+	close(c->fd);
+	c->fd = -1;
+	if (d->net.in_batch) {
+		c->dead = 1;
+		c->next = d->net.graveyard;
+		d->net.graveyard = c;
+		return;
+	}
+	conn_release(c);
+}
+
+/* Every request still waiting for this peer fails; its jobs cannot
+ * synchronise any more; nothing of it stays cached. */
+static void peer_lost(struct daemon *d, struct peer *p, const char *why)
+{
+	struct net *n = &d->net;
+	if (p->state != PEER_LOST) {
+		hlog_warn("peer node %d (%s) lost: %s", p->node, p->name, why);
+		STAT_INC(&p->st, losses);
+	}
+	__atomic_store_n(&p->state, PEER_LOST, __ATOMIC_RELAXED);
+	p->retry_after_ns = now_ns() + RETRY_NS;
+	if (p->conn) {
+		conn_free(d, p->conn);
+		p->conn = NULL;
+	}
+	for (struct netconn *c = n->incoming, *next; c; c = next) {
+		next = c->next;
+		if (c->node == p->node)
+			conn_free(d, c);
+	}
+	while (p->ring_head != p->ring_tail) {
+		struct inflight *f = &p->ring[p->ring_head++ % p->window];
+		progress_complete(f->client, f->user_data, -ECONNRESET, f->opcode, 1);
+	}
+	p->ring_head = p->ring_tail = 0;
+	for (struct job *j = d->pjobs; j; j = j->prog_next) {
+		if (!j->prog_ready)
+			continue;
+		int involved = 0;
+		for (int32_t r = 0; r < j->size; r++)
+			if (j->node_of[r] == p->node && !j->pe_gone[r]) {
+				j->pe_gone[r] = 1;
+				involved = 1;
+			}
+		if (involved)
+			job_fail(j, -ECONNRESET);
+	}
+	addr_cache_invalidate_node(&n->cache, p->node);
+}
+
+/* A connection broke or misbehaved. */
+static void conn_fail(struct daemon *d, struct netconn *c, const char *why)
+{
+	struct net *n = &d->net;
+	if (c->outgoing || c->phase == PH_UP) {
+		peer_lost(d, &n->peers[c->node], why); /* frees c */
+		return;
+	}
+	conn_free(d, c); /* an unauthenticated stranger: just drop it */
+}
+
+static void accept_all(struct daemon *d)
+{
+	struct net *n = &d->net;
+	for (;;) {
+		int fd = accept4(n->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0)
+			return;
+		sock_tune(fd);
+		struct netconn *c = conn_new(fd, 0, -1);
+		if (!c) {
+			close(fd);
+			continue;
+		}
+		c->phase = PH_WAIT_FIRST;
+		c->next = n->incoming;
+		n->incoming = c;
+		ep_watch(n, c, EPOLLIN);
+	}
+}
+
+/* ---- serving a peer's requests ---------------------------------------- */
+
+static void pin_entry(struct daemon *d, const struct client *c, struct wire_entry *e)
+{
+	const struct pin *p = &d->net.pins[c->pin_slot];
+	e->node = d->net.self;
+	e->rkey = (uint32_t)p->tag << 16 | c->pin_slot;
+	e->base = (uint64_t)(uintptr_t)p->base;
+	e->len = p->len;
+	e->gen = p->gen;
+	e->valid = 1;
+}
+
+/* Resolve a request's target to local memory. 0 and *dst, or -errno. */
+static int resolve(struct daemon *d, struct netconn *c, char **dst, uint64_t *len,
+		   struct wire_entry *entry)
+{
+	memset(entry, 0, sizeof(*entry));
+	if (c->hdr.type == W_PUT_AM || c->hdr.type == W_GET_AM) {
+		if (c->hdr.hlen != sizeof(struct wire_target))
+			return -EPROTO;
+		struct wire_target t;
+		memcpy(&t, c->ext, sizeof(t));
+		*len = t.len;
+		struct job *j = progress_job_find(d, t.job);
+		if (!j || t.pe < 0 || t.pe >= j->size || !j->pe[t.pe])
+			return -ECONNRESET; /* the PE is not (any more) here */
+		if (t.seg != HOIST_SEG_HEAP)
+			return -EINVAL;
+		struct client *cl = j->pe[t.pe];
+		if (!hoist_range_ok(t.off, t.len, cl->heap.bytes))
+			return -EFAULT;
+		*dst = (char *)cl->heap.base + t.off;
+		pin_entry(d, cl, entry);
+		return 0;
+	}
+	if (c->hdr.hlen != sizeof(struct wire_direct))
+		return -EPROTO;
+	struct wire_direct w;
+	memcpy(&w, c->ext, sizeof(w));
+	*len = w.len;
+	uint32_t slot = w.rkey & 0xffff;
+	struct pin *p = slot < d->net.npins ? &d->net.pins[slot] : NULL;
+	if (!p || !p->used || p->tag != (w.rkey >> 16) || p->gen != w.gen)
+		return -ECONNRESET; /* stale key: the segment is gone */
+	uint64_t base = (uint64_t)(uintptr_t)p->base;
+	if (w.addr < base || !hoist_range_ok(w.addr - base, w.len, p->len))
+		return -EFAULT;
+	*dst = p->base + (w.addr - base);
+	return 0;
+}
+
+static void serve_get(struct daemon *d, struct netconn *c, struct peer *p)
+{
+	char *src = NULL;
+	uint64_t len = 0;
+	struct wire_reply r = {0};
+	r.status = resolve(d, c, &src, &len, &r.entry);
+	if (r.status == 0 && len > WIRE_MAX_PAYLOAD)
+		r.status = -EMSGSIZE;
+	if (r.status == 0) {
+		STAT_INC(&p->st, ops_in);
+		STAT_ADD(&p->st, bytes_in, len);
+	}
+	if (frame_queue(c, W_GET_REPLY, c->hdr.tag, &r, sizeof(r), src, r.status ? 0 : len))
+		hlog_err("out of memory answering node %d", c->node);
+}
+
+/* ---- completing our own requests -------------------------------------- */
+
+static struct inflight *ring_front(struct peer *p, uint64_t tag)
+{
+	if (p->ring_head == p->ring_tail)
+		return NULL;
+	struct inflight *f = &p->ring[p->ring_head % p->window];
+	return f->tag == tag ? f : NULL;
+}
+
+static void reply_done(struct daemon *d, struct peer *p, struct inflight *f,
+		       const struct wire_reply *r)
+{
+	if (r->entry.valid && r->status == 0) {
+		struct addr_entry e = {.key = f->key, .node = p->node, .base = r->entry.base,
+				       .len = r->entry.len, .rkey = r->entry.rkey, .gen = r->entry.gen};
+		addr_cache_insert(&d->net.cache, &e);
+	} else if (r->status == -ECONNRESET) {
+		/* the PE left: whatever we cached for it is stale */
+		addr_cache_invalidate(&d->net.cache, &f->key, UINT32_MAX);
+	}
+	progress_complete(f->client, f->user_data, r->status, f->opcode, f->want_cqe);
+	p->ring_head++;
+}
+
+/* ---- receive state machine -------------------------------------------- */
+
+/* Header (and extension) complete: decide where the payload goes. */
+static int rx_begin(struct daemon *d, struct netconn *c)
+{
+	struct wire_hdr *h = &c->hdr;
+	c->pdst = NULL;
+	c->pgot = 0;
+	c->pctx = NULL;
+	if (c->phase != PH_UP) {
+		if ((h->type != W_HELLO && h->type != W_AUTH) || h->plen > HS_MAX || h->hlen)
+			return -EPROTO;
+		c->pctx = malloc(HS_MAX);
+		c->pdst = c->pctx;
+		return c->pdst ? 0 : -ENOMEM;
+	}
+	struct peer *p = &d->net.peers[c->node];
+	switch (h->type) {
+	case W_PUT_AM:
+	case W_PUT_DIRECT: {
+		if (c->outgoing)
+			return -EPROTO;
+		struct wire_reply *r = malloc(sizeof(*r));
+		if (!r)
+			return -ENOMEM;
+		memset(r, 0, sizeof(*r));
+		uint64_t len = 0;
+		char *dst = NULL;
+		r->status = resolve(d, c, &dst, &len, &r->entry);
+		if (r->status == 0 && len != h->plen)
+			r->status = -EPROTO;
+		if (r->status == 0)
+			c->pdst = dst;
+		c->pctx = r;
+		(void)p;
+		return 0;
+	}
+	case W_GET_REPLY: {
+		struct inflight *f = ring_front(p, h->tag);
+		if (!c->outgoing || !f || h->hlen != sizeof(struct wire_reply))
+			return -EPROTO;
+		struct wire_reply r;
+		memcpy(&r, c->ext, sizeof(r));
+		if (r.status == 0 && h->plen != f->len)
+			return -EPROTO;
+		if (f->client && r.status == 0)
+			c->pdst = f->dst;
+		return 0;
+	}
+	case W_MEMBER: {
+		if (h->hlen != sizeof(struct wire_member))
+			return -EPROTO;
+		struct wire_member m;
+		memcpy(&m, c->ext, sizeof(m));
+		if (m.keylen == 0 || m.keylen > 255 || m.size < 1 || m.size > (1 << 20) ||
+		    m.nranks > (uint32_t)m.size ||
+		    h->plen != m.keylen + (uint64_t)m.nranks * sizeof(int32_t))
+			return -EPROTO;
+		struct announce *a = calloc(1, sizeof(*a) + m.nranks * sizeof(int32_t) + 256);
+		if (!a)
+			return -ENOMEM;
+		c->pctx = a;
+		c->pdst = (char *)a->ranks; /* staged here, split in rx_end */
+		return 0;
+	}
+	default:
+		return h->plen ? -EPROTO : 0;
+	}
+}
+
+static int rx_end(struct daemon *d, struct netconn *c)
+{
+	struct wire_hdr *h = &c->hdr;
+	int rc = 0;
+	if (c->phase != PH_UP) {
+		rc = hs_frame(d, c, c->pctx, h->plen);
+		free(c->pctx);
+		c->pctx = NULL;
+		return rc;
+	}
+	struct net *n = &d->net;
+	struct peer *p = &n->peers[c->node];
+	switch (h->type) {
+	case W_PUT_AM:
+	case W_PUT_DIRECT: {
+		struct wire_reply *r = c->pctx;
+		if (r->status == 0) {
+			STAT_INC(&p->st, ops_in);
+			STAT_ADD(&p->st, bytes_in, h->plen);
+		}
+		rc = frame_queue(c, W_ACK, h->tag, r, sizeof(*r), NULL, 0);
+		free(r);
+		c->pctx = NULL;
+		return rc;
+	}
+	case W_GET_AM:
+	case W_GET_DIRECT:
+		if (c->outgoing)
+			return -EPROTO;
+		serve_get(d, c, p);
+		return 0;
+	case W_ACK:
+	case W_GET_REPLY: {
+		struct inflight *f = ring_front(p, h->tag);
+		if (!c->outgoing || !f || h->hlen != sizeof(struct wire_reply))
+			return -EPROTO;
+		struct wire_reply r;
+		memcpy(&r, c->ext, sizeof(r));
+		reply_done(d, p, f, &r);
+		return 0;
+	}
+	case W_BARRIER: {
+		if (h->hlen != sizeof(struct wire_barrier))
+			return -EPROTO;
+		struct wire_barrier b;
+		memcpy(&b, c->ext, sizeof(b));
+		struct job *j = progress_job_find(d, b.job);
+		if (j && b.round < 32)
+			barrier_recv(d, j, b.epoch, b.round);
+		return 0;
+	}
+	case W_MEMBER: {
+		struct wire_member m;
+		memcpy(&m, c->ext, sizeof(m));
+		struct announce *a = c->pctx;
+		c->pctx = NULL;
+		/* payload = key then ranks; move the key out of the way */
+		char key[256];
+		memcpy(key, a->ranks, m.keylen);
+		key[m.keylen] = 0;
+		memmove(a->ranks, (char *)a->ranks + m.keylen, m.nranks * sizeof(int32_t));
+		snprintf(a->key, sizeof(a->key), "%s", key);
+		a->from_node = c->node;
+		a->to_node = n->self;
+		a->job = m.job;
+		a->size = m.size;
+		a->uid = m.uid;
+		a->heap_bytes = m.heap_bytes;
+		a->nranks = m.nranks;
+		a->flags = m.flags;
+		if (wire_job_id(a->key) != m.job || cmdq_push(&d->to_control, CMD_MEMBER, a)) {
+			free(a);
+			return -EPROTO;
+		}
+		return 0;
+	}
+	case W_PE_GONE: {
+		if (h->hlen != sizeof(struct wire_pe_gone))
+			return -EPROTO;
+		struct wire_pe_gone g;
+		memcpy(&g, c->ext, sizeof(g));
+		struct addr_key k = {.job = g.job, .pe = g.pe, .seg = HOIST_SEG_HEAP};
+		addr_cache_invalidate(&n->cache, &k, UINT32_MAX);
+		struct job *j = progress_job_find(d, g.job);
+		if (j && g.pe >= 0 && g.pe < j->size)
+			job_pe_gone(d, j, g.pe, g.clean != 0, g.epoch);
+		return 0;
+	}
+	case W_PING:
+		return frame_queue(c, W_PONG, h->tag, NULL, 0, NULL, 0);
+	case W_PONG:
+		if (c->outgoing && h->tag == p->ping_tag && p->ping_sent_ns) {
+			__atomic_store_n(&p->st.rtt_us, (now_ns() - p->ping_sent_ns) / 1000,
+					 __ATOMIC_RELAXED);
+			p->ping_sent_ns = 0;
+		}
+		return 0;
+	default:
+		return -EPROTO;
+	}
+}
+
+/* Parse what is buffered; read big payloads straight into place. */
+static int conn_read(struct daemon *d, struct netconn *c)
+{
+	for (;;) {
+		if (c->rpos == c->rlen) {
+			/* big payload with a destination: skip the bounce buffer */
+			if (c->rx == RX_PAYLOAD && c->hdr.plen - c->pgot >= RBUF_BYTES / 2) {
+				char tmp[4096];
+				char *to = c->pdst ? c->pdst + c->pgot : tmp;
+				size_t want = c->pdst ? c->hdr.plen - c->pgot : sizeof(tmp);
+				if (want > c->hdr.plen - c->pgot)
+					want = c->hdr.plen - c->pgot;
+				ssize_t r = recv(c->fd, to, want, MSG_DONTWAIT);
+				if (r == 0)
+					return -ECONNRESET;
+				if (r < 0)
+					return (errno == EAGAIN || errno == EINTR) ? 0 : -errno;
+				c->pgot += (uint64_t)r;
+				c->last_rx_ns = now_ns();
+				if (c->pgot == c->hdr.plen) {
+					int rc = rx_end(d, c);
+					if (rc)
+						return rc;
+					c->rx = RX_HDR;
+					c->ext_got = 0;
+				}
+				continue;
+			}
+			ssize_t r = recv(c->fd, c->rbuf, RBUF_BYTES, MSG_DONTWAIT);
+			if (r == 0)
+				return -ECONNRESET;
+			if (r < 0)
+				return (errno == EAGAIN || errno == EINTR) ? 0 : -errno;
+			c->rlen = (uint32_t)r;
+			c->rpos = 0;
+			c->last_rx_ns = now_ns();
+		}
+		uint32_t avail = c->rlen - c->rpos;
+		const char *in = c->rbuf + c->rpos;
+		switch (c->rx) {
+		case RX_HDR: {
+			uint32_t need = (uint32_t)sizeof(c->hdr) - c->ext_got;
+			uint32_t take = avail < need ? avail : need;
+			memcpy((char *)&c->hdr + c->ext_got, in, take);
+			c->rpos += take;
+			c->ext_got += take;
+			if (c->ext_got < sizeof(c->hdr))
+				break;
+			if (c->hdr.type == 0 || c->hdr.type >= W__COUNT || c->hdr.hlen > WIRE_MAX_EXT ||
+			    c->hdr.plen > WIRE_MAX_PAYLOAD)
+				return -EPROTO;
+			c->ext_got = 0;
+			c->rx = RX_EXT;
+		}
+			/* fall through */
+		case RX_EXT: {
+			uint32_t need = c->hdr.hlen - c->ext_got;
+			avail = c->rlen - c->rpos;
+			uint32_t take = avail < need ? avail : need;
+			memcpy(c->ext + c->ext_got, c->rbuf + c->rpos, take);
+			c->rpos += take;
+			c->ext_got += take;
+			if (c->ext_got < c->hdr.hlen)
+				break;
+			int rc = rx_begin(d, c);
+			if (rc)
+				return rc;
+			c->rx = RX_PAYLOAD;
+		}
+			/* fall through */
+		case RX_PAYLOAD: {
+			uint64_t need = c->hdr.plen - c->pgot;
+			avail = c->rlen - c->rpos;
+			uint64_t take = avail < need ? avail : need;
+			if (c->pdst && take)
+				memcpy(c->pdst + c->pgot, c->rbuf + c->rpos, take);
+			c->rpos += (uint32_t)take;
+			c->pgot += take;
+			if (c->pgot < c->hdr.plen)
+				break;
+			int rc = rx_end(d, c);
+			if (rc)
+				return rc;
+			c->rx = RX_HDR;
+			c->ext_got = 0;
+			break;
+		}
+		}
+	}
+}
+
+static void conn_event(struct daemon *d, struct netconn *c, uint32_t ev)
+{
+	if (c->phase == PH_CONNECTING) {
+		if (!(ev & (EPOLLOUT | EPOLLERR | EPOLLHUP)))
+			return;
+		int err = 0;
+		socklen_t el = sizeof(err);
+		getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &el);
+		if (err || (ev & (EPOLLERR | EPOLLHUP))) {
+			conn_fail(d, c, err ? strerror(err) : "connection refused");
+			return;
+		}
+		if (hs_send(d, c, W_HELLO, NULL)) {
+			conn_fail(d, c, "cannot send hello");
+			return;
+		}
+		c->phase = PH_WAIT_HELLO;
+		ep_watch(&d->net, c, EPOLLIN);
+		return;
+	}
+	int rc = 0;
+	if (ev & (EPOLLIN | EPOLLHUP | EPOLLERR))
+		rc = conn_read(d, c);
+	if (rc) {
+		conn_fail(d, c, rc == -ECONNRESET ? "connection closed" :
+				rc == -EPROTO ? "protocol error" :
+				rc == -EACCES ? "authentication failed" : strerror(-rc));
+		return;
+	}
+	if (c->phase == PH_UP && (ob_pending(&c->out) || (ev & EPOLLOUT))) {
+		rc = conn_flush(d, c);
+		if (rc)
+			conn_fail(d, c, strerror(-rc));
+	}
+}
+
+/* ---- public ------------------------------------------------------------ */
+
+int net_start(struct daemon *d)
+{
+	struct net *n = &d->net;
+	n->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (n->epfd < 0)
+		return -errno;
+	int rc;
+	if ((rc = ep_add_tag(n, d->doorbell_fd, &EP_DOORBELL)) ||
+	    (rc = ep_add_tag(n, d->to_progress.efd, &EP_CMDQ)))
+		return rc;
+	n->npins = (uint32_t)d->cfg.max_clients;
+	if (n->npins > 65536)
+		n->npins = 65536;
+	n->pins = calloc(n->npins, sizeof(*n->pins));
+	if (!n->pins)
+		return -ENOMEM;
+	if ((rc = addr_cache_init(&n->cache, (uint32_t)d->cfg.addr_cache_entries)))
+		return rc;
+	if (!n->enabled)
+		return 0;
+	for (int32_t i = 0; i < n->nnodes; i++) {
+		struct peer *p = &n->peers[i];
+		p->window = (uint32_t)d->cfg.credit_window;
+		p->ring = calloc(p->window, sizeof(*p->ring));
+		if (!p->ring)
+			return -ENOMEM;
+	}
+	struct peer *me = &n->peers[n->self];
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	int one = 1;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&me->addr, sizeof(me->addr)) < 0 || listen(fd, 128) < 0) {
+		rc = -errno;
+		close(fd);
+		hlog_err("cannot listen on %s (node %d): %s", me->name, n->self, strerror(-rc));
+		return rc;
+	}
+	n->listen_fd = fd;
+	if ((rc = ep_add_tag(n, fd, &EP_LISTEN)))
+		return rc;
+	hlog_info("node %d of %d, listening on %s", n->self, n->nnodes, me->name);
+	return 0;
+}
+
+void net_stop(struct daemon *d)
+{
+	struct net *n = &d->net;
+	while (n->incoming)
+		conn_free(d, n->incoming);
+	for (int32_t i = 0; n->peers && i < n->nnodes; i++) {
+		if (n->peers[i].conn)
+			conn_free(d, n->peers[i].conn);
+		free(n->peers[i].ring);
+	}
+	free(n->peers);
+	n->peers = NULL;
+	if (n->listen_fd >= 0)
+		close(n->listen_fd);
+	if (n->epfd >= 0)
+		close(n->epfd);
+	free(n->pins);
+	addr_cache_fini(&n->cache);
+	sodium_memzero(n->key, sizeof(n->key));
+}
+
+int net_poll(struct daemon *d, int timeout_ms)
+{
+	struct net *n = &d->net;
+	struct epoll_event ev[64];
+	int k = epoll_wait(n->epfd, ev, 64, timeout_ms);
+	int handled = 0;
+	n->in_batch = 1;
+	for (int i = 0; i < k; i++) {
+		void *tag = ev[i].data.ptr;
+		if (tag == &EP_DOORBELL) {
+			uint64_t v;
+			ssize_t r = read(d->doorbell_fd, &v, sizeof(v));
+			(void)r;
+			STAT_INC(&d->pst, doorbells);
+		} else if (tag == &EP_CMDQ) {
+			/* the main loop takes the commands */
+		} else if (tag == &EP_LISTEN) {
+			accept_all(d);
+			handled++;
+		} else if (!((struct netconn *)tag)->dead) {
+			conn_event(d, tag, ev[i].events);
+			handled++;
+		}
+	}
+	n->in_batch = 0;
+	while (n->graveyard) {
+		struct netconn *c = n->graveyard;
+		n->graveyard = c->next;
+		conn_release(c);
+	}
+	return handled;
+}
+
+void net_flush(struct daemon *d)
+{
+	struct net *n = &d->net;
+	if (!n->enabled)
+		return;
+	for (int32_t i = 0; i < n->nnodes; i++) {
+		struct peer *p = &n->peers[i];
+		if (p->conn && p->conn->phase == PH_UP && ob_pending(&p->conn->out)) {
+			int rc = conn_flush(d, p->conn);
+			if (rc)
+				peer_lost(d, p, strerror(-rc));
+		}
+	}
+	for (struct netconn *c = n->incoming, *next; c; c = next) {
+		next = c->next;
+		if (c->phase == PH_UP && ob_pending(&c->out)) {
+			int rc = conn_flush(d, c);
+			if (rc)
+				conn_fail(d, c, strerror(-rc));
+		}
+	}
+}
+
+void net_timers(struct daemon *d, uint64_t now)
+{
+	struct net *n = &d->net;
+	if (!n->enabled || now < n->next_ping_check_ns)
+		return;
+	uint64_t hb = d->cfg.heartbeat_ms * 1000000ull, to = d->cfg.peer_timeout_ms * 1000000ull;
+	n->next_ping_check_ns = now + hb / 4;
+	for (int32_t i = 0; i < n->nnodes; i++) {
+		struct peer *p = &n->peers[i];
+		struct netconn *c = p->conn;
+		if (!c || i == n->self)
+			continue;
+		if (now - c->last_rx_ns > to && (c->phase != PH_UP || p->ping_sent_ns ||
+						  p->ring_head != p->ring_tail)) {
+			peer_lost(d, p, "no answer within peer_timeout_ms");
+			continue;
+		}
+		if (c->phase == PH_UP && now - p->last_ping_ns > hb) {
+			p->last_ping_ns = now;
+			if (!p->ping_sent_ns) {
+				p->ping_sent_ns = now;
+				frame_queue(c, W_PING, ++p->ping_tag, NULL, 0, NULL, 0);
+			}
+		}
+	}
+	for (struct netconn *c = n->incoming, *next; c; c = next) {
+		next = c->next;
+		if (now - c->last_rx_ns > to)
+			conn_fail(d, c, "silent longer than peer_timeout_ms");
+	}
+}
+
+static struct peer *peer_for(struct daemon *d, int32_t node)
+{
+	struct net *n = &d->net;
+	if (!n->enabled || node < 0 || node >= n->nnodes || node == n->self)
+		return NULL;
+	return &n->peers[node];
+}
+
+int net_rma(struct daemon *d, struct client *c, const struct hoist_sqe *sqe, int32_t node)
+{
+	struct net *n = &d->net;
+	struct peer *p = peer_for(d, node);
+	if (!p)
+		return -EINVAL;
+	int rc = peer_ensure(d, p);
+	if (rc)
+		return rc;
+	if (p->ring_tail - p->ring_head >= p->window) {
+		STAT_INC(&p->st, stalls);
+		return 0;
+	}
+	int is_put = sqe->opcode == HOIST_OP_PUT;
+	uint64_t plen = is_put ? sqe->len : 0;
+	struct netconn *cn = p->conn;
+	if (ob_pending(&cn->out) && ob_pending(&cn->out) + plen > d->cfg.tcp_buffer_bytes) {
+		STAT_INC(&p->st, stalls);
+		return 0;
+	}
+	struct addr_key key = {.job = c->job->id, .pe = sqe->pe, .seg = sqe->seg};
+	const struct addr_entry *e = addr_cache_lookup(&n->cache, &key);
+	const void *payload = NULL;
+	if (is_put) {
+		if (sqe->flags & HOIST_SQE_F_INLINE)
+			payload = sqe->inline_data;
+		else if (sqe->flags & HOIST_SQE_F_LOCAL_HEAP)
+			payload = (char *)c->heap.base + sqe->local_off;
+		else
+			payload = (char *)c->staging.base + sqe->local_off;
+	}
+	uint64_t tag = ++p->next_tag;
+	uint8_t type;
+	if (e) {
+		struct wire_direct w = {.rkey = e->rkey, .gen = e->gen, .addr = e->base + sqe->remote_off,
+					.len = sqe->len};
+		type = is_put ? W_PUT_DIRECT : W_GET_DIRECT;
+		rc = frame_queue(cn, type, tag, &w, sizeof(w), payload, plen);
+	} else {
+		struct wire_target t = {.job = c->job->id, .pe = sqe->pe, .seg = sqe->seg,
+					.off = sqe->remote_off, .len = sqe->len};
+		type = is_put ? W_PUT_AM : W_GET_AM;
+		rc = frame_queue(cn, type, tag, &t, sizeof(t), payload, plen);
+	}
+	if (rc)
+		return rc;
+	struct inflight *f = &p->ring[p->ring_tail++ % p->window];
+	*f = (struct inflight){.tag = tag, .type = type, .opcode = sqe->opcode,
+			       .want_cqe = (sqe->flags & HOIST_SQE_F_CQE) != 0, .client = c,
+			       .user_data = sqe->user_data, .len = sqe->len, .key = key};
+	if (!is_put)
+		f->dst = (sqe->flags & HOIST_SQE_F_LOCAL_HEAP) ? (char *)c->heap.base + sqe->local_off
+							       : (char *)c->staging.base + sqe->local_off;
+	c->outstanding++;
+	STAT_INC(&p->st, ops_out);
+	STAT_ADD(&p->st, bytes_out, sqe->len);
+	return 1;
+}
+
+static int send_oneway(struct daemon *d, int32_t node, uint8_t type, const void *ext, uint16_t hlen,
+		       const void *payload, uint64_t plen)
+{
+	struct peer *p = peer_for(d, node);
+	if (!p)
+		return -EINVAL;
+	int rc = peer_ensure(d, p);
+	if (rc)
+		return rc;
+	return frame_queue(p->conn, type, 0, ext, hlen, payload, plen);
+}
+
+int net_send_barrier(struct daemon *d, int32_t node, uint64_t job, uint32_t epoch, uint32_t round)
+{
+	struct wire_barrier b = {.job = job, .epoch = epoch, .round = round};
+	return send_oneway(d, node, W_BARRIER, &b, sizeof(b), NULL, 0);
+}
+
+int net_send_member(struct daemon *d, int32_t node, const struct announce *a)
+{
+	size_t klen = strlen(a->key);
+	size_t plen = klen + a->nranks * sizeof(int32_t);
+	char *payload = malloc(plen ? plen : 1);
+	if (!payload)
+		return -ENOMEM;
+	memcpy(payload, a->key, klen);
+	memcpy(payload + klen, a->ranks, a->nranks * sizeof(int32_t));
+	struct wire_member m = {.job = a->job, .size = a->size, .uid = a->uid,
+				.heap_bytes = a->heap_bytes, .keylen = (uint16_t)klen,
+				.flags = (uint16_t)a->flags, .nranks = a->nranks};
+	int rc = send_oneway(d, node, W_MEMBER, &m, sizeof(m), payload, plen);
+	free(payload);
+	return rc;
+}
+
+int net_send_pe_gone(struct daemon *d, int32_t node, uint64_t job, int32_t pe, int clean,
+		     uint32_t epoch)
+{
+	struct wire_pe_gone g = {.job = job, .pe = pe, .clean = (uint32_t)clean, .epoch = epoch};
+	return send_oneway(d, node, W_PE_GONE, &g, sizeof(g), NULL, 0);
+}
+
+int pin_register(struct daemon *d, struct client *c)
+{
+	struct net *n = &d->net;
+	for (uint32_t i = 0; i < n->npins; i++) {
+		struct pin *p = &n->pins[i];
+		if (p->used)
+			continue;
+		p->used = 1;
+		p->client = c;
+		p->base = c->heap.base;
+		p->len = c->heap.bytes;
+		p->gen++;
+		p->tag = (uint16_t)(randombytes_random() | 1);
+		c->pin_slot = i;
+		return 0;
+	}
+	return -ENOSPC;
+}
+
+void pin_unregister(struct daemon *d, struct client *c)
+{
+	struct pin *p = &d->net.pins[c->pin_slot];
+	if (p->used && p->client == c) {
+		p->used = 0;
+		p->client = NULL;
+		p->tag = 0;
+	}
+}
+
+void net_orphan_client(struct daemon *d, struct client *c)
+{
+	struct net *n = &d->net;
+	if (!n->enabled)
+		return;
+	for (int32_t i = 0; i < n->nnodes; i++) {
+		struct peer *p = &n->peers[i];
+		for (uint64_t k = p->ring_head; k != p->ring_tail; k++)
+			if (p->ring[k % p->window].client == c)
+				p->ring[k % p->window].client = NULL;
+	}
+	/* a payload being received for it right now goes nowhere */
+	for (struct netconn *cn = n->incoming; cn; cn = cn->next)
+		if (cn->rx == RX_PAYLOAD && cn->pdst >= (char *)c->heap.base &&
+		    cn->pdst < (char *)c->heap.base + c->heap.bytes)
+			cn->pdst = NULL;
+	for (int32_t i = 0; i < n->nnodes; i++) {
+		struct netconn *cn = n->peers[i].conn;
+		if (cn && cn->rx == RX_PAYLOAD && cn->pdst &&
+		    ((cn->pdst >= (char *)c->staging.base &&
+		      cn->pdst < (char *)c->staging.base + c->staging.bytes) ||
+		     (cn->pdst >= (char *)c->heap.base && cn->pdst < (char *)c->heap.base + c->heap.bytes)))
+			cn->pdst = NULL;
+	}
+}

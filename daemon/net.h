@@ -1,0 +1,167 @@
+/*
+ * The tcp transport and the cluster it connects (progress thread).
+ *
+ * Each daemon opens one connection to every peer it sends to and carries
+ * its requests there; the peer answers on the same connection, in order.
+ * Connections a peer opened to us carry that peer's requests, which we
+ * serve. Every connection starts with the keyed handshake (PeerHello).
+ */
+#ifndef HOISTD_NET_H
+#define HOISTD_NET_H
+
+#include <netinet/in.h>
+#include <stdint.h>
+
+#include "addr_cache.h"
+#include "hoist_shm.h"
+#include "wire.h"
+
+struct daemon;
+struct client;
+struct job;
+
+/* per-peer counters (progress thread writes, stats reads) */
+#define HOISTD_PEER_STATS(X)                                                                       \
+	X(ops_out, "requests sent to the peer")                                                    \
+	X(bytes_out, "payload bytes sent to the peer")                                             \
+	X(ops_in, "requests served for the peer")                                                  \
+	X(bytes_in, "payload bytes received from the peer")                                        \
+	X(rtt_us, "last measured round trip (ping/pong), microseconds")                            \
+	X(connects, "connections established to the peer")                                         \
+	X(losses, "times the peer was declared lost")                                              \
+	X(stalls, "times a client waited for credits or send buffer")                              \
+	X(auth_failures, "handshakes from this address that failed authentication")
+
+#define STATS_FIELD(name, help) uint64_t name;
+struct peer_stats { HOISTD_PEER_STATS(STATS_FIELD) };
+#undef STATS_FIELD
+
+/* Bytes queued for one socket. */
+struct outbuf {
+	char *buf;
+	uint64_t cap, head, tail; /* pending bytes are [head, tail) */
+};
+
+enum conn_phase {
+	PH_CONNECTING,  /* outgoing: connect() in progress */
+	PH_WAIT_HELLO,  /* outgoing: sent hello, wait for the acceptor's */
+	PH_WAIT_FIRST,  /* incoming: wait for the connector's hello */
+	PH_WAIT_AUTH,   /* incoming: sent hello+mac, wait for auth */
+	PH_UP,
+};
+
+enum rx_state { RX_HDR, RX_EXT, RX_PAYLOAD };
+
+struct netconn {
+	int fd;
+	int outgoing;          /* 1: we connected (requests out, replies in) */
+	int32_t node;          /* peer node (incoming: known after hello) */
+	enum conn_phase phase;
+	struct outbuf out;
+	uint32_t epoll_events;
+	uint8_t nonce[32];     /* ours, for the peer's mac */
+	uint64_t last_rx_ns;
+
+	/* receive: a read buffer parsed in place; payloads go straight to
+	 * their destination */
+	char *rbuf;
+	uint32_t rlen, rpos;
+	enum rx_state rx;
+	struct wire_hdr hdr;
+	uint8_t ext[WIRE_MAX_EXT];
+	uint32_t ext_got;
+	char *pdst;            /* payload destination, NULL: discard */
+	uint64_t pgot;
+	void *pctx;            /* what the payload belongs to */
+
+	struct netconn *next;  /* daemon's list of incoming connections */
+	int dead;              /* closed during an event batch: free after it */
+};
+
+/* A request we sent and await the reply of (ring per peer). */
+struct inflight {
+	uint64_t tag;
+	uint8_t type;        /* W_PUT_* / W_GET_* */
+	uint8_t opcode;      /* client's opcode */
+	uint8_t want_cqe;
+	struct client *client; /* NULL once the client is gone */
+	uint64_t user_data;
+	char *dst;           /* get: where the data lands */
+	uint64_t len;
+	struct addr_key key; /* to fill the cache from the reply */
+};
+
+enum peer_state { PEER_IDLE, PEER_CONNECTING, PEER_UP, PEER_LOST };
+
+struct peer {
+	int32_t node;
+	char name[128];         /* host:port as configured */
+	struct sockaddr_in addr;
+	enum peer_state state;  /* written by progress, read by stats */
+	struct netconn *conn;   /* our outgoing connection */
+	struct inflight *ring;
+	uint64_t ring_head, ring_tail; /* free-running */
+	uint32_t window;
+	uint64_t next_tag;
+	uint64_t ping_sent_ns, ping_tag, last_ping_ns;
+	uint64_t retry_after_ns;
+	struct peer_stats st;
+};
+
+/* Pinned table (seed 001): every local segment that remote daemons may
+ * address directly. With tcp "registration" is just an entry; verbs will
+ * keep its MR here. rkey = tag << 16 | slot. */
+struct pin {
+	struct client *client;
+	char *base;
+	uint64_t len;
+	uint32_t gen;
+	uint16_t tag;
+	uint8_t used;
+};
+
+struct net {
+	int enabled;          /* more than one node configured */
+	int32_t self;
+	int32_t nnodes;
+	struct peer *peers;   /* [nnodes]; peers[self] unused */
+	int listen_fd;
+	int epfd;
+	struct netconn *incoming;
+	struct netconn *graveyard; /* closed while an epoll batch is handled */
+	int in_batch;
+	uint8_t key[32];      /* cluster key digest */
+	struct addr_cache cache;
+	struct pin *pins;
+	uint32_t npins;
+	uint64_t next_ping_check_ns;
+};
+
+/* cluster.c (main thread, before the threads start) */
+int cluster_configure(struct daemon *d, char *err, size_t errlen);
+
+/* net.c (progress thread) */
+int net_start(struct daemon *d);        /* listen; 0 or -errno */
+void net_stop(struct daemon *d);
+int net_poll(struct daemon *d, int timeout_ms); /* returns events handled */
+void net_flush(struct daemon *d);
+void net_timers(struct daemon *d, uint64_t now);
+
+/* Issue a put/get of a client's descriptor to a PE on another node.
+ * Returns 1 (in flight: completion comes later), 0 (stall: no credit or
+ * buffer space; retry later) or -errno (complete now with this error). */
+int net_rma(struct daemon *d, struct client *c, const struct hoist_sqe *sqe, int32_t node);
+/* One-way frames. 0 or -errno. */
+int net_send_barrier(struct daemon *d, int32_t node, uint64_t job, uint32_t epoch, uint32_t round);
+struct announce;
+int net_send_member(struct daemon *d, int32_t node, const struct announce *a);
+int net_send_pe_gone(struct daemon *d, int32_t node, uint64_t job, int32_t pe, int clean,
+		     uint32_t epoch);
+
+/* Pinned table. */
+int pin_register(struct daemon *d, struct client *c);
+void pin_unregister(struct daemon *d, struct client *c);
+/* A client leaves: forget it in every in-flight request. */
+void net_orphan_client(struct daemon *d, struct client *c);
+
+#endif

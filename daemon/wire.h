@@ -1,0 +1,124 @@
+/*
+ * The daemon-to-daemon wire format of the tcp transport. Every frame is a
+ * fixed 16-byte header, a type-specific extension header of `hlen` bytes,
+ * and `plen` payload bytes. Fields are in the host order of x86-64 and
+ * aarch64 (little endian); a peer of the other order fails the handshake.
+ *
+ * Each daemon sends its requests on the connection it opened and receives
+ * the replies on the same connection, so replies come back in request
+ * order and the in-flight table is a ring. Requests for direct access
+ * carry a remote key and address (what RDMA would use); requests that
+ * missed the address cache name (job, PE, segment, offset) and are
+ * resolved by the target daemon, whose reply piggybacks the cache entry.
+ */
+#ifndef HOISTD_WIRE_H
+#define HOISTD_WIRE_H
+
+#include <stdint.h>
+
+#define WIRE_VERSION 1u
+#define WIRE_MAX_PAYLOAD (64u << 20)
+#define WIRE_MAX_EXT 512u
+
+enum wire_type {
+	W_HELLO = 1,      /* payload: PeerHello (protobuf) */
+	W_AUTH = 2,       /* payload: PeerHello with mac only */
+	W_PUT_AM = 3,     /* ext: wire_target; payload: data */
+	W_PUT_DIRECT = 4, /* ext: wire_direct; payload: data */
+	W_GET_AM = 5,     /* ext: wire_target */
+	W_GET_DIRECT = 6, /* ext: wire_direct */
+	W_ACK = 7,        /* ext: wire_reply (put done) */
+	W_GET_REPLY = 8,  /* ext: wire_reply; payload: data when status == 0 */
+	W_BARRIER = 9,    /* ext: wire_barrier */
+	W_MEMBER = 10,    /* ext: wire_member; payload: job key */
+	W_PE_GONE = 11,   /* ext: wire_pe_gone */
+	W_PING = 12,      /* ext: none; answered by W_PONG with the same tag */
+	W_PONG = 13,
+	W__COUNT
+};
+
+struct wire_hdr {
+	uint32_t plen;  /* payload bytes after the extension header */
+	uint8_t type;   /* enum wire_type */
+	uint8_t flags;
+	uint16_t hlen;  /* extension header bytes */
+	uint64_t tag;   /* request id, echoed by its reply */
+};
+
+/* A PE's segment by name: used on an address-cache miss. */
+struct wire_target {
+	uint64_t job;
+	int32_t pe;
+	uint32_t seg;
+	uint64_t off;
+	uint64_t len;
+};
+
+/* A segment by remote key: the direct path. */
+struct wire_direct {
+	uint32_t rkey;
+	uint32_t gen;
+	uint64_t addr;
+	uint64_t len;
+};
+
+struct wire_entry {
+	int32_t node;
+	uint32_t rkey;
+	uint64_t base;
+	uint64_t len;
+	uint32_t gen;
+	uint32_t valid; /* 1: the reply carries an address-cache entry */
+};
+
+struct wire_reply {
+	int32_t status; /* 0 or -errno */
+	uint32_t reserved;
+	struct wire_entry entry;
+};
+
+struct wire_barrier {
+	uint64_t job;
+	uint32_t epoch;
+	uint32_t round;
+};
+
+/* One node's view of a job: its local ranks (payload: key, then ranks). */
+struct wire_member {
+	uint64_t job;
+	int32_t size;
+	uint32_t uid;
+	uint64_t heap_bytes;
+	uint16_t keylen;
+	uint16_t flags;    /* MEMBER_WANT_REPLY */
+	uint32_t nranks;   /* int32 ranks follow the key in the payload */
+};
+
+/* The sender asks for the receiver's own ranks of the job in return (it
+ * may have missed them while it was not reachable). */
+#define MEMBER_WANT_REPLY 0x1u
+
+struct wire_pe_gone {
+	uint64_t job;
+	int32_t pe;
+	uint32_t clean; /* 1: finalized; 0: died */
+	uint32_t epoch; /* barriers its node had completed when it left */
+	uint32_t reserved;
+};
+
+_Static_assert(sizeof(struct wire_hdr) == 16, "wire header");
+_Static_assert(sizeof(struct wire_target) == 32, "wire target");
+_Static_assert(sizeof(struct wire_direct) == 24, "wire direct");
+_Static_assert(sizeof(struct wire_reply) == 40, "wire reply");
+_Static_assert(sizeof(struct wire_member) == 32, "wire member");
+
+/* FNV-1a of the job key: the job's id on every node. */
+static inline uint64_t wire_job_id(const char *key)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (; *key; key++)
+		h = (h ^ (uint8_t)*key) * 0x100000001b3ull;
+	return h ? h : 1;
+}
+
+#endif
