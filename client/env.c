@@ -22,18 +22,27 @@ static int env_int(const char *name, int *out)
 	return 1;
 }
 
+/* HOIST_RUNTIME_DIR, else the per-user daemon's directory if one runs
+ * there, else the node's system daemon in /run/hoist. */
 int hoist__runtime_dir(char *buf, size_t len)
 {
 	const char *env = getenv("HOIST_RUNTIME_DIR");
 	const char *xdg = getenv("XDG_RUNTIME_DIR");
-	if (env && *env)
+	char sock[300];
+	if (env && *env) {
 		snprintf(buf, len, "%s", env);
-	else if (getuid() == 0)
-		snprintf(buf, len, "/run/hoist");
-	else if (xdg && *xdg)
-		snprintf(buf, len, "%s/hoist", xdg);
-	else
-		snprintf(buf, len, "/tmp/hoist-%u", (unsigned)getuid());
+		return 0;
+	}
+	if (getuid() != 0) {
+		if (xdg && *xdg)
+			snprintf(buf, len, "%s/hoist", xdg);
+		else
+			snprintf(buf, len, "/tmp/hoist-%u", (unsigned)getuid());
+		snprintf(sock, sizeof(sock), "%s/hoistd.sock", buf);
+		if (access(sock, F_OK) == 0)
+			return 0;
+	}
+	snprintf(buf, len, "/run/hoist");
 	return 0;
 }
 

@@ -19,7 +19,7 @@ HOIST_API const char *hoist_strerror(int err)
 	case -ENOENT: return "no hoistd is listening in the runtime directory (HOIST_RUNTIME_DIR)";
 	case -EUSERS: return "hoistd serves its maximum number of clients";
 	}
-	if (err < 0) {
+	if (err < 0 && err > -4096) { /* errno range; also keeps -INT_MIN away */
 		const char *d = strerrordesc_np(-err);
 		if (d)
 			return d;

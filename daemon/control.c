@@ -165,6 +165,10 @@ static void signal_cb(evutil_socket_t sig, short what, void *arg)
 {
 	struct daemon *d = arg;
 	(void)what;
+	if (sig == SIGHUP) {
+		hlog_info("SIGHUP: settings are read at start only; restart hoistd to change them");
+		return;
+	}
 	hlog_info("signal %d: shutting down", (int)sig);
 	event_base_loopbreak(d->base);
 }
@@ -238,7 +242,7 @@ int control_run(struct daemon *d, int ready_fd)
 	int rc = 0;
 	int afd = -1, sfd = -1;
 	struct event *ev_attach = NULL, *ev_stats = NULL, *ev_prog = NULL;
-	struct event *ev_term = NULL, *ev_int = NULL, *ev_wd = NULL;
+	struct event *ev_term = NULL, *ev_int = NULL, *ev_wd = NULL, *ev_hup = NULL;
 
 	d->base = event_base_new();
 	if (!d->base)
@@ -264,8 +268,9 @@ int control_run(struct daemon *d, int ready_fd)
 	ev_prog = event_new(d->base, d->to_control.efd, EV_READ | EV_PERSIST, from_progress_cb, d);
 	ev_term = evsignal_new(d->base, SIGTERM, signal_cb, d);
 	ev_int = evsignal_new(d->base, SIGINT, signal_cb, d);
+	ev_hup = evsignal_new(d->base, SIGHUP, signal_cb, d);
 	ev_wd = event_new(d->base, -1, EV_PERSIST, watchdog_cb, d);
-	if (!ev_attach || !ev_stats || !ev_prog || !ev_term || !ev_int || !ev_wd) {
+	if (!ev_attach || !ev_stats || !ev_prog || !ev_term || !ev_int || !ev_wd || !ev_hup) {
 		rc = -ENOMEM;
 		goto out;
 	}
@@ -275,6 +280,7 @@ int control_run(struct daemon *d, int ready_fd)
 	event_add(ev_prog, NULL);
 	event_add(ev_term, NULL);
 	event_add(ev_int, NULL);
+	event_add(ev_hup, NULL);
 	event_add(ev_wd, &wd);
 
 	hlog_info("ready: attach %s, stats %s, spin_us %llu", d->attach_path, d->stats_path,
@@ -301,6 +307,8 @@ out:
 		event_free(ev_int);
 	if (ev_wd)
 		event_free(ev_wd);
+	if (ev_hup)
+		event_free(ev_hup);
 	if (afd >= 0) {
 		close(afd);
 		unlink(d->attach_path);

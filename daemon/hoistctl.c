@@ -21,14 +21,21 @@ static void default_dir(char *buf, size_t len)
 {
 	const char *env = getenv("HOIST_RUNTIME_DIR");
 	const char *xdg = getenv("XDG_RUNTIME_DIR");
-	if (env && *env)
+	char sock[300];
+	if (env && *env) {
 		snprintf(buf, len, "%s", env);
-	else if (getuid() == 0)
-		snprintf(buf, len, "/run/hoist");
-	else if (xdg && *xdg)
-		snprintf(buf, len, "%s/hoist", xdg);
-	else
-		snprintf(buf, len, "/tmp/hoist-%u", (unsigned)getuid());
+		return;
+	}
+	if (getuid() != 0) { /* the per-user daemon if one runs, else the node's */
+		if (xdg && *xdg)
+			snprintf(buf, len, "%s/hoist", xdg);
+		else
+			snprintf(buf, len, "/tmp/hoist-%u", (unsigned)getuid());
+		snprintf(sock, sizeof(sock), "%s/stats.sock", buf);
+		if (access(sock, F_OK) == 0)
+			return;
+	}
+	snprintf(buf, len, "/run/hoist");
 }
 
 static Hoist__StatsReply *query(const char *dir, int settings, int *err)

@@ -7,6 +7,7 @@
  * environment < flags). Runs in the foreground; SIGTERM/SIGINT stop it.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <event2/event.h>
 #include <event2/thread.h>
 #include <signal.h>
@@ -150,7 +151,13 @@ int main(int argc, char **argv)
 			continue;
 		}
 		if (!strcmp(a, "--ready-fd") && i + 1 < argc) {
-			ready_fd = atoi(argv[++i]);
+			char *end;
+			long fd = strtol(argv[++i], &end, 10);
+			if (*end || fd < 0 || fd > 65535 || fcntl((int)fd, F_GETFD) < 0) {
+				fprintf(stderr, "hoistd: --ready-fd '%s' is not an open descriptor\n", argv[i]);
+				return 2;
+			}
+			ready_fd = (int)fd;
 			continue;
 		}
 		if (strncmp(a, "--", 2) != 0) {
@@ -199,6 +206,15 @@ int main(int argc, char **argv)
 	resolve_runtime_dir(d);
 	if ((rc = mkdir_p(d->runtime_dir, d->uid == 0 ? 0755 : 0700))) {
 		hlog_err("cannot create runtime directory %s: %s", d->runtime_dir, strerror(-rc));
+		return 1;
+	}
+	/* Someone else's directory (or a link to one) would let them swap our
+	 * sockets: it must be ours, a real directory, writable by us only. */
+	struct stat st;
+	if (lstat(d->runtime_dir, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != d->uid ||
+	    (st.st_mode & 022)) {
+		hlog_err("runtime directory %s must be a directory owned by uid %u and writable by it "
+			 "only", d->runtime_dir, (unsigned)d->uid);
 		return 1;
 	}
 	/* sockaddr_un holds 108 bytes: refuse a directory whose sockets do not fit */

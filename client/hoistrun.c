@@ -1,0 +1,607 @@
+/*
+ * hoistrun - start the PEs of a single-node hoist job.
+ *
+ *   hoistrun -n N [--runtime-dir DIR] [--job KEY] [--timeout SEC]
+ *            [--grace SEC] [-v] [--] prog [args...]
+ *
+ * Forks N processes running prog, each with HOIST_RANK=i, HOIST_SIZE=N,
+ * HOIST_JOB=KEY (and HOIST_RUNTIME_DIR=DIR when given), and waits for all
+ * of them. It does not link libhoist: it only sets the environment that
+ * hoist_init() reads.
+ *
+ * Process handling:
+ * - Every rank runs in its own process group, so that stopping a rank also
+ *   stops whatever it started (a shell wrapper's children). The one exception
+ *   is rank 0 when hoistrun runs in the foreground of a terminal: it stays in
+ *   hoistrun's group so it can read the terminal. Ranks other than 0 read
+ *   stdin from /dev/null.
+ * - Each rank gets PR_SET_PDEATHSIG=SIGKILL: if hoistrun is killed, its
+ *   ranks do not live on.
+ * - All signals are taken synchronously (sigtimedwait) in one loop; no
+ *   signal handlers.
+ * - When a rank fails, the other ranks get --grace seconds to finish (they
+ *   usually fail on their own with -ECONNRESET), then SIGTERM, then SIGKILL
+ *   KILL_DELAY seconds later.
+ * - SIGINT/SIGTERM/SIGHUP are forwarded to every rank; a second one sends
+ *   SIGKILL.
+ *
+ * Exit status: 0 when every rank exited 0; 124 after --timeout; 128+sig
+ * when hoistrun itself was interrupted by signal sig; 127 when prog could
+ * not be executed; otherwise the exit status of the first rank that failed
+ * (1 when that rank was killed by a signal).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_RANKS 65536
+#define DEFAULT_GRACE_S 10.0
+#define KILL_DELAY_S 3.0 /* SIGTERM -> SIGKILL */
+#define EXIT_TIMEOUT 124
+#define EXIT_NOEXEC 127
+
+enum rank_state { R_NOT_STARTED, R_RUNNING, R_DONE };
+
+struct rank {
+	pid_t pid;
+	int own_pgrp; /* 1: the rank leads its own process group */
+	enum rank_state state;
+	int status;    /* waitpid status once R_DONE */
+	int signalled; /* hoistrun sent it a signal */
+};
+
+struct run {
+	struct rank *ranks;
+	int n;
+	int alive;
+	int verbose;
+	double grace_s;
+	double timeout_s; /* 0: none */
+
+	int first_fail; /* rank index, -1 none */
+	int exec_failed;
+	int timed_out;
+	int got_signal; /* signal that interrupted hoistrun, 0 none */
+	int nsignals;   /* forwarded signals so far */
+
+	double t_timeout; /* absolute monotonic seconds; 0 = not armed */
+	double t_grace;   /* SIGTERM the remaining ranks at this time */
+	double t_kill;    /* SIGKILL the remaining ranks at this time */
+};
+
+static const char *prog_name = "hoistrun";
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: %s -n N [options] [--] prog [args...]\n"
+		"\n"
+		"Start N processes of prog on this node as one hoist job and wait for them.\n"
+		"Each process gets HOIST_RANK (0..N-1), HOIST_SIZE=N and HOIST_JOB in its\n"
+		"environment, which hoist_init() uses to attach to this node's hoistd.\n"
+		"\n"
+		"Options:\n"
+		"  -n, --np N            number of processes (ranks), 1..%d (required)\n"
+		"      --runtime-dir DIR set HOIST_RUNTIME_DIR=DIR (the hoistd to use);\n"
+		"                        without it the environment is left as it is\n"
+		"      --job KEY         job key (HOIST_JOB); default hoistrun-<pid>-<ns>\n"
+		"      --timeout SEC     kill all ranks after SEC seconds, exit 124\n"
+		"      --grace SEC       after a rank fails, wait SEC seconds (default %g)\n"
+		"                        before terminating the others\n"
+		"  -v, --verbose         print what is started and how each rank ended\n"
+		"  -h, --help            this text\n"
+		"\n"
+		"SIGINT, SIGTERM and SIGHUP are forwarded to all ranks; a second one kills\n"
+		"them. Ranks other than 0 read stdin from /dev/null.\n"
+		"\n"
+		"Exit status: 0 if every rank exited 0; otherwise a line per failed rank is\n"
+		"printed and the status is that of the first rank that failed (1 if it was\n"
+		"killed by a signal); 124 on --timeout; 127 if prog cannot be executed;\n"
+		"128+SIG if hoistrun was interrupted by signal SIG.\n"
+		"\n"
+		"Example:\n"
+		"  hoistrun -n 4 --runtime-dir /tmp/hoist ./hoist-demo\n",
+		prog_name, MAX_RANKS, DEFAULT_GRACE_S);
+}
+
+static int parse_count(const char *s, int *out)
+{
+	char *end;
+	errno = 0;
+	long v = strtol(s, &end, 10);
+	if (errno || end == s || *end)
+		return -EINVAL;
+	if (v < 1 || v > MAX_RANKS)
+		return -ERANGE;
+	*out = (int)v;
+	return 0;
+}
+
+/* Seconds, fractional allowed; positive: must be > 0 (else >= 0). */
+static int parse_seconds(const char *s, int positive, double *out)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || end == s || *end || !isfinite(v))
+		return -EINVAL;
+	if (v < 0 || (positive && v == 0) || v > 1e8)
+		return -ERANGE;
+	*out = v;
+	return 0;
+}
+
+static void signal_rank(struct run *r, int i, int sig)
+{
+	struct rank *k = &r->ranks[i];
+	if (k->state != R_RUNNING || k->pid <= 0)
+		return; /* never kill(0) or kill(-1) */
+	k->signalled = 1;
+	/* Our own child: kill(-pgid) cannot hit anything but the rank's
+	 * group, which it leads and which stays ours until we reap it. */
+	if (k->own_pgrp) {
+		if (kill(-k->pid, sig) == 0)
+			return;
+	}
+	kill(k->pid, sig);
+}
+
+static void signal_all(struct run *r, int sig)
+{
+	for (int i = 0; i < r->n; i++)
+		signal_rank(r, i, sig);
+}
+
+static void report_rank(const struct run *r, int i)
+{
+	const struct rank *k = &r->ranks[i];
+	int st = k->status;
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 0) {
+		if (r->verbose)
+			fprintf(stderr, "%s: rank %d exited with status 0\n", prog_name, i);
+		return;
+	}
+	if (WIFEXITED(st))
+		fprintf(stderr, "%s: rank %d exited with status %d\n", prog_name, i,
+			WEXITSTATUS(st));
+	else if (WIFSIGNALED(st))
+		fprintf(stderr, "%s: rank %d killed by signal %d (%s)%s\n", prog_name, i,
+			WTERMSIG(st), strsignal(WTERMSIG(st)),
+			k->signalled ? ", sent by hoistrun" : "");
+	else
+		fprintf(stderr, "%s: rank %d ended with wait status 0x%x\n", prog_name, i, st);
+}
+
+static int rank_of_pid(const struct run *r, pid_t pid)
+{
+	for (int i = 0; i < r->n; i++)
+		if (r->ranks[i].pid == pid)
+			return i;
+	return -1;
+}
+
+static void reap(struct run *r)
+{
+	for (;;) {
+		int st;
+		pid_t pid = waitpid(-1, &st, WNOHANG);
+		if (pid <= 0)
+			return; /* 0: none ready; -1/ECHILD: none left */
+		int i = rank_of_pid(r, pid);
+		if (i < 0 || r->ranks[i].state != R_RUNNING)
+			continue;
+		struct rank *k = &r->ranks[i];
+		k->state = R_DONE;
+		k->status = st;
+		r->alive--;
+		report_rank(r, i);
+		int failed = !(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+		if (failed && r->first_fail < 0 && !k->signalled) {
+			r->first_fail = i;
+			if (r->alive > 0 && r->t_grace == 0 && r->t_kill == 0) {
+				r->t_grace = now_s() + r->grace_s;
+				if (r->verbose || r->grace_s > 0)
+					fprintf(stderr,
+						"%s: rank %d failed; %d rank%s left, terminating the rest in %g s unless they exit\n",
+						prog_name, i, r->alive, r->alive == 1 ? "" : "s",
+						r->grace_s);
+			}
+		}
+	}
+}
+
+/* Restore what the child must not inherit from hoistrun. */
+static void child_reset_signals(const sigset_t *orig_mask)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_DFL;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	sigaction(SIGCHLD, &sa, NULL);
+	sigprocmask(SIG_SETMASK, orig_mask, NULL);
+}
+
+/*
+ * Start rank i. The child reports an exec failure as an errno on a
+ * close-on-exec pipe; EOF means exec succeeded. Returns 0, or -errno of the
+ * failed fork/exec (after printing why).
+ */
+static int start_rank(struct run *r, int i, char **argv, const sigset_t *orig_mask,
+		      int keep_rank0_fg)
+{
+	char buf[32];
+	snprintf(buf, sizeof(buf), "%d", i);
+	if (setenv("HOIST_RANK", buf, 1) != 0) {
+		fprintf(stderr, "%s: setenv: %s\n", prog_name, strerror(errno));
+		return -errno;
+	}
+
+	int p[2];
+	if (pipe2(p, O_CLOEXEC) != 0) {
+		int e = errno;
+		fprintf(stderr, "%s: pipe: %s\n", prog_name, strerror(e));
+		return -e;
+	}
+	pid_t parent = getpid();
+	int own_pgrp = !(i == 0 && keep_rank0_fg);
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0) {
+		int e = errno;
+		fprintf(stderr, "%s: fork for rank %d: %s\n", prog_name, i, strerror(e));
+		close(p[0]);
+		close(p[1]);
+		return -e;
+	}
+	if (pid == 0) {
+		close(p[0]);
+		if (own_pgrp)
+			setpgid(0, 0);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent) /* hoistrun died before prctl */
+			_exit(EXIT_NOEXEC);
+		if (i != 0) {
+			int fd = open("/dev/null", O_RDONLY);
+			if (fd >= 0 && fd != STDIN_FILENO) {
+				dup2(fd, STDIN_FILENO);
+				close(fd);
+			}
+		}
+		child_reset_signals(orig_mask);
+		execvp(argv[0], argv);
+		int e = errno;
+		ssize_t w = write(p[1], &e, sizeof(e));
+		(void)w;
+		_exit(EXIT_NOEXEC);
+	}
+	/* Also in the parent, so that kill(-pid) works even if we signal the
+	 * rank before it ran setpgid (EACCES after exec is harmless). */
+	if (own_pgrp)
+		setpgid(pid, pid);
+	close(p[1]);
+
+	struct rank *k = &r->ranks[i];
+	k->pid = pid;
+	k->own_pgrp = own_pgrp;
+	k->state = R_RUNNING;
+	r->alive++;
+
+	int e = 0;
+	ssize_t got;
+	do
+		got = read(p[0], &e, sizeof(e));
+	while (got < 0 && errno == EINTR);
+	close(p[0]);
+	if (got == (ssize_t)sizeof(e)) {
+		fprintf(stderr, "%s: cannot execute '%s': %s\n", prog_name, argv[0], strerror(e));
+		return -e;
+	}
+	if (r->verbose)
+		fprintf(stderr, "%s: rank %d: pid %d\n", prog_name, i, (int)pid);
+	return 0;
+}
+
+static void handle_signal(struct run *r, int sig, const siginfo_t *info)
+{
+	if (sig == SIGCHLD)
+		return; /* reap() runs on every turn */
+	r->nsignals++;
+	if (!r->got_signal)
+		r->got_signal = sig;
+	if (r->nsignals > 1) {
+		fprintf(stderr, "%s: %s again, killing all ranks\n", prog_name, strsignal(sig));
+		signal_all(r, SIGKILL);
+		return;
+	}
+	/* A terminal's SIGINT (si_code SI_KERNEL) already reached every process
+	 * of the foreground group, i.e. a rank 0 that shares ours. */
+	int from_tty = info->si_code == SI_KERNEL;
+	for (int i = 0; i < r->n; i++) {
+		if (from_tty && !r->ranks[i].own_pgrp)
+			continue;
+		signal_rank(r, i, sig);
+	}
+	if (r->verbose)
+		fprintf(stderr, "%s: forwarded %s to the ranks\n", prog_name, strsignal(sig));
+	/* Escalate to SIGKILL if they ignore it. */
+	double t = now_s() + (r->grace_s > KILL_DELAY_S ? r->grace_s : KILL_DELAY_S);
+	if (r->t_kill == 0 || r->t_kill > t)
+		r->t_kill = t;
+}
+
+static void check_deadlines(struct run *r)
+{
+	double t = now_s();
+	if (r->t_timeout > 0 && t >= r->t_timeout && !r->timed_out && r->alive > 0) {
+		r->timed_out = 1;
+		fprintf(stderr, "%s: timeout after %g s, terminating %d rank%s\n", prog_name,
+			r->timeout_s, r->alive, r->alive == 1 ? "" : "s");
+		signal_all(r, SIGTERM);
+		r->t_grace = 0;
+		if (r->t_kill == 0 || r->t_kill > t + KILL_DELAY_S)
+			r->t_kill = t + KILL_DELAY_S;
+	}
+	if (r->t_grace > 0 && t >= r->t_grace) {
+		r->t_grace = 0;
+		if (r->alive > 0) {
+			fprintf(stderr, "%s: terminating %d remaining rank%s\n", prog_name, r->alive,
+				r->alive == 1 ? "" : "s");
+			signal_all(r, SIGTERM);
+			if (r->t_kill == 0 || r->t_kill > t + KILL_DELAY_S)
+				r->t_kill = t + KILL_DELAY_S;
+		}
+	}
+	if (r->t_kill > 0 && t >= r->t_kill) {
+		r->t_kill = 0;
+		if (r->alive > 0) {
+			fprintf(stderr, "%s: killing %d rank%s that did not exit\n", prog_name,
+				r->alive, r->alive == 1 ? "" : "s");
+			signal_all(r, SIGKILL);
+		}
+	}
+}
+
+static double next_deadline(const struct run *r)
+{
+	double d = 0;
+	const double c[3] = {r->timed_out ? 0 : r->t_timeout, r->t_grace, r->t_kill};
+	for (int j = 0; j < 3; j++)
+		if (c[j] > 0 && (d == 0 || c[j] < d))
+			d = c[j];
+	return d;
+}
+
+static void wait_loop(struct run *r, const sigset_t *set)
+{
+	for (;;) {
+		reap(r);
+		check_deadlines(r);
+		if (r->alive == 0)
+			return;
+		double d = next_deadline(r);
+		siginfo_t info;
+		int sig;
+		if (d > 0) {
+			double left = d - now_s();
+			if (left < 0)
+				left = 0;
+			struct timespec ts;
+			ts.tv_sec = (time_t)left;
+			ts.tv_nsec = (long)((left - (double)ts.tv_sec) * 1e9);
+			if (ts.tv_nsec > 999999999L)
+				ts.tv_nsec = 999999999L;
+			sig = sigtimedwait(set, &info, &ts);
+		} else {
+			sig = sigwaitinfo(set, &info);
+		}
+		if (sig > 0)
+			handle_signal(r, sig, &info);
+	}
+}
+
+static int exit_status(const struct run *r)
+{
+	if (r->timed_out)
+		return EXIT_TIMEOUT;
+	if (r->got_signal)
+		return 128 + r->got_signal;
+	if (r->exec_failed)
+		return EXIT_NOEXEC;
+	if (r->first_fail >= 0) {
+		int st = r->ranks[r->first_fail].status;
+		if (WIFEXITED(st) && WEXITSTATUS(st) != 0)
+			return WEXITSTATUS(st);
+		return 1;
+	}
+	for (int i = 0; i < r->n; i++) {
+		int st = r->ranks[i].status;
+		if (!(WIFEXITED(st) && WEXITSTATUS(st) == 0))
+			return 1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"np", required_argument, NULL, 'n'},
+		{"runtime-dir", required_argument, NULL, 'R'},
+		{"job", required_argument, NULL, 'J'},
+		{"timeout", required_argument, NULL, 'T'},
+		{"grace", required_argument, NULL, 'G'},
+		{"verbose", no_argument, NULL, 'v'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct run r;
+	memset(&r, 0, sizeof(r));
+	r.first_fail = -1;
+	r.grace_s = DEFAULT_GRACE_S;
+	const char *runtime_dir = NULL, *job = NULL;
+	int rc;
+
+	if (argc > 0 && argv[0] && strrchr(argv[0], '/'))
+		prog_name = strrchr(argv[0], '/') + 1;
+	else if (argc > 0 && argv[0] && *argv[0])
+		prog_name = argv[0];
+
+	opterr = 0;
+	int c;
+	/* '+': stop at the first non-option, the program's own flags are its. */
+	while ((c = getopt_long(argc, argv, "+:n:vh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'n':
+			rc = parse_count(optarg, &r.n);
+			if (rc) {
+				fprintf(stderr, "%s: -n wants a number of processes between 1 and %d, not '%s'\n",
+					prog_name, MAX_RANKS, optarg);
+				return 2;
+			}
+			break;
+		case 'R':
+			if (!*optarg) {
+				fprintf(stderr, "%s: --runtime-dir wants a directory\n", prog_name);
+				return 2;
+			}
+			runtime_dir = optarg;
+			break;
+		case 'J':
+			if (!*optarg || strlen(optarg) > 255) {
+				fprintf(stderr, "%s: --job wants a key of 1..255 characters\n", prog_name);
+				return 2;
+			}
+			job = optarg;
+			break;
+		case 'T':
+			if (parse_seconds(optarg, 1, &r.timeout_s)) {
+				fprintf(stderr, "%s: --timeout wants seconds > 0, not '%s'\n", prog_name, optarg);
+				return 2;
+			}
+			break;
+		case 'G':
+			if (parse_seconds(optarg, 0, &r.grace_s)) {
+				fprintf(stderr, "%s: --grace wants seconds >= 0, not '%s'\n", prog_name, optarg);
+				return 2;
+			}
+			break;
+		case 'v': r.verbose = 1; break;
+		case 'h': usage(stdout); return 0;
+		case ':':
+			fprintf(stderr, "%s: option '%s' needs a value\n", prog_name, argv[optind - 1]);
+			fprintf(stderr, "Try '%s --help'.\n", prog_name);
+			return 2;
+		default:
+			if (optopt)
+				fprintf(stderr, "%s: unknown option '-%c'\n", prog_name, optopt);
+			else
+				fprintf(stderr, "%s: unknown option '%s'\n", prog_name, argv[optind - 1]);
+			fprintf(stderr, "Try '%s --help'.\n", prog_name);
+			return 2;
+		}
+	}
+	if (r.n == 0) {
+		fprintf(stderr, "%s: missing -n N (the number of processes)\n", prog_name);
+		fprintf(stderr, "Try '%s --help'.\n", prog_name);
+		return 2;
+	}
+	if (optind >= argc) {
+		fprintf(stderr, "%s: no program to run\n", prog_name);
+		fprintf(stderr, "Try '%s --help'.\n", prog_name);
+		return 2;
+	}
+	char **prog = &argv[optind];
+
+	char keybuf[96];
+	if (!job) {
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		snprintf(keybuf, sizeof(keybuf), "hoistrun-%d-%llu", (int)getpid(),
+			 (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec);
+		job = keybuf;
+	}
+	char sizebuf[32];
+	snprintf(sizebuf, sizeof(sizebuf), "%d", r.n);
+	if (setenv("HOIST_SIZE", sizebuf, 1) || setenv("HOIST_JOB", job, 1) ||
+	    (runtime_dir && setenv("HOIST_RUNTIME_DIR", runtime_dir, 1))) {
+		fprintf(stderr, "%s: setenv: %s\n", prog_name, strerror(errno));
+		return 1;
+	}
+
+	r.ranks = calloc((size_t)r.n, sizeof(*r.ranks));
+	if (!r.ranks) {
+		fprintf(stderr, "%s: out of memory\n", prog_name);
+		return 1;
+	}
+
+	/* Take the signals we care about synchronously from here on; the
+	 * children get the original mask back before exec. */
+	sigset_t set, orig;
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	if (sigprocmask(SIG_BLOCK, &set, &orig) != 0) {
+		fprintf(stderr, "%s: sigprocmask: %s\n", prog_name, strerror(errno));
+		return 1;
+	}
+
+	/* Rank 0 keeps the terminal when we are the terminal's foreground job. */
+	int keep_rank0_fg = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
+
+	if (r.verbose)
+		fprintf(stderr, "%s: job %s, %d rank%s of %s%s%s\n", prog_name, job, r.n,
+			r.n == 1 ? "" : "s", prog[0], runtime_dir ? ", runtime dir " : "",
+			runtime_dir ? runtime_dir : "");
+
+	if (r.timeout_s > 0)
+		r.t_timeout = now_s() + r.timeout_s;
+	for (int i = 0; i < r.n; i++) {
+		rc = start_rank(&r, i, prog, &orig, keep_rank0_fg);
+		if (rc) {
+			r.exec_failed = 1;
+			if (r.alive > 0) {
+				signal_all(&r, SIGTERM);
+				r.t_kill = now_s() + KILL_DELAY_S;
+			}
+			break;
+		}
+		/* A signal during startup: stop starting more ranks. */
+		struct timespec zero = {0, 0};
+		siginfo_t info;
+		int sig;
+		while ((sig = sigtimedwait(&set, &info, &zero)) > 0)
+			handle_signal(&r, sig, &info);
+		if (r.got_signal)
+			break;
+	}
+
+	wait_loop(&r, &set);
+	int status = exit_status(&r);
+	if (r.verbose)
+		fprintf(stderr, "%s: exit status %d\n", prog_name, status);
+	free(r.ranks);
+	return status;
+}

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Install the Debian 12 packages hoist needs to build and test, but only those
+# that are missing. Runs apt-get update only when something must be installed.
+# Works as root, or through sudo when that is available.
+#
+#   bash scripts/deps.sh            install what is missing
+#   bash scripts/deps.sh --check    only report; exit 1 if something is missing
+set -euo pipefail
+
+PACKAGES=(
+	build-essential cmake pkg-config
+	libibverbs-dev librdmacm-dev
+	libevent-dev libprotobuf-c-dev protobuf-c-compiler
+	check libsodium-dev
+	clang libclang-rt-14-dev
+	iproute2 python3
+)
+
+check_only=0
+case "${1:-}" in
+--check) check_only=1 ;;
+-h | --help)
+	sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'
+	exit 0
+	;;
+"") ;;
+*)
+	echo "deps.sh: unknown argument '$1' (try --help)" >&2
+	exit 2
+	;;
+esac
+
+if ! command -v dpkg-query >/dev/null 2>&1; then
+	echo "deps.sh: dpkg-query not found; this script knows Debian/Ubuntu only." >&2
+	echo "deps.sh: install by hand: ${PACKAGES[*]}" >&2
+	exit 1
+fi
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+	status=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
+	if [[ "$status" != installed ]]; then
+		missing+=("$p")
+	fi
+done
+
+if ((${#missing[@]} == 0)); then
+	echo "deps.sh: all ${#PACKAGES[@]} packages are installed"
+	exit 0
+fi
+
+echo "deps.sh: missing: ${missing[*]}"
+if ((check_only)); then
+	exit 1
+fi
+
+if [[ $(id -u) -eq 0 ]]; then
+	as_root=()
+elif command -v sudo >/dev/null 2>&1; then
+	as_root=(sudo)
+else
+	echo "deps.sh: not root and no sudo; ask an administrator to install: ${missing[*]}" >&2
+	exit 1
+fi
+
+export DEBIAN_FRONTEND=noninteractive
+"${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q
+"${as_root[@]}" env DEBIAN_FRONTEND=noninteractive \
+	apt-get install -y -q --no-install-recommends "${missing[@]}"
+echo "deps.sh: installed ${missing[*]}"
