@@ -12,6 +12,8 @@
 
 #define CHUNK_BYTES (256u * 1024u)
 #define GET_PIPELINE 8
+/* one descriptor never moves more than this (the transports frame it) */
+#define SQE_MAX_BYTES (4u << 20)
 
 static inline int check_target(struct hoist_ctx *c, int pe, const void *sym, size_t n,
 			       uint64_t *off)
@@ -79,12 +81,17 @@ static int put_common(int pe, void *dst, const void *src, size_t n, int nbi)
 	}
 	if (nbi && hoist_is_symmetric(src, n)) {
 		/* zero copy: the daemon reads the source in place before quiet */
-		if ((rc = hoist__sqe_get(c, &sqe)))
-			return rc;
-		*sqe = (struct hoist_sqe){.opcode = HOIST_OP_PUT, .flags = HOIST_SQE_F_LOCAL_HEAP,
-					  .pe = pe, .remote_off = roff, .len = n,
-					  .local_off = (uint64_t)((const char *)src - c->heap_base)};
-		hoist__sqe_submit(c);
+		uint64_t loff = (uint64_t)((const char *)src - c->heap_base);
+		for (size_t done = 0; done < n;) {
+			size_t len = n - done < SQE_MAX_BYTES ? n - done : SQE_MAX_BYTES;
+			if ((rc = hoist__sqe_get(c, &sqe)))
+				return rc;
+			*sqe = (struct hoist_sqe){.opcode = HOIST_OP_PUT, .flags = HOIST_SQE_F_LOCAL_HEAP,
+						  .pe = pe, .remote_off = roff + done, .len = len,
+						  .local_off = loff + done};
+			hoist__sqe_submit(c);
+			done += len;
+		}
 		return 0;
 	}
 	for (size_t done = 0; done < n;) {
@@ -159,14 +166,23 @@ HOIST_API int hoist_get(void *dst, int pe, const void *src, size_t n)
 	struct hoist_op *op;
 
 	if (hoist_is_symmetric(dst, n)) { /* straight into our own heap */
-		if ((rc = hoist__op_alloc(c, &op)))
+		uint64_t loff = (uint64_t)((char *)dst - c->heap_base);
+		if (n <= SQE_MAX_BYTES) {
+			if ((rc = hoist__op_alloc(c, &op)))
+				return rc;
+			rc = post_get(c, pe, roff, n, loff, 1, hoist__op_udata(c, op));
+			if (rc == 0)
+				rc = hoist__wait_op(c, op);
+			hoist__op_free(c, op);
 			return rc;
-		rc = post_get(c, pe, roff, n, (uint64_t)((char *)dst - c->heap_base), 1,
-			      hoist__op_udata(c, op));
-		if (rc == 0)
-			rc = hoist__wait_op(c, op);
-		hoist__op_free(c, op);
-		return rc;
+		}
+		/* big: pieces without completions, then one quiet orders them */
+		for (size_t done = 0; done < n; done += SQE_MAX_BYTES) {
+			size_t len = n - done < SQE_MAX_BYTES ? n - done : SQE_MAX_BYTES;
+			if ((rc = post_get(c, pe, roff + done, len, loff + done, 1, 0)))
+				return rc;
+		}
+		return hoist__quiet(c);
 	}
 
 	struct hoist_op *inflight[GET_PIPELINE];
@@ -230,8 +246,15 @@ HOIST_API int hoist_get_nbi(void *dst, int pe, const void *src, size_t n)
 		return 0;
 	if (!dst)
 		return -EINVAL;
-	if (hoist_is_symmetric(dst, n)) /* completes by quiet; errors are sticky */
-		return post_get(c, pe, roff, n, (uint64_t)((char *)dst - c->heap_base), 1, 0);
+	if (hoist_is_symmetric(dst, n)) { /* completes by quiet; errors are sticky */
+		uint64_t loff = (uint64_t)((char *)dst - c->heap_base);
+		for (size_t done = 0; done < n; done += SQE_MAX_BYTES) {
+			size_t len = n - done < SQE_MAX_BYTES ? n - done : SQE_MAX_BYTES;
+			if ((rc = post_get(c, pe, roff + done, len, loff + done, 1, 0)))
+				return rc;
+		}
+		return 0;
+	}
 
 	for (size_t done = 0; done < n;) {
 		size_t len = n - done < CHUNK_BYTES ? n - done : CHUNK_BYTES;

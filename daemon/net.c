@@ -963,6 +963,8 @@ int net_rma(struct daemon *d, struct client *c, const struct hoist_sqe *sqe, int
 	struct peer *p = peer_for(d, node);
 	if (!p)
 		return -EINVAL;
+	if (sqe->len > WIRE_MAX_PAYLOAD)
+		return -EMSGSIZE; /* libhoist splits; a raw descriptor may not */
 	int rc = peer_ensure(d, p);
 	if (rc)
 		return rc;
