@@ -30,6 +30,14 @@ static inline int check_target(struct hoist_ctx *c, int pe, const void *sym, siz
 	return 0;
 }
 
+/* Bytes of one staged piece: the arena may be smaller than CHUNK_BYTES
+ * (staging_bytes is a setting), and one allocation takes at most half. */
+static inline size_t chunk_bytes(const struct hoist_ctx *c)
+{
+	uint64_t m = staging_max_alloc(&c->stage);
+	return m < CHUNK_BYTES ? (size_t)m : CHUNK_BYTES;
+}
+
 /* Staging space for len bytes, making progress until it frees up. */
 static int64_t stage_alloc_wait(struct hoist_ctx *c, uint64_t len, uint64_t *off)
 {
@@ -95,7 +103,7 @@ static int put_common(int pe, void *dst, const void *src, size_t n, int nbi)
 		return 0;
 	}
 	for (size_t done = 0; done < n;) {
-		size_t len = n - done < CHUNK_BYTES ? n - done : CHUNK_BYTES;
+		size_t len = n - done < chunk_bytes(c) ? n - done : chunk_bytes(c);
 		uint64_t soff;
 		int64_t id = stage_alloc_wait(c, len, &soff);
 		if (id < 0)
@@ -187,10 +195,12 @@ HOIST_API int hoist_get(void *dst, int pe, const void *src, size_t n)
 
 	struct hoist_op *inflight[GET_PIPELINE];
 	unsigned first = 0, count = 0;
+	/* never hold more op slots than exist (cq_entries is a setting) */
+	unsigned depth = c->nops < GET_PIPELINE ? c->nops : GET_PIPELINE;
 	int err = 0;
 	for (size_t done = 0; done < n && !err;) {
-		size_t len = n - done < CHUNK_BYTES ? n - done : CHUNK_BYTES;
-		if (count == GET_PIPELINE) {
+		size_t len = n - done < chunk_bytes(c) ? n - done : chunk_bytes(c);
+		if (count == depth) {
 			get_finish(c, inflight[first], &err);
 			first = (first + 1) % GET_PIPELINE;
 			count--;
@@ -257,7 +267,7 @@ HOIST_API int hoist_get_nbi(void *dst, int pe, const void *src, size_t n)
 	}
 
 	for (size_t done = 0; done < n;) {
-		size_t len = n - done < CHUNK_BYTES ? n - done : CHUNK_BYTES;
+		size_t len = n - done < chunk_bytes(c) ? n - done : chunk_bytes(c);
 		struct hoist_op *op;
 		if ((rc = hoist__op_alloc(c, &op)))
 			return rc;

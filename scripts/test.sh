@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Build and run every test suite; what CI runs (.ci/run).
 #
-#   bash scripts/test.sh [--no-deps] [--no-asan]
+#   bash scripts/test.sh [--no-deps] [--no-asan] [--no-tsan]
 #
 # Stages, in order (each later one still runs when an earlier one failed,
 # except the tests of a build that failed):
@@ -10,6 +10,8 @@
 #   ctest       ctest in build/
 #   build-asan  -DHOIST_SANITIZE=ON build (ASan + UBSan) in build-asan/
 #   ctest-asan  ctest in build-asan/ with leak checking and abort-on-error
+#   build-tsan  -DHOIST_TSAN=ON build in build-tsan/
+#   ctest-tsan  the integration tests in build-tsan/ (halt on the first race)
 # Exit status: 0 only when every stage that ran passed.
 # Environment: JOBS (parallel build/ctest jobs, default 2),
 #              CTEST_TIMEOUT (per-test limit in s for tests without their own, default 300),
@@ -21,12 +23,14 @@ cd "$root"
 
 run_deps=1
 run_asan=1
+run_tsan=1
 for arg in "$@"; do
 	case "$arg" in
 	--no-deps) run_deps=0 ;;
 	--no-asan) run_asan=0 ;;
+	--no-tsan) run_tsan=0 ;;
 	-h | --help)
-		sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'
+		sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'
 		exit 0
 		;;
 	*)
@@ -39,6 +43,7 @@ done
 jobs=${JOBS:-2}
 build_dir=${BUILD_DIR:-build}
 asan_dir=${ASAN_BUILD_DIR:-build-asan}
+tsan_dir=${TSAN_BUILD_DIR:-build-tsan}
 ctest_timeout=${CTEST_TIMEOUT:-300}
 export JOBS=$jobs
 
@@ -79,8 +84,9 @@ note_last() { notes[${#notes[@]} - 1]=$1; }
 
 run_ctest() {
 	local dir=$1
+	shift
 	ctest --test-dir "$dir" --output-on-failure -j"$jobs" --no-tests=error \
-		--timeout "$ctest_timeout"
+		--timeout "$ctest_timeout" "$@"
 }
 
 # Does LeakSanitizer work here? It needs ptrace-like access, which some
@@ -131,14 +137,24 @@ else
 	skip ctest-asan "--no-asan"
 fi
 
+# ThreadSanitizer: the daemon's control and progress threads share state
+# (command queues, counters, the stats socket). The integration suite drives
+# every cross-thread path with real clients.
+if ((run_tsan)); then
+	if stage build-tsan bash scripts/build.sh "$tsan_dir" -DHOIST_TSAN=ON; then
+		TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1" \
+			stage ctest-tsan run_ctest "$tsan_dir" -L integration || true
+	else
+		skip ctest-tsan "build-tsan failed"
+	fi
+else
+	skip build-tsan "--no-tsan"
+	skip ctest-tsan "--no-tsan"
+fi
+
 # ---------------------------------------------------------------- later stages
 # Add further suites here, each as one `stage NAME COMMAND...` line, so the
 # summary and the exit status pick them up. Planned:
-#   ThreadSanitizer build (the CMake option HOIST_TSAN exists):
-#     if stage build-tsan bash scripts/build.sh build-tsan -DHOIST_TSAN=ON; then
-#       TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
-#         stage ctest-tsan run_ctest build-tsan || true
-#     fi
 #   rxe VM suite (multi-node + verbs over soft-RoCE inside a VM):
 #     stage rxe-vm bash scripts/rxe-vm.sh || true
 # ----------------------------------------------------------------
