@@ -1,13 +1,20 @@
 /*
- * hoistrun - start the PEs of a single-node hoist job.
+ * hoistrun - start the PEs of a hoist job.
  *
- *   hoistrun -n N [--runtime-dir DIR] [--job KEY] [--timeout SEC]
- *            [--grace SEC] [-v] [--] prog [args...]
+ *   hoistrun -n N [--runtime-dir DIR | --runtime-dirs D1,D2,... | --nodes K]
+ *            [--job KEY] [--timeout SEC] [--grace SEC] [-v] [--] prog [args...]
  *
  * Forks N processes running prog, each with HOIST_RANK=i, HOIST_SIZE=N,
- * HOIST_JOB=KEY (and HOIST_RUNTIME_DIR=DIR when given), and waits for all
- * of them. It does not link libhoist: it only sets the environment that
- * hoist_init() reads.
+ * HOIST_JOB=KEY (and HOIST_RUNTIME_DIR when a daemon is chosen), and waits
+ * for all of them. It does not link libhoist: it only sets the environment
+ * that hoist_init() reads.
+ *
+ * Several nodes on one machine: --nodes K starts K hoistd daemons on
+ * loopback, each with its own runtime directory and port and a freshly
+ * made cluster key, places the ranks on them in blocks (rank i on node
+ * i*K/N) and stops the daemons afterwards; a daemon that does not exit
+ * cleanly fails the run. --runtime-dirs places the ranks the same way on
+ * daemons that already run.
  *
  * Process handling:
  * - Every rank runs in its own process group, so that stopping a rank also
@@ -40,7 +47,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -79,9 +92,23 @@ struct run {
 	double t_timeout; /* absolute monotonic seconds; 0 = not armed */
 	double t_grace;   /* SIGTERM the remaining ranks at this time */
 	double t_kill;    /* SIGKILL the remaining ranks at this time */
+	const char **rank_dir; /* HOIST_RUNTIME_DIR per rank, or NULL */
 };
 
 static const char *prog_name = "hoistrun";
+
+/* Daemons started by --nodes. */
+struct cluster {
+	int n;
+	char base[256];        /* temporary directory holding everything */
+	char key[300];
+	pid_t *pid;
+	int *status;
+	int *done;
+	char (*dir)[300];
+	int died;              /* a daemon exited before we stopped it */
+};
+static struct cluster *g_cluster;
 
 static double now_s(void)
 {
@@ -103,6 +130,13 @@ static void usage(FILE *out)
 		"  -n, --np N            number of processes (ranks), 1..%d (required)\n"
 		"      --runtime-dir DIR set HOIST_RUNTIME_DIR=DIR (the hoistd to use);\n"
 		"                        without it the environment is left as it is\n"
+		"      --nodes K         start K hoistd daemons on loopback (each its own\n"
+		"                        runtime dir and port, a fresh cluster key), place\n"
+		"                        the ranks on them in blocks, stop them afterwards\n"
+		"      --runtime-dirs D1,D2,...  place the ranks in blocks on running daemons\n"
+		"      --hoistd PATH     hoistd for --nodes (default: $HOISTD, next to\n"
+		"                        hoistrun, ../daemon/hoistd, ../sbin/hoistd, PATH)\n"
+		"      --hoistd-arg ARG  pass ARG to every daemon --nodes starts (repeat)\n"
 		"      --job KEY         job key (HOIST_JOB); default hoistrun-<pid>-<ns>\n"
 		"      --timeout SEC     kill all ranks after SEC seconds, exit 124\n"
 		"      --grace SEC       after a rank fails, wait SEC seconds (default %g)\n"
@@ -119,7 +153,8 @@ static void usage(FILE *out)
 		"128+SIG if hoistrun was interrupted by signal SIG.\n"
 		"\n"
 		"Example:\n"
-		"  hoistrun -n 4 --runtime-dir /tmp/hoist ./hoist-demo\n",
+		"  hoistrun -n 4 --runtime-dir /tmp/hoist ./hoist-demo\n"
+		"  hoistrun -n 8 --nodes 4 ./hoist-demo\n",
 		prog_name, MAX_RANKS, DEFAULT_GRACE_S);
 }
 
@@ -207,6 +242,17 @@ static void reap(struct run *r)
 		if (pid <= 0)
 			return; /* 0: none ready; -1/ECHILD: none left */
 		int i = rank_of_pid(r, pid);
+		if (i < 0 && g_cluster) {
+			for (int k = 0; k < g_cluster->n; k++)
+				if (g_cluster->pid[k] == pid) {
+					g_cluster->done[k] = 1;
+					g_cluster->status[k] = st;
+					g_cluster->died = 1;
+					fprintf(stderr, "%s: hoistd of node %d exited during the run (log: %s/hoistd.log)\n",
+						prog_name, k, g_cluster->dir[k]);
+				}
+			continue;
+		}
 		if (i < 0 || r->ranks[i].state != R_RUNNING)
 			continue;
 		struct rank *k = &r->ranks[i];
@@ -253,6 +299,10 @@ static int start_rank(struct run *r, int i, char **argv, const sigset_t *orig_ma
 {
 	char buf[32];
 	snprintf(buf, sizeof(buf), "%d", i);
+	if (r->rank_dir && setenv("HOIST_RUNTIME_DIR", r->rank_dir[i], 1) != 0) {
+		fprintf(stderr, "%s: setenv: %s\n", prog_name, strerror(errno));
+		return -errno;
+	}
 	if (setenv("HOIST_RANK", buf, 1) != 0) {
 		fprintf(stderr, "%s: setenv: %s\n", prog_name, strerror(errno));
 		return -errno;
@@ -443,6 +493,287 @@ static int exit_status(const struct run *r)
 	return 0;
 }
 
+/* ---- --nodes: daemons on loopback ------------------------------------- */
+
+static int find_hoistd(char *out, size_t len, const char *given)
+{
+	if (given) {
+		snprintf(out, len, "%s", given);
+		return access(out, X_OK) == 0 ? 0 : -errno;
+	}
+	const char *env = getenv("HOISTD");
+	if (env && *env) {
+		snprintf(out, len, "%s", env);
+		return access(out, X_OK) == 0 ? 0 : -errno;
+	}
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n > 0) {
+		self[n] = 0;
+		char *slash = strrchr(self, '/');
+		if (slash) {
+			*slash = 0;
+			static const char *const rel[] = {"/hoistd", "/../daemon/hoistd", "/../sbin/hoistd"};
+			for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+				snprintf(out, len, "%s%s", self, rel[i]);
+				if (access(out, X_OK) == 0)
+					return 0;
+			}
+		}
+	}
+	snprintf(out, len, "hoistd"); /* from PATH */
+	return 0;
+}
+
+/* Free loopback ports: bind to port 0 and keep them all bound until every
+ * one is chosen, so no two daemons get the same. */
+static int pick_ports(int k, int *ports)
+{
+	int *fds = calloc((size_t)k, sizeof(int)), rc = 0;
+	if (!fds)
+		return -ENOMEM;
+	for (int i = 0; i < k; i++) {
+		struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+		socklen_t sl = sizeof(sa);
+		fds[i] = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fds[i] < 0 || bind(fds[i], (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+		    getsockname(fds[i], (struct sockaddr *)&sa, &sl) < 0) {
+			rc = -errno;
+			break;
+		}
+		ports[i] = ntohs(sa.sin_port);
+	}
+	for (int i = 0; i < k; i++)
+		if (fds[i] > 0)
+			close(fds[i]);
+	free(fds);
+	return rc;
+}
+
+static void cluster_cleanup_files(struct cluster *cl, int keep)
+{
+	if (keep) {
+		fprintf(stderr, "%s: daemon logs kept in %s\n", prog_name, cl->base);
+		return;
+	}
+	char path[400];
+	for (int i = 0; i < cl->n; i++) {
+		snprintf(path, sizeof(path), "%s/hoistd.log", cl->dir[i]);
+		unlink(path);
+		rmdir(cl->dir[i]);
+	}
+	unlink(cl->key);
+	rmdir(cl->base);
+}
+
+static void print_log(const char *dir)
+{
+	char path[400], line[512];
+	snprintf(path, sizeof(path), "%s/hoistd.log", dir);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f))
+		fprintf(stderr, "  | %s", line);
+	fclose(f);
+}
+
+/* Stop the daemons; 0 if every one exited with status 0. */
+static int cluster_stop(struct cluster *cl, int verbose)
+{
+	int bad = 0;
+	for (int i = 0; i < cl->n; i++)
+		if (!cl->done[i] && cl->pid[i] > 0)
+			kill(cl->pid[i], SIGTERM);
+	double deadline = now_s() + 5;
+	for (int i = 0; i < cl->n; i++) {
+		while (!cl->done[i] && cl->pid[i] > 0) {
+			int st;
+			pid_t p = waitpid(cl->pid[i], &st, WNOHANG);
+			if (p == cl->pid[i]) {
+				cl->done[i] = 1;
+				cl->status[i] = st;
+				break;
+			}
+			if (p < 0) {
+				cl->done[i] = 1;
+				cl->status[i] = 0;
+				break;
+			}
+			if (now_s() > deadline) {
+				fprintf(stderr, "%s: hoistd of node %d did not stop; killing it\n", prog_name, i);
+				kill(cl->pid[i], SIGKILL);
+				deadline = now_s() + 5;
+			}
+			struct timespec ts = {0, 10 * 1000 * 1000};
+			nanosleep(&ts, NULL);
+		}
+		int st = cl->status[i];
+		if (!(WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
+			bad = 1;
+			fprintf(stderr, "%s: hoistd of node %d ended badly (wait status 0x%x); its log:\n",
+				prog_name, i, st);
+			print_log(cl->dir[i]);
+		}
+	}
+	cluster_cleanup_files(cl, bad || verbose);
+	return bad ? -EIO : 0;
+}
+
+static int cluster_start(struct cluster *cl, int k, const char *hoistd_given, char **extra,
+			 int nextra, int verbose)
+{
+	char hoistd[PATH_MAX];
+	int rc = find_hoistd(hoistd, sizeof(hoistd), hoistd_given);
+	if (rc) {
+		fprintf(stderr, "%s: hoistd not found or not executable: %s\n", prog_name, strerror(-rc));
+		return rc;
+	}
+	cl->n = 0;
+	cl->pid = calloc((size_t)k, sizeof(*cl->pid));
+	cl->status = calloc((size_t)k, sizeof(*cl->status));
+	cl->done = calloc((size_t)k, sizeof(*cl->done));
+	cl->dir = calloc((size_t)k, sizeof(*cl->dir));
+	int *ports = calloc((size_t)k, sizeof(int));
+	if (!cl->pid || !cl->status || !cl->done || !cl->dir || !ports)
+		return -ENOMEM;
+	const char *tmp = getenv("TMPDIR");
+	snprintf(cl->base, sizeof(cl->base), "%s/hoistrun-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(cl->base)) {
+		fprintf(stderr, "%s: mkdtemp: %s\n", prog_name, strerror(errno));
+		return -errno;
+	}
+	/* the cluster key: 32 random bytes, hex, readable by us only */
+	snprintf(cl->key, sizeof(cl->key), "%s/cluster.key", cl->base);
+	unsigned char raw[32];
+	if (getrandom(raw, sizeof(raw), 0) != (ssize_t)sizeof(raw))
+		return -EIO;
+	int kfd = open(cl->key, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (kfd < 0)
+		return -errno;
+	char hex[65];
+	for (int i = 0; i < 32; i++)
+		snprintf(hex + 2 * i, 3, "%02x", raw[i]);
+	ssize_t w = write(kfd, hex, 64);
+	close(kfd);
+	if (w != 64)
+		return -EIO;
+	if ((rc = pick_ports(k, ports))) {
+		fprintf(stderr, "%s: cannot find free ports: %s\n", prog_name, strerror(-rc));
+		free(ports);
+		return rc;
+	}
+	size_t nl = (size_t)k * 24 + 1;
+	char *nodes = calloc(nl, 1);
+	if (!nodes)
+		return -ENOMEM;
+	for (int i = 0; i < k; i++) {
+		size_t at = strlen(nodes);
+		snprintf(nodes + at, nl - at, "%s127.0.0.1:%d", i ? "," : "", ports[i]);
+	}
+	free(ports);
+
+	int *ready = calloc((size_t)k, sizeof(int));
+	if (!ready) {
+		free(nodes);
+		return -ENOMEM;
+	}
+	for (int i = 0; i < k; i++) {
+		snprintf(cl->dir[i], sizeof(cl->dir[i]), "%s/node%d", cl->base, i);
+		if (mkdir(cl->dir[i], 0700) < 0) {
+			rc = -errno;
+			break;
+		}
+		int p[2];
+		if (pipe2(p, O_CLOEXEC) < 0) {
+			rc = -errno;
+			break;
+		}
+		char log[400], id[16], rfd[16];
+		snprintf(log, sizeof(log), "%s/hoistd.log", cl->dir[i]);
+		snprintf(id, sizeof(id), "%d", i);
+		snprintf(rfd, sizeof(rfd), "%d", p[1]);
+		pid_t pid = fork();
+		if (pid == 0) {
+			fcntl(p[1], F_SETFD, 0); /* the one fd hoistd inherits */
+			int lfd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+			if (lfd >= 0)
+				dup2(lfd, STDERR_FILENO);
+			setpgid(0, 0);
+			prctl(PR_SET_PDEATHSIG, SIGTERM);
+			char **av = calloc((size_t)nextra + 16, sizeof(char *));
+			int a = 0;
+			av[a++] = hoistd;
+			av[a++] = "--runtime-dir";
+			av[a++] = cl->dir[i];
+			av[a++] = "--nodes";
+			av[a++] = nodes;
+			av[a++] = "--node-id";
+			av[a++] = id;
+			av[a++] = "--cluster-key-file";
+			av[a++] = cl->key;
+			av[a++] = "--ready-fd";
+			av[a++] = rfd;
+			for (int x = 0; x < nextra; x++)
+				av[a++] = extra[x];
+			av[a] = NULL;
+			execvp(hoistd, av);
+			fprintf(stderr, "cannot execute %s: %s\n", hoistd, strerror(errno));
+			_exit(EXIT_NOEXEC);
+		}
+		close(p[1]);
+		if (pid < 0) {
+			rc = -errno;
+			close(p[0]);
+			break;
+		}
+		cl->pid[i] = pid;
+		ready[i] = p[0];
+		cl->n++;
+	}
+	/* every daemon says READY (or dies: EOF) within 10 s */
+	double deadline = now_s() + 10;
+	for (int i = 0; i < cl->n && !rc; i++) {
+		struct pollfd pf = {.fd = ready[i], .events = POLLIN};
+		int left = (int)((deadline - now_s()) * 1000);
+		char buf[8] = {0};
+		if (left < 0 || poll(&pf, 1, left) != 1 || read(ready[i], buf, sizeof(buf)) < 5 ||
+		    strncmp(buf, "READY", 5) != 0) {
+			fprintf(stderr, "%s: hoistd of node %d did not become ready; its log:\n", prog_name, i);
+			print_log(cl->dir[i]);
+			rc = -EIO;
+		}
+	}
+	for (int i = 0; i < cl->n; i++)
+		close(ready[i]);
+	free(ready);
+	free(nodes);
+	if (rc) {
+		cluster_stop(cl, 1);
+		return rc;
+	}
+	if (verbose)
+		fprintf(stderr, "%s: %d daemons ready under %s\n", prog_name, cl->n, cl->base);
+	return 0;
+}
+
+/* Split "a,b,c" into dirs (pointers into s). */
+static int split_dirs(char *s, const char ***out)
+{
+	int n = 1;
+	for (char *p = s; *p; p++)
+		n += *p == ',';
+	const char **v = calloc((size_t)n, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	int k = 0;
+	char *save = NULL;
+	for (char *t = strtok_r(s, ",", &save); t; t = strtok_r(NULL, ",", &save))
+		v[k++] = t;
+	*out = v;
+	return k;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -451,6 +782,10 @@ int main(int argc, char **argv)
 		{"job", required_argument, NULL, 'J'},
 		{"timeout", required_argument, NULL, 'T'},
 		{"grace", required_argument, NULL, 'G'},
+		{"nodes", required_argument, NULL, 'N'},
+		{"runtime-dirs", required_argument, NULL, 'D'},
+		{"hoistd", required_argument, NULL, 'H'},
+		{"hoistd-arg", required_argument, NULL, 'A'},
 		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -459,7 +794,10 @@ int main(int argc, char **argv)
 	memset(&r, 0, sizeof(r));
 	r.first_fail = -1;
 	r.grace_s = DEFAULT_GRACE_S;
-	const char *runtime_dir = NULL, *job = NULL;
+	const char *runtime_dir = NULL, *job = NULL, *hoistd = NULL;
+	char *dirs_arg = NULL;
+	char *extra[64];
+	int nextra = 0, nodes = 0;
 	int rc;
 
 	if (argc > 0 && argv[0] && strrchr(argv[0], '/'))
@@ -506,6 +844,26 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case 'N':
+			if (parse_count(optarg, &nodes) || nodes > 4096) {
+				fprintf(stderr, "%s: --nodes wants a number of daemons between 1 and 4096, not '%s'\n",
+					prog_name, optarg);
+				return 2;
+			}
+			break;
+		case 'D':
+			dirs_arg = optarg;
+			break;
+		case 'H':
+			hoistd = optarg;
+			break;
+		case 'A':
+			if (nextra == 64) {
+				fprintf(stderr, "%s: too many --hoistd-arg\n", prog_name);
+				return 2;
+			}
+			extra[nextra++] = optarg;
+			break;
 		case 'v': r.verbose = 1; break;
 		case 'h': usage(stdout); return 0;
 		case ':':
@@ -532,6 +890,11 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	char **prog = &argv[optind];
+	if ((nodes > 0) + (dirs_arg != NULL) + (runtime_dir != NULL) > 1) {
+		fprintf(stderr, "%s: --nodes, --runtime-dirs and --runtime-dir exclude each other\n",
+			prog_name);
+		return 2;
+	}
 
 	char keybuf[96];
 	if (!job) {
@@ -553,6 +916,35 @@ int main(int argc, char **argv)
 	if (!r.ranks) {
 		fprintf(stderr, "%s: out of memory\n", prog_name);
 		return 1;
+	}
+
+	/* where each rank attaches: blocks of ranks per daemon */
+	static struct cluster cl;
+	const char **daemon_dirs = NULL;
+	int ndaemons = 0;
+	if (dirs_arg) {
+		ndaemons = split_dirs(dirs_arg, &daemon_dirs);
+		if (ndaemons <= 0) {
+			fprintf(stderr, "%s: --runtime-dirs wants DIR[,DIR...]\n", prog_name);
+			return 2;
+		}
+	} else if (nodes > 0) {
+		if (cluster_start(&cl, nodes, hoistd, extra, nextra, r.verbose))
+			return 1;
+		g_cluster = &cl;
+		ndaemons = cl.n;
+		daemon_dirs = calloc((size_t)ndaemons, sizeof(*daemon_dirs));
+		if (!daemon_dirs)
+			return 1;
+		for (int i = 0; i < ndaemons; i++)
+			daemon_dirs[i] = cl.dir[i];
+	}
+	if (ndaemons) {
+		r.rank_dir = calloc((size_t)r.n, sizeof(*r.rank_dir));
+		if (!r.rank_dir)
+			return 1;
+		for (int i = 0; i < r.n; i++)
+			r.rank_dir[i] = daemon_dirs[(int)((long long)i * ndaemons / r.n)];
 	}
 
 	/* Take the signals we care about synchronously from here on; the
@@ -600,6 +992,8 @@ int main(int argc, char **argv)
 
 	wait_loop(&r, &set);
 	int status = exit_status(&r);
+	if (g_cluster && (cluster_stop(g_cluster, r.verbose) || g_cluster->died) && status == 0)
+		status = 1; /* a daemon that crashed fails the run */
 	if (r.verbose)
 		fprintf(stderr, "%s: exit status %d\n", prog_name, status);
 	free(r.ranks);
