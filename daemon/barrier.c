@@ -18,6 +18,7 @@
 
 #include <errno.h>
 
+#include "am.h"
 #include "hoist_futex.h"
 
 void client_wake(struct client *c, uint32_t *word, uint32_t flag)
@@ -64,7 +65,7 @@ static void barrier_complete(struct job *j)
 static void round_send(struct daemon *d, struct job *j)
 {
 	int32_t to = j->nodes[(j->my_idx + (1 << j->bar_round)) % j->nnodes];
-	if (net_send_barrier(d, to, j->id, j->barrier_epoch + 1, j->bar_round))
+	if (am_send_barrier(d, to, j->id, j->barrier_epoch + 1, j->bar_round))
 		job_fail(j, -ECONNRESET);
 }
 
@@ -146,5 +147,5 @@ void barrier_depart(struct daemon *d, struct job *j, struct client *c, int clean
 		return;
 	for (int32_t i = 0; i < j->nnodes; i++)
 		if (j->nodes[i] != d->net.self)
-			net_send_pe_gone(d, j->nodes[i], j->id, c->rank, clean, j->barrier_epoch);
+			am_send_pe_gone(d, j->nodes[i], j->id, c->rank, clean, j->barrier_epoch);
 }

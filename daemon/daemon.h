@@ -35,6 +35,7 @@
 #include "region.h"
 #include "settings.h"
 #include "stats.h"
+#include "transport.h"
 
 struct job;
 struct conn;
@@ -152,6 +153,7 @@ struct daemon {
 	struct client *active;   /* progress thread's clients */
 	struct job *pjobs;       /* progress thread's jobs */
 	struct net net;          /* cluster, peers, tcp transport */
+	const struct transport_ops *xport; /* to other nodes */
 	struct progress_stats pst;
 	uint64_t heartbeat;      /* bumped by the progress thread (watchdog) */
 };
@@ -160,9 +162,6 @@ struct daemon {
 int progress_start(struct daemon *d);
 void progress_stop(struct daemon *d);
 
-/* local.c: the same-node transport (memcpy between mapped segments) */
-int local_put(struct client *src, const struct hoist_sqe *sqe, struct client *dst);
-int local_get(struct client *src, const struct hoist_sqe *sqe, struct client *dst);
 
 /* barrier.c (progress thread) */
 int barrier_notify(struct daemon *d, struct client *c);

@@ -5,6 +5,9 @@
  */
 #include "daemon.h"
 
+#include <errno.h>
+#include "transport.h"
+
 #include <string.h>
 
 static void *local_buf(struct client *c, const struct hoist_sqe *sqe)
@@ -14,7 +17,7 @@ static void *local_buf(struct client *c, const struct hoist_sqe *sqe)
 	return (char *)c->staging.base + sqe->local_off;
 }
 
-int local_put(struct client *src, const struct hoist_sqe *sqe, struct client *dst)
+static int local_put(struct client *src, const struct hoist_sqe *sqe, struct client *dst)
 {
 	const void *from = (sqe->flags & HOIST_SQE_F_INLINE) ? (const void *)sqe->inline_data
 							    : local_buf(src, sqe);
@@ -22,8 +25,28 @@ int local_put(struct client *src, const struct hoist_sqe *sqe, struct client *ds
 	return 0;
 }
 
-int local_get(struct client *src, const struct hoist_sqe *sqe, struct client *dst)
+static int local_get(struct client *src, const struct hoist_sqe *sqe, struct client *dst)
 {
 	memmove(local_buf(src, sqe), (char *)dst->heap.base + sqe->remote_off, sqe->len);
 	return 0;
 }
+
+/* node is this node; the target PE is attached here (the caller checked) */
+static int self_rma(struct daemon *d, struct client *c, const struct hoist_sqe *sqe, int32_t node)
+{
+	(void)d;
+	(void)node;
+	struct client *t = c->job->pe[sqe->pe];
+	if (!t)
+		return -ECONNRESET;
+	if (sqe->opcode == HOIST_OP_PUT)
+		local_put(c, sqe, t);
+	else
+		local_get(c, sqe, t);
+	return XP_DONE;
+}
+
+const struct transport_ops self_transport = {
+	.name = "self",
+	.rma = self_rma,
+};

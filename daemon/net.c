@@ -15,7 +15,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "am.h"
 #include "daemon.h"
+#include "transport.h"
 #include "hoist.pb-c.h"
 #include "log.h"
 
@@ -542,22 +544,12 @@ static int rx_begin(struct daemon *d, struct netconn *c)
 			c->pdst = f->dst;
 		return 0;
 	}
-	case W_MEMBER: {
-		if (h->hlen != sizeof(struct wire_member))
+	case W_MEMBER:
+		if (!am_payload_ok(h->type, c->ext, h->hlen, h->plen))
 			return -EPROTO;
-		struct wire_member m;
-		memcpy(&m, c->ext, sizeof(m));
-		if (m.keylen == 0 || m.keylen > 255 || m.size < 1 || m.size > (1 << 20) ||
-		    m.nranks > (uint32_t)m.size ||
-		    h->plen != m.keylen + (uint64_t)m.nranks * sizeof(int32_t))
-			return -EPROTO;
-		struct announce *a = calloc(1, sizeof(*a) + m.nranks * sizeof(int32_t) + 256);
-		if (!a)
-			return -ENOMEM;
-		c->pctx = a;
-		c->pdst = (char *)a->ranks; /* staged here, split in rx_end */
-		return 0;
-	}
+		c->pctx = malloc(h->plen ? h->plen : 1);
+		c->pdst = c->pctx;
+		return c->pctx ? 0 : -ENOMEM;
 	default:
 		return h->plen ? -EPROTO : 0;
 	}
@@ -604,52 +596,13 @@ static int rx_end(struct daemon *d, struct netconn *c)
 		reply_done(d, p, f, &r);
 		return 0;
 	}
-	case W_BARRIER: {
-		if (h->hlen != sizeof(struct wire_barrier))
-			return -EPROTO;
-		struct wire_barrier b;
-		memcpy(&b, c->ext, sizeof(b));
-		struct job *j = progress_job_find(d, b.job);
-		if (j && b.round < 32)
-			barrier_recv(d, j, b.epoch, b.round);
-		return 0;
-	}
-	case W_MEMBER: {
-		struct wire_member m;
-		memcpy(&m, c->ext, sizeof(m));
-		struct announce *a = c->pctx;
-		c->pctx = NULL;
-		/* payload = key then ranks; move the key out of the way */
-		char key[256];
-		memcpy(key, a->ranks, m.keylen);
-		key[m.keylen] = 0;
-		memmove(a->ranks, (char *)a->ranks + m.keylen, m.nranks * sizeof(int32_t));
-		snprintf(a->key, sizeof(a->key), "%s", key);
-		a->from_node = c->node;
-		a->to_node = n->self;
-		a->job = m.job;
-		a->size = m.size;
-		a->uid = m.uid;
-		a->heap_bytes = m.heap_bytes;
-		a->nranks = m.nranks;
-		a->flags = m.flags;
-		if (wire_job_id(a->key) != m.job || cmdq_push(&d->to_control, CMD_MEMBER, a)) {
-			free(a);
-			return -EPROTO;
-		}
-		return 0;
-	}
+	case W_BARRIER:
+	case W_MEMBER:
 	case W_PE_GONE: {
-		if (h->hlen != sizeof(struct wire_pe_gone))
-			return -EPROTO;
-		struct wire_pe_gone g;
-		memcpy(&g, c->ext, sizeof(g));
-		struct addr_key k = {.job = g.job, .pe = g.pe, .seg = HOIST_SEG_HEAP};
-		addr_cache_invalidate(&n->cache, &k, UINT32_MAX);
-		struct job *j = progress_job_find(d, g.job);
-		if (j && g.pe >= 0 && g.pe < j->size)
-			job_pe_gone(d, j, g.pe, g.clean != 0, g.epoch);
-		return 0;
+		int rc2 = am_dispatch(d, c->node, h->type, c->ext, h->hlen, c->pctx, h->plen);
+		free(c->pctx);
+		c->pctx = NULL;
+		return rc2;
 	}
 	case W_PING:
 		return frame_queue(c, W_PONG, h->tag, NULL, 0, NULL, 0);
@@ -794,7 +747,7 @@ static void conn_event(struct daemon *d, struct netconn *c, uint32_t ev)
 
 /* ---- public ------------------------------------------------------------ */
 
-int net_start(struct daemon *d)
+static int net_start(struct daemon *d)
 {
 	struct net *n = &d->net;
 	n->epfd = epoll_create1(EPOLL_CLOEXEC);
@@ -840,7 +793,7 @@ int net_start(struct daemon *d)
 	return 0;
 }
 
-void net_stop(struct daemon *d)
+static void net_stop(struct daemon *d)
 {
 	struct net *n = &d->net;
 	while (n->incoming)
@@ -861,7 +814,7 @@ void net_stop(struct daemon *d)
 	sodium_memzero(n->key, sizeof(n->key));
 }
 
-int net_poll(struct daemon *d, int timeout_ms)
+static int net_poll(struct daemon *d, int timeout_ms)
 {
 	struct net *n = &d->net;
 	struct epoll_event ev[64];
@@ -894,7 +847,7 @@ int net_poll(struct daemon *d, int timeout_ms)
 	return handled;
 }
 
-void net_flush(struct daemon *d)
+static void net_flush(struct daemon *d)
 {
 	struct net *n = &d->net;
 	if (!n->enabled)
@@ -917,7 +870,7 @@ void net_flush(struct daemon *d)
 	}
 }
 
-void net_timers(struct daemon *d, uint64_t now)
+static void net_timers(struct daemon *d, uint64_t now)
 {
 	struct net *n = &d->net;
 	if (!n->enabled || now < n->next_ping_check_ns)
@@ -957,7 +910,7 @@ static struct peer *peer_for(struct daemon *d, int32_t node)
 	return &n->peers[node];
 }
 
-int net_rma(struct daemon *d, struct client *c, const struct hoist_sqe *sqe, int32_t node)
+static int net_rma(struct daemon *d, struct client *c, const struct hoist_sqe *sqe, int32_t node)
 {
 	struct net *n = &d->net;
 	struct peer *p = peer_for(d, node);
@@ -1015,10 +968,10 @@ int net_rma(struct daemon *d, struct client *c, const struct hoist_sqe *sqe, int
 	c->outstanding++;
 	STAT_INC(&p->st, ops_out);
 	STAT_ADD(&p->st, bytes_out, sqe->len);
-	return 1;
+	return XP_INFLIGHT;
 }
 
-static int send_oneway(struct daemon *d, int32_t node, uint8_t type, const void *ext, uint16_t hlen,
+static int net_am_send(struct daemon *d, int32_t node, uint8_t type, const void *ext, uint16_t hlen,
 		       const void *payload, uint64_t plen)
 {
 	struct peer *p = peer_for(d, node);
@@ -1028,36 +981,6 @@ static int send_oneway(struct daemon *d, int32_t node, uint8_t type, const void 
 	if (rc)
 		return rc;
 	return frame_queue(p->conn, type, 0, ext, hlen, payload, plen);
-}
-
-int net_send_barrier(struct daemon *d, int32_t node, uint64_t job, uint32_t epoch, uint32_t round)
-{
-	struct wire_barrier b = {.job = job, .epoch = epoch, .round = round};
-	return send_oneway(d, node, W_BARRIER, &b, sizeof(b), NULL, 0);
-}
-
-int net_send_member(struct daemon *d, int32_t node, const struct announce *a)
-{
-	size_t klen = strlen(a->key);
-	size_t plen = klen + a->nranks * sizeof(int32_t);
-	char *payload = malloc(plen ? plen : 1);
-	if (!payload)
-		return -ENOMEM;
-	memcpy(payload, a->key, klen);
-	memcpy(payload + klen, a->ranks, a->nranks * sizeof(int32_t));
-	struct wire_member m = {.job = a->job, .size = a->size, .uid = a->uid,
-				.heap_bytes = a->heap_bytes, .keylen = (uint16_t)klen,
-				.flags = (uint16_t)a->flags, .nranks = a->nranks};
-	int rc = send_oneway(d, node, W_MEMBER, &m, sizeof(m), payload, plen);
-	free(payload);
-	return rc;
-}
-
-int net_send_pe_gone(struct daemon *d, int32_t node, uint64_t job, int32_t pe, int clean,
-		     uint32_t epoch)
-{
-	struct wire_pe_gone g = {.job = job, .pe = pe, .clean = (uint32_t)clean, .epoch = epoch};
-	return send_oneway(d, node, W_PE_GONE, &g, sizeof(g), NULL, 0);
 }
 
 int pin_register(struct daemon *d, struct client *c)
@@ -1089,7 +1012,7 @@ void pin_unregister(struct daemon *d, struct client *c)
 	}
 }
 
-void net_orphan_client(struct daemon *d, struct client *c)
+static void net_orphan_client(struct daemon *d, struct client *c)
 {
 	struct net *n = &d->net;
 	if (!n->enabled)
@@ -1114,3 +1037,15 @@ void net_orphan_client(struct daemon *d, struct client *c)
 			cn->pdst = NULL;
 	}
 }
+
+const struct transport_ops tcp_transport = {
+	.name = "tcp",
+	.start = net_start,
+	.stop = net_stop,
+	.rma = net_rma,
+	.am_send = net_am_send,
+	.poll = net_poll,
+	.flush = net_flush,
+	.timers = net_timers,
+	.orphan = net_orphan_client,
+};

@@ -140,28 +140,10 @@ struct net {
 /* cluster.c (main thread, before the threads start) */
 int cluster_configure(struct daemon *d, char *err, size_t errlen);
 
-/* net.c (progress thread) */
-int net_start(struct daemon *d);        /* listen; 0 or -errno */
-void net_stop(struct daemon *d);
-int net_poll(struct daemon *d, int timeout_ms); /* returns events handled */
-void net_flush(struct daemon *d);
-void net_timers(struct daemon *d, uint64_t now);
-
-/* Issue a put/get of a client's descriptor to a PE on another node.
- * Returns 1 (in flight: completion comes later), 0 (stall: no credit or
- * buffer space; retry later) or -errno (complete now with this error). */
-int net_rma(struct daemon *d, struct client *c, const struct hoist_sqe *sqe, int32_t node);
-/* One-way frames. 0 or -errno. */
-int net_send_barrier(struct daemon *d, int32_t node, uint64_t job, uint32_t epoch, uint32_t round);
-struct announce;
-int net_send_member(struct daemon *d, int32_t node, const struct announce *a);
-int net_send_pe_gone(struct daemon *d, int32_t node, uint64_t job, int32_t pe, int clean,
-		     uint32_t epoch);
+/* net.c is the tcp transport: see transport.h for its entry points. */
 
 /* Pinned table. */
 int pin_register(struct daemon *d, struct client *c);
 void pin_unregister(struct daemon *d, struct client *c);
-/* A client leaves: forget it in every in-flight request. */
-void net_orphan_client(struct daemon *d, struct client *c);
 
 #endif

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "am.h"
 #include "hoist_futex.h"
 #include "log.h"
 #include "validate.h"
@@ -98,8 +99,13 @@ static enum exec_result rma(struct daemon *d, struct client *c, const struct hoi
 	struct job *j = c->job;
 	struct client *t = j->pe[sqe->pe];
 	int is_put = sqe->opcode == HOIST_OP_PUT;
+	int rc;
 	if (t) {
-		*res = is_put ? local_put(c, sqe, t) : local_get(c, sqe, t);
+		rc = self_transport.rma(d, c, sqe, d->net.self);
+		if (rc < 0) {
+			*res = rc;
+			return EXEC_DONE;
+		}
 	} else if (j->pe_gone[sqe->pe]) {
 		*res = -ECONNRESET; /* the target PE is gone */
 		return EXEC_DONE;
@@ -111,8 +117,8 @@ static enum exec_result rma(struct daemon *d, struct client *c, const struct hoi
 			*res = -ECONNRESET;
 			return EXEC_DONE;
 		}
-		int rc = net_rma(d, c, sqe, node);
-		if (rc == 0)
+		rc = d->xport->rma(d, c, sqe, node);
+		if (rc == XP_STALL)
 			return EXEC_STALL;
 		if (rc < 0) {
 			*res = rc;
@@ -126,7 +132,7 @@ static enum exec_result rma(struct daemon *d, struct client *c, const struct hoi
 		STAT_INC(&c->st, gets);
 		STAT_ADD(&c->st, get_bytes, sqe->len);
 	}
-	return t ? EXEC_DONE : EXEC_ASYNC;
+	return rc == XP_DONE ? EXEC_DONE : EXEC_ASYNC;
 }
 
 /* Execute one validated descriptor; *res is its result when DONE. */
@@ -235,7 +241,7 @@ static void client_retire(struct daemon *d, struct client *c)
 		pp = &(*pp)->prog_next;
 	if (*pp)
 		*pp = c->prog_next;
-	net_orphan_client(d, c);
+	d->xport->orphan(d, c);
 	pin_unregister(d, c);
 	barrier_depart(d, j, c, c->clean_detach);
 	if (--j->local == 0) { /* the job has no client here any more */
@@ -303,7 +309,7 @@ static void announce(struct daemon *d, struct announce *a)
 	for (int32_t node = 0; node < d->net.nnodes; node++) {
 		if (node == d->net.self || (a->to_node >= 0 && a->to_node != node))
 			continue;
-		net_send_member(d, node, a); /* unreachable now: it will ask us */
+		am_send_member(d, node, a); /* unreachable now: it will ask us */
 	}
 }
 
@@ -377,8 +383,8 @@ static void *progress_main(void *arg)
 		if (net) {
 			/* the sockets are checked on every pass: a remote reply is
 			 * what a waiting client needs next */
-			work += (unsigned)net_poll(d, 0);
-			net_flush(d);
+			work += (unsigned)d->xport->poll(d, 0);
+			d->xport->flush(d);
 		}
 		if (work) {
 			STAT_INC(&d->pst, loops_busy);
@@ -394,7 +400,7 @@ static void *progress_main(void *arg)
 		if (idle == 64)
 			last_work = t;
 		if (net)
-			net_timers(d, t);
+			d->xport->timers(d, t);
 		if (t - last_work < spin_ns) {
 			hoist_cpu_relax();
 			continue;
@@ -411,8 +417,8 @@ static void *progress_main(void *arg)
 		/* doorbell, commands, sockets; wake for heartbeats and the
 		 * watchdog at least */
 		int timeout = net ? (int)(d->cfg.heartbeat_ms / 4) + 1 : 1000;
-		net_poll(d, timeout);
-		net_flush(d);
+		d->xport->poll(d, timeout);
+		d->xport->flush(d);
 		__atomic_store_n(&d->heartbeat, d->heartbeat + 1, __ATOMIC_RELAXED);
 		set_need_wakeup(d, 0);
 		idle = 0;
@@ -428,7 +434,8 @@ static void *progress_main(void *arg)
 
 int progress_start(struct daemon *d)
 {
-	int rc = net_start(d);
+	d->xport = &tcp_transport;
+	int rc = d->xport->start(d);
 	if (rc)
 		return rc;
 	rc = pthread_create(&d->progress_tid, NULL, progress_main, d);
@@ -443,5 +450,5 @@ void progress_stop(struct daemon *d)
 		free(j->nodes);
 		j->nodes = NULL;
 	}
-	net_stop(d);
+	d->xport->stop(d);
 }

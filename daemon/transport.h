@@ -1,0 +1,51 @@
+/*
+ * The transport interface: how the progress engine moves a client's put or
+ * get to a PE and sends active messages to another daemon. Shaped after
+ * RDMA: a put is written into the target segment without the target
+ * application taking part, a get is served by the target side, every
+ * operation completes on its own (progress_complete()), and active
+ * messages carry everything the daemons say to each other (barrier rounds,
+ * membership, departures; see am.c).
+ *
+ * Users: self (PEs of this node: one copy between mapped segments,
+ * local.c) and tcp (net.c). A verbs transport implements the same table.
+ */
+#ifndef HOISTD_TRANSPORT_H
+#define HOISTD_TRANSPORT_H
+
+#include <stdint.h>
+
+#include "hoist_shm.h"
+
+struct daemon;
+struct client;
+
+/* rma() results */
+#define XP_STALL 0    /* no credit or buffer space now: retry later */
+#define XP_INFLIGHT 1 /* issued; progress_complete() reports the end */
+#define XP_DONE 2     /* completed during the call */
+
+struct transport_ops {
+	const char *name;
+	int (*start)(struct daemon *d);   /* 0 or -errno */
+	void (*stop)(struct daemon *d);
+	/* Client c's put/get descriptor to PE sqe->pe, hosted by node.
+	 * XP_* or -errno (failed now). */
+	int (*rma)(struct daemon *d, struct client *c, const struct hoist_sqe *sqe, int32_t node);
+	/* One-way active message (wire.h type, extension header, payload);
+	 * connects on first use. 0 or -errno. */
+	int (*am_send)(struct daemon *d, int32_t node, uint8_t type, const void *ext, uint16_t hlen,
+		       const void *payload, uint64_t plen);
+	/* Make progress: sockets/completion queues; may sleep timeout_ms
+	 * (also on the doorbell and command queue). Returns work done. */
+	int (*poll)(struct daemon *d, int timeout_ms);
+	void (*flush)(struct daemon *d);               /* push queued output */
+	void (*timers)(struct daemon *d, uint64_t now); /* heartbeats, timeouts */
+	/* The client leaves: forget it in everything still in flight. */
+	void (*orphan)(struct daemon *d, struct client *c);
+};
+
+extern const struct transport_ops self_transport;
+extern const struct transport_ops tcp_transport;
+
+#endif
