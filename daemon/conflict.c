@@ -1,0 +1,491 @@
+#include "conflict.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* counters are read by another thread (stats): relaxed single-writer */
+#define CF_ADD(field, v) __atomic_store_n(&(field), __atomic_load_n(&(field), __ATOMIC_RELAXED) + (v), __ATOMIC_RELAXED)
+#define CF_INC(field) CF_ADD(field, 1)
+
+#define CF_MAX_CAP (1u << 26)
+
+static void target_reset(struct conflict_target *t)
+{
+	t->head = t->tail = t->root = CF_NIL;
+	t->count = 0;
+	t->lo = UINT64_MAX;
+	t->hi = 0;
+	t->active_pos = CF_NIL;
+}
+
+int conflict_init(struct conflict *c, int32_t npes, uint32_t cap)
+{
+	memset(c, 0, sizeof(*c));
+	if (npes < 1 || cap == 0 || cap > CF_MAX_CAP)
+		return -EINVAL;
+	uint32_t nact = (uint32_t)npes < cap ? (uint32_t)npes : cap;
+	c->t = malloc((size_t)npes * sizeof(*c->t));
+	c->n = malloc((size_t)cap * sizeof(*c->n));
+	c->active = malloc((size_t)nact * sizeof(*c->active));
+	if (!c->t || !c->n || !c->active) {
+		conflict_fini(c);
+		return -ENOMEM;
+	}
+	c->npes = npes;
+	c->cap = cap;
+	for (int32_t pe = 0; pe < npes; pe++)
+		target_reset(&c->t[pe]);
+	memset(c->n, 0, (size_t)cap * sizeof(*c->n));
+	for (uint32_t i = 0; i < cap; i++)
+		c->n[i].next = i + 1 < cap ? i + 1 : CF_NIL;
+	c->free_head = 0;
+	return 0;
+}
+
+void conflict_fini(struct conflict *c)
+{
+	free(c->t);
+	free(c->n);
+	free(c->active);
+	c->t = NULL;
+	c->n = NULL;
+	c->active = NULL;
+	c->npes = 0;
+	c->cap = c->count = c->nactive = 0;
+}
+
+/* ---- AVL interval tree over c->n, keyed by (start, seq) ---- */
+
+static inline int32_t height(const struct conflict *c, uint32_t i)
+{
+	return i == CF_NIL ? 0 : c->n[i].height;
+}
+
+static inline int key_less(const struct conflict_node *a, const struct conflict_node *b)
+{
+	return a->start < b->start || (a->start == b->start && a->seq < b->seq);
+}
+
+static void pull(struct conflict *c, uint32_t i)
+{
+	struct conflict_node *x = &c->n[i];
+	int32_t hl = height(c, x->left), hr = height(c, x->right);
+	x->height = 1 + (hl > hr ? hl : hr);
+	x->maxend = x->end;
+	x->maxseq = x->seq;
+	if (x->left != CF_NIL) {
+		const struct conflict_node *l = &c->n[x->left];
+		if (l->maxend > x->maxend)
+			x->maxend = l->maxend;
+		if (l->maxseq > x->maxseq)
+			x->maxseq = l->maxseq;
+	}
+	if (x->right != CF_NIL) {
+		const struct conflict_node *r = &c->n[x->right];
+		if (r->maxend > x->maxend)
+			x->maxend = r->maxend;
+		if (r->maxseq > x->maxseq)
+			x->maxseq = r->maxseq;
+	}
+}
+
+static uint32_t rot_right(struct conflict *c, uint32_t i)
+{
+	uint32_t l = c->n[i].left;
+	c->n[i].left = c->n[l].right;
+	c->n[l].right = i;
+	pull(c, i);
+	pull(c, l);
+	return l;
+}
+
+static uint32_t rot_left(struct conflict *c, uint32_t i)
+{
+	uint32_t r = c->n[i].right;
+	c->n[i].right = c->n[r].left;
+	c->n[r].left = i;
+	pull(c, i);
+	pull(c, r);
+	return r;
+}
+
+static uint32_t rebalance(struct conflict *c, uint32_t i)
+{
+	pull(c, i);
+	struct conflict_node *x = &c->n[i];
+	int32_t bf = height(c, x->left) - height(c, x->right);
+	if (bf > 1) {
+		uint32_t l = x->left;
+		if (height(c, c->n[l].left) < height(c, c->n[l].right))
+			x->left = rot_left(c, l);
+		return rot_right(c, i);
+	}
+	if (bf < -1) {
+		uint32_t r = x->right;
+		if (height(c, c->n[r].right) < height(c, c->n[r].left))
+			x->right = rot_right(c, r);
+		return rot_left(c, i);
+	}
+	return i;
+}
+
+static uint32_t tree_insert(struct conflict *c, uint32_t root, uint32_t x)
+{
+	if (root == CF_NIL) {
+		c->n[x].left = c->n[x].right = CF_NIL;
+		pull(c, x);
+		return x;
+	}
+	if (key_less(&c->n[x], &c->n[root]))
+		c->n[root].left = tree_insert(c, c->n[root].left, x);
+	else
+		c->n[root].right = tree_insert(c, c->n[root].right, x);
+	return rebalance(c, root);
+}
+
+static uint32_t tree_remove_min(struct conflict *c, uint32_t root, uint32_t *min)
+{
+	if (c->n[root].left == CF_NIL) {
+		*min = root;
+		return c->n[root].right;
+	}
+	c->n[root].left = tree_remove_min(c, c->n[root].left, min);
+	return rebalance(c, root);
+}
+
+/* x must be in the tree under root */
+static uint32_t tree_erase(struct conflict *c, uint32_t root, uint32_t x)
+{
+	if (root == x) {
+		uint32_t l = c->n[x].left, r = c->n[x].right, m;
+		if (r == CF_NIL)
+			return l;
+		r = tree_remove_min(c, r, &m);
+		c->n[m].left = l;
+		c->n[m].right = r;
+		return rebalance(c, m);
+	}
+	if (key_less(&c->n[x], &c->n[root]))
+		c->n[root].left = tree_erase(c, c->n[root].left, x);
+	else
+		c->n[root].right = tree_erase(c, c->n[root].right, x);
+	return rebalance(c, root);
+}
+
+struct cf_query {
+	uint64_t qs, qe; /* [qs, qe), qs < qe */
+	uint64_t best;   /* highest overlapping seq found so far */
+	uint64_t visits;
+};
+
+/* Branch and bound: a subtree is skipped when none of its intervals ends
+ * after qs or none is newer than the best found; the right subtree also
+ * when this node already starts at or after qe (keys are ordered by start).
+ * The child with the newer max seq is searched first so the bound tightens
+ * early (one path for a stack of identical intervals). */
+static void tree_search(const struct conflict *c, uint32_t i, struct cf_query *q)
+{
+	while (i != CF_NIL) {
+		const struct conflict_node *x = &c->n[i];
+		if (x->maxend <= q->qs || x->maxseq <= q->best)
+			return;
+		q->visits++;
+		if (x->start < q->qe && x->end > q->qs && x->seq > q->best)
+			q->best = x->seq;
+		uint32_t l = x->left;
+		uint32_t r = x->start < q->qe ? x->right : CF_NIL;
+		if (l != CF_NIL && r != CF_NIL) {
+			if (c->n[l].maxseq > c->n[r].maxseq) {
+				tree_search(c, l, q);
+				i = r;
+			} else {
+				tree_search(c, r, q);
+				i = l;
+			}
+		} else {
+			i = l != CF_NIL ? l : r;
+		}
+	}
+}
+
+static void box_recompute(struct conflict *c, struct conflict_target *t)
+{
+	if (t->root == CF_NIL) {
+		t->lo = UINT64_MAX;
+		t->hi = 0;
+		return;
+	}
+	uint32_t i = t->root;
+	while (c->n[i].left != CF_NIL)
+		i = c->n[i].left;
+	t->lo = c->n[i].start;
+	t->hi = c->n[t->root].maxend;
+}
+
+/* ---- active target list ---- */
+
+static void active_add(struct conflict *c, int32_t pe)
+{
+	c->t[pe].active_pos = c->nactive;
+	c->active[c->nactive++] = pe;
+}
+
+static void active_del(struct conflict *c, int32_t pe)
+{
+	uint32_t pos = c->t[pe].active_pos;
+	int32_t last = c->active[--c->nactive];
+	c->active[pos] = last;
+	c->t[last].active_pos = pos;
+	c->t[pe].active_pos = CF_NIL;
+}
+
+/* ---- API ---- */
+
+int conflict_add(struct conflict *c, int32_t pe, uint64_t start, uint64_t len, uint64_t seq)
+{
+	if (pe < 0 || pe >= c->npes || seq <= c->last_seq || len > UINT64_MAX - start)
+		return -EINVAL;
+	if (c->free_head == CF_NIL) {
+		CF_INC(c->st.cap_hits);
+		return -ENOSPC;
+	}
+	uint32_t i = c->free_head;
+	struct conflict_node *x = &c->n[i];
+	c->free_head = x->next;
+	x->start = start;
+	x->end = start + len;
+	x->seq = seq;
+	x->next = CF_NIL;
+	x->left = x->right = CF_NIL;
+	x->height = 0;
+	struct conflict_target *t = &c->t[pe];
+	if (t->tail == CF_NIL)
+		t->head = i;
+	else
+		c->n[t->tail].next = i;
+	t->tail = i;
+	if (t->count++ == 0)
+		active_add(c, pe);
+	if (len > 0) {
+		t->root = tree_insert(c, t->root, i);
+		if (start < t->lo)
+			t->lo = start;
+		if (x->end > t->hi)
+			t->hi = x->end;
+	}
+	c->count++;
+	c->last_seq = seq;
+	CF_INC(c->st.adds);
+	return 0;
+}
+
+uint64_t conflict_check(struct conflict *c, int32_t pe, uint64_t start, uint64_t len)
+{
+	CF_INC(c->st.checks);
+	if (pe < 0 || pe >= c->npes || len == 0) {
+		CF_INC(c->st.box_clear);
+		return 0;
+	}
+	const struct conflict_target *t = &c->t[pe];
+	uint64_t end = len > UINT64_MAX - start ? UINT64_MAX : start + len;
+	if (end <= t->lo || start >= t->hi) {
+		CF_INC(c->st.box_clear);
+		return 0;
+	}
+	struct cf_query q = {.qs = start, .qe = end, .best = 0, .visits = 0};
+	tree_search(c, t->root, &q);
+	CF_INC(c->st.precise);
+	CF_ADD(c->st.visits, q.visits);
+	if (q.best)
+		CF_INC(c->st.conflicts);
+	return q.best;
+}
+
+static void node_free(struct conflict *c, uint32_t i)
+{
+	c->n[i].next = c->free_head;
+	c->n[i].height = 0;
+	c->free_head = i;
+}
+
+void conflict_retire_pe(struct conflict *c, int32_t pe)
+{
+	if (pe < 0 || pe >= c->npes)
+		return;
+	struct conflict_target *t = &c->t[pe];
+	if (t->count == 0)
+		return;
+	uint32_t n = 0;
+	for (uint32_t i = t->head; i != CF_NIL;) {
+		uint32_t next = c->n[i].next;
+		node_free(c, i);
+		i = next;
+		n++;
+	}
+	active_del(c, pe);
+	target_reset(t);
+	c->count -= n;
+	CF_ADD(c->st.retired, n);
+}
+
+void conflict_retire(struct conflict *c, int32_t pe, uint64_t seq)
+{
+	if (pe < 0 || pe >= c->npes)
+		return;
+	struct conflict_target *t = &c->t[pe];
+	if (t->count == 0 || c->n[t->head].seq > seq)
+		return;
+	if (c->n[t->tail].seq <= seq) {
+		conflict_retire_pe(c, pe);
+		return;
+	}
+	uint32_t n = 0;
+	while (c->n[t->head].seq <= seq) { /* the tail stays: loop ends before it */
+		uint32_t i = t->head;
+		t->head = c->n[i].next;
+		if (c->n[i].height > 0)
+			t->root = tree_erase(c, t->root, i);
+		node_free(c, i);
+		n++;
+	}
+	t->count -= n;
+	c->count -= n;
+	box_recompute(c, t);
+	CF_ADD(c->st.retired, n);
+}
+
+void conflict_retire_all(struct conflict *c)
+{
+	while (c->nactive > 0)
+		conflict_retire_pe(c, c->active[c->nactive - 1]);
+}
+
+uint32_t conflict_outstanding(const struct conflict *c, int32_t pe)
+{
+	return pe < 0 || pe >= c->npes ? 0 : c->t[pe].count;
+}
+
+uint64_t conflict_newest(const struct conflict *c, int32_t pe)
+{
+	if (pe < 0 || pe >= c->npes || c->t[pe].tail == CF_NIL)
+		return 0;
+	return c->n[c->t[pe].tail].seq;
+}
+
+uint64_t conflict_oldest(const struct conflict *c, int32_t pe)
+{
+	if (pe < 0 || pe >= c->npes || c->t[pe].head == CF_NIL)
+		return 0;
+	return c->n[c->t[pe].head].seq;
+}
+
+const int32_t *conflict_active(const struct conflict *c, uint32_t *n)
+{
+	*n = c->nactive;
+	return c->active;
+}
+
+/* ---- validation (debug / tests) ---- */
+
+struct cf_sub {
+	int32_t height;
+	uint32_t size;
+	uint64_t maxend, maxseq;
+	uint64_t minstart;
+	int ok;
+};
+
+static struct cf_sub validate_tree(const struct conflict *c, uint32_t i, const struct conflict_node *lo,
+				   const struct conflict_node *hi, uint32_t depth)
+{
+	struct cf_sub s = {0, 0, 0, 0, UINT64_MAX, 1};
+	if (i == CF_NIL)
+		return s;
+	if (i >= c->cap || depth > 64) {
+		s.ok = 0;
+		return s;
+	}
+	const struct conflict_node *x = &c->n[i];
+	if ((lo && !key_less(lo, x)) || (hi && !key_less(x, hi)) || x->end <= x->start) {
+		s.ok = 0;
+		return s;
+	}
+	struct cf_sub l = validate_tree(c, x->left, lo, x, depth + 1);
+	struct cf_sub r = validate_tree(c, x->right, x, hi, depth + 1);
+	if (!l.ok || !r.ok) {
+		s.ok = 0;
+		return s;
+	}
+	s.height = 1 + (l.height > r.height ? l.height : r.height);
+	s.size = 1 + l.size + r.size;
+	s.maxend = x->end;
+	s.maxseq = x->seq;
+	if (l.size && l.maxend > s.maxend)
+		s.maxend = l.maxend;
+	if (r.size && r.maxend > s.maxend)
+		s.maxend = r.maxend;
+	if (l.size && l.maxseq > s.maxseq)
+		s.maxseq = l.maxseq;
+	if (r.size && r.maxseq > s.maxseq)
+		s.maxseq = r.maxseq;
+	s.minstart = l.size ? l.minstart : x->start;
+	int32_t bf = l.height - r.height;
+	s.ok = x->height == s.height && x->maxend == s.maxend && x->maxseq == s.maxseq && bf >= -1 &&
+	       bf <= 1;
+	return s;
+}
+
+int conflict_validate(const struct conflict *c)
+{
+	uint32_t total = 0, nact = 0;
+	for (int32_t pe = 0; pe < c->npes; pe++) {
+		const struct conflict_target *t = &c->t[pe];
+		uint32_t n = 0, ntree = 0;
+		uint64_t prev = 0, lo = UINT64_MAX, hi = 0;
+		uint32_t last = CF_NIL;
+		for (uint32_t i = t->head; i != CF_NIL; i = c->n[i].next) {
+			if (i >= c->cap || n > c->cap || c->n[i].seq <= prev || c->n[i].seq > c->last_seq)
+				return -EUCLEAN;
+			prev = c->n[i].seq;
+			const struct conflict_node *x = &c->n[i];
+			if (x->end > x->start) {
+				if (x->height < 1)
+					return -EUCLEAN;
+				ntree++;
+				if (x->start < lo)
+					lo = x->start;
+				if (x->end > hi)
+					hi = x->end;
+			} else if (x->height != 0) {
+				return -EUCLEAN;
+			}
+			last = i;
+			n++;
+		}
+		if (n != t->count || last != t->tail || (n == 0) != (t->head == CF_NIL))
+			return -EUCLEAN;
+		if (t->lo != lo || t->hi != hi)
+			return -EUCLEAN;
+		struct cf_sub s = validate_tree(c, t->root, NULL, NULL, 0);
+		if (!s.ok || s.size != ntree)
+			return -EUCLEAN;
+		if (n > 0) {
+			if (t->active_pos >= c->nactive || c->active[t->active_pos] != pe)
+				return -EUCLEAN;
+			nact++;
+		} else if (t->active_pos != CF_NIL) {
+			return -EUCLEAN;
+		}
+		total += n;
+	}
+	if (total != c->count || nact != c->nactive)
+		return -EUCLEAN;
+	uint32_t nfree = 0;
+	for (uint32_t i = c->free_head; i != CF_NIL; i = c->n[i].next)
+		if (i >= c->cap || ++nfree > c->cap)
+			return -EUCLEAN;
+	if (nfree + total != c->cap)
+		return -EUCLEAN;
+	return 0;
+}

@@ -1,0 +1,120 @@
+/*
+ * Phase history for get prefetching (seed 000, section 3.2): per client, the
+ * gets issued in each program phase, so that the next run of the phase can
+ * prefetch them right after its synchronisation event.
+ *
+ * A phase is the code between two synchronisation events; the client names
+ * the event that starts it by a 64-bit id (its call site). The first run of
+ * a phase records its gets; later runs return the recorded gets (program
+ * order of the latest run) from phase_begin, match each actual get against
+ * them (phase_get), and at phase_end drop the entries that were never used
+ * (mispredictions) and store the history in the order the gets happened.
+ *
+ * Entry flags are the table's; state and cookie are the caller's (e.g. the
+ * prefetch's status and buffer), zeroed by phase_begin and carried along.
+ *
+ * Bounded: at most max_phases phases (least recently begun evicted) with at
+ * most max_gets entries each; all storage (max_phases * max_gets entries of
+ * 40 bytes) is allocated by phase_init. Single-threaded (progress thread);
+ * stats are single-writer, readable with relaxed loads.
+ */
+#ifndef HOISTD_PHASE_H
+#define HOISTD_PHASE_H
+
+#include <stdint.h>
+
+#define PH_NIL 0xffffffffu
+
+#define PHASE_F_USED 1u    /* matched (or recorded) by a get in this run */
+#define PHASE_F_INVALID 2u /* an own put overlapped it before its get */
+#define PHASE_F_NEW 4u     /* appended in this run (a miss) */
+
+struct phase_get {
+	int32_t pe;
+	uint32_t flags;  /* PHASE_F_*, the table's */
+	uint64_t off;
+	uint64_t len;
+	uint32_t state;  /* the caller's, e.g. issued/ready */
+	uint64_t cookie; /* the caller's, e.g. the prefetch buffer */
+};
+
+struct phase_slot {
+	uint64_t id;
+	uint32_t n; /* history entries (during its run: predicted + appended) */
+	uint32_t lru_prev, lru_next, hnext;
+	uint8_t used;
+};
+
+struct phase_stats {
+	uint64_t phases;      /* phase_begin calls (runs) */
+	uint64_t recorded;    /* misses appended to a history */
+	uint64_t predicted;   /* entries returned by phase_begin */
+	uint64_t hits;        /* gets matched to a valid prediction */
+	uint64_t misses;      /* gets not matched, or matched to an invalid one */
+	uint64_t wasted;      /* predicted entries never used, dropped at phase_end */
+	uint64_t invalidated; /* entries marked invalid by an own put */
+	uint64_t evicted;     /* phases dropped to make room (LRU) */
+	uint64_t full;        /* misses not recorded: max_gets reached */
+};
+
+struct phase_table {
+	uint32_t max_phases, max_gets;
+	uint32_t nphases;
+	uint32_t nbuckets; /* phase id hash, power of two */
+	uint32_t lru_head, lru_tail, free_head;
+	uint32_t *buckets;
+	struct phase_slot *s;  /* [max_phases] */
+	struct phase_get *g;   /* [max_phases * max_gets], slot i at i * max_gets */
+	/* the current run */
+	uint32_t cur;          /* slot, PH_NIL between phases */
+	uint32_t npred;        /* entries [0, npred) were predicted */
+	uint32_t nused;        /* entries in order[] */
+	uint32_t *order;       /* [max_gets] entry indices in the order of their gets */
+	uint32_t gnbuckets;    /* (pe, off, len) hash of unused predicted entries */
+	uint32_t *gbuckets;
+	uint32_t *gnext;       /* [max_gets] */
+	uint64_t box_lo, box_hi; /* range of the predicted entries (any pe) */
+	struct phase_get *scratch; /* [max_gets] */
+	struct phase_stats st;
+};
+
+/* 0 or -errno: -EINVAL (a bound is 0, or max_phases * max_gets > 2^24),
+ * -ENOMEM. */
+int phase_init(struct phase_table *t, uint32_t max_phases, uint32_t max_gets);
+void phase_fini(struct phase_table *t);
+
+/* A synchronisation event with this id: a new run of its phase starts (a
+ * phase still current is ended first, see phase_end). Returns the gets
+ * recorded for it, in the program order of its latest run, *n entries
+ * (0 the first time: recording). The caller issues them as prefetches and
+ * may set state and cookie. The array stays valid, and grows by the misses
+ * appended, until phase_end. Never NULL. */
+struct phase_get *phase_begin(struct phase_table *t, uint64_t id, uint32_t *n);
+
+/* A get in the current phase. Returns the index of the first predicted
+ * entry with exactly this (pe, off, len) not used yet in this run, and marks
+ * it used; or -1: no phase current, no such entry (the get is appended to
+ * the history unless the phase holds max_gets entries), or the entry was
+ * invalidated (it is marked used and stays in the history: the pattern was
+ * right, the prefetched data is stale; the caller gets it for real). */
+int phase_get(struct phase_table *t, int32_t pe, uint64_t off, uint64_t len);
+
+/* An own put to pe of [off, off+len): mark the predicted entries that
+ * overlap it and are not used yet invalid. Returns how many were marked.
+ * O(1) outside the range of the predictions, O(predicted) otherwise. */
+uint32_t phase_invalidate(struct phase_table *t, int32_t pe, uint64_t off, uint64_t len);
+
+/* End of the current run: predicted entries not used are dropped from the
+ * history (mispredictions: the caller reaps their prefetches BEFORE this
+ * call, e.g. by scanning phase_current for entries without PHASE_F_USED);
+ * the rest is stored in the order of this run's gets. Returns the number
+ * dropped (0 if no phase is current). */
+uint32_t phase_end(struct phase_table *t);
+
+/* The current run's entries (predicted then appended), NULL and *n = 0
+ * between phases. */
+struct phase_get *phase_current(struct phase_table *t, uint32_t *n);
+/* History size of a phase (0 if unknown); does not touch the LRU order. */
+uint32_t phase_history_size(const struct phase_table *t, uint64_t id);
+
+#endif
