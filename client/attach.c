@@ -150,6 +150,7 @@ HOIST_API int hoist_init(void)
 	req.size = env.size;
 	req.pid = getpid();
 	req.heap_bytes = env.heap_bytes;
+	req.blocking = !env.auto_overlap;
 	uint8_t buf[512];
 	size_t n = hoist__attach_request__get_packed_size(&req);
 	if (n > sizeof(buf)) {
@@ -200,6 +201,7 @@ HOIST_API int hoist_init(void)
 		c->rank = ctrl->rank;
 		c->size = ctrl->size;
 		c->spin_us = env.spin_set ? env.spin_us : rep->spin_us;
+		c->auto_overlap = env.auto_overlap;
 		c->sq = hoist_ctrl_sq(ctrl);
 		c->cq = hoist_ctrl_cq(ctrl);
 		c->sq_mask = ctrl->sq_entries - 1;

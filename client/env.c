@@ -114,6 +114,13 @@ int hoist__env_read(struct hoist_env *e)
 	e->heap_bytes = 64ull << 20;
 	if ((v = getenv("HOIST_HEAP_SIZE")) && *v && parse_size(v, &e->heap_bytes))
 		return -EINVAL;
+	e->auto_overlap = 1;
+	int a;
+	int ha = env_int("HOIST_AUTO", &a);
+	if (ha < 0 || (ha && a > 1))
+		return -EINVAL;
+	if (ha)
+		e->auto_overlap = a;
 	int spin;
 	int hs = env_int("HOIST_SPIN_US", &spin);
 	if (hs < 0)

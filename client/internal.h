@@ -56,6 +56,7 @@ struct hoist_ctx {
 	struct hoist_op *nbi_head, *nbi_tail;
 	uint32_t nbi_outstanding;
 
+	int auto_overlap;      /* 0: every put completes remotely before it returns */
 	int32_t sticky_err;    /* first failed deferred put, reported at quiet */
 	uint32_t barrier_target; /* epoch barrier_wait waits for */
 	int barrier_pending;
@@ -74,6 +75,7 @@ struct hoist_env {
 	uint64_t heap_bytes;
 	uint32_t spin_us;
 	int spin_set;
+	int auto_overlap;  /* HOIST_AUTO, default 1 */
 };
 int hoist__env_read(struct hoist_env *e);
 int hoist__runtime_dir(char *buf, size_t len);
@@ -87,6 +89,7 @@ int hoist__op_alloc(struct hoist_ctx *c, struct hoist_op **out);
 void hoist__op_free(struct hoist_ctx *c, struct hoist_op *op);
 int hoist__check_daemon(struct hoist_ctx *c);
 int hoist__quiet(struct hoist_ctx *c);
+int hoist__barrier_notify(struct hoist_ctx *c, uint64_t phase);
 int hoist__wait_epoch(struct hoist_ctx *c, uint32_t target);
 
 static inline uint64_t hoist__op_udata(struct hoist_ctx *c, struct hoist_op *op)

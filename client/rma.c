@@ -124,7 +124,12 @@ static int put_common(int pe, void *dst, const void *src, size_t n, int nbi)
 
 HOIST_API int hoist_put(int pe, void *dst, const void *src, size_t n)
 {
-	return put_common(pe, dst, src, n, 0);
+	int rc = put_common(pe, dst, src, n, 0);
+	/* HOIST_AUTO=0, the blocking baseline: the put is remotely complete
+	 * before the call returns (a quiet orders every piece of it). */
+	if (rc == 0 && !hoist__g.auto_overlap && n)
+		rc = hoist__quiet(&hoist__g);
+	return rc;
 }
 
 HOIST_API int hoist_put_nbi(int pe, void *dst, const void *src, size_t n)

@@ -64,9 +64,10 @@ HOIST_API int hoist_fence(void)
 	return post_simple(c, HOIST_OP_FENCE, 0, 0);
 }
 
-HOIST_API int hoist_barrier_notify(void)
+/* phase: the call site that names the phase which starts when this barrier
+ * completes (the daemon prefetches that phase's gets). */
+int hoist__barrier_notify(struct hoist_ctx *c, uint64_t phase)
 {
-	struct hoist_ctx *c = &hoist__g;
 	if (!c->initialized)
 		return -ENOTCONN;
 	if (c->barrier_pending)
@@ -81,12 +82,35 @@ HOIST_API int hoist_barrier_notify(void)
 		rc = rc ? rc : c->sticky_err;
 		c->sticky_err = 0;
 	}
-	int prc = post_simple(c, HOIST_OP_BARRIER_NOTIFY, 0, 0);
+	struct hoist_sqe *sqe;
+	int prc = hoist__sqe_get(c, &sqe);
 	if (prc)
 		return prc;
+	*sqe = (struct hoist_sqe){.opcode = HOIST_OP_BARRIER_NOTIFY, .remote_off = phase};
+	hoist__sqe_submit(c);
 	c->barrier_target++;
 	c->barrier_pending = 1;
 	return rc;
+}
+
+HOIST_API int hoist_barrier_notify(void)
+{
+	return hoist__barrier_notify(&hoist__g,
+				     (uint64_t)(uintptr_t)__builtin_return_address(0));
+}
+
+HOIST_API int hoist_phase(uint64_t id)
+{
+	struct hoist_ctx *c = &hoist__g;
+	if (!c->initialized)
+		return -ENOTCONN;
+	struct hoist_sqe *sqe;
+	int rc = hoist__sqe_get(c, &sqe);
+	if (rc)
+		return rc;
+	*sqe = (struct hoist_sqe){.opcode = HOIST_OP_PHASE, .remote_off = id};
+	hoist__sqe_submit(c);
+	return 0;
 }
 
 HOIST_API int hoist_barrier_wait(void)
@@ -108,7 +132,8 @@ HOIST_API int hoist_barrier_wait(void)
 
 HOIST_API int hoist_barrier(void)
 {
-	int rc = hoist_barrier_notify();
+	int rc = hoist__barrier_notify(&hoist__g,
+				       (uint64_t)(uintptr_t)__builtin_return_address(0));
 	if (rc == -ENOTCONN || (rc && !hoist__g.barrier_pending))
 		return rc;
 	int wrc = hoist_barrier_wait();

@@ -296,6 +296,7 @@ static int client_create(struct daemon *d, struct job *j, const Hoist__AttachReq
 	c->uid = uid;
 	c->sq_entries = (uint32_t)d->cfg.sq_entries;
 	c->cq_entries = (uint32_t)d->cfg.cq_entries;
+	c->blocking = req->blocking;
 	c->sq_mask = c->sq_entries - 1;
 	c->cq_mask = c->cq_entries - 1;
 	c->ring.fd = c->staging.fd = c->heap.fd = -1;

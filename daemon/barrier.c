@@ -19,6 +19,7 @@
 #include <errno.h>
 
 #include "am.h"
+#include "overlap.h"
 #include "hoist_futex.h"
 
 void client_wake(struct client *c, uint32_t *word, uint32_t flag)
@@ -47,7 +48,7 @@ void job_fail(struct job *j, int err)
 	}
 }
 
-static void barrier_complete(struct job *j)
+static void barrier_complete(struct daemon *d, struct job *j)
 {
 	j->arrived = 0;
 	j->barrier_epoch++;
@@ -60,6 +61,11 @@ static void barrier_complete(struct job *j)
 		hoist_store_release(&c->ctrl->barrier_epoch, j->barrier_epoch);
 		client_wake(c, &c->ctrl->barrier_epoch, HOIST_EPOCH_WAITING);
 	}
+	/* the next phase starts now, before the clients even return from
+	 * their waits: its prefetches leave at once */
+	for (int32_t r = 0; r < j->size; r++)
+		if (j->pe[r])
+			overlap_phase_start(d, j->pe[r]);
 }
 
 static void round_send(struct daemon *d, struct job *j)
@@ -79,7 +85,7 @@ static void rounds_advance(struct daemon *d, struct job *j)
 		j->bar_round++;
 		if ((1 << j->bar_round) >= j->nnodes) {
 			j->bar_active = 0;
-			barrier_complete(j);
+			barrier_complete(d, j);
 			return;
 		}
 		round_send(d, j);
@@ -109,7 +115,7 @@ int barrier_notify(struct daemon *d, struct client *c)
 	if (++j->arrived < j->nlocal)
 		return 0;
 	if (j->nnodes <= 1) {
-		barrier_complete(j);
+		barrier_complete(d, j);
 		return 0;
 	}
 	j->bar_active = 1;

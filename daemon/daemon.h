@@ -69,6 +69,8 @@ struct client {
 	uint32_t barrier_epoch_notified; /* epoch this client last notified for */
 	int broken;               /* broke the ring protocol: stop serving it */
 	uint32_t pin_slot;        /* pinned-table entry of its heap */
+	int blocking;             /* HOIST_AUTO=0: no overlap stage */
+	struct overlap *ov;       /* automatic overlap state, NULL if blocking */
 
 	struct client_stats st;   /* written by the progress thread */
 };
@@ -173,9 +175,12 @@ void client_wake(struct client *c, uint32_t *word, uint32_t flag);
 
 /* progress.c */
 struct job *progress_job_find(struct daemon *d, uint64_t id);
-/* A remote operation finished: CQE as the descriptor asked. */
-void progress_complete(struct client *c, uint64_t user_data, int32_t res, uint8_t opcode,
-		       int want_cqe);
+/* A remote operation finished: CQE as the descriptor asked, conflict
+ * retirement, or a prefetch landing (op). */
+void progress_complete(struct daemon *d, struct client *c, int32_t pe, uint64_t user_data,
+		       int32_t res, uint8_t opcode, int want_cqe, const struct xp_op *op);
+/* Post one completion to a client (and publish it). */
+void progress_cqe(struct client *c, uint64_t user_data, int32_t res, uint8_t opcode);
 
 /* attach.c (control thread) */
 int attach_handle(struct daemon *d, struct conn *cn, const void *msg, size_t len);

@@ -32,10 +32,12 @@ static int local_get(struct client *src, const struct hoist_sqe *sqe, struct cli
 }
 
 /* node is this node; the target PE is attached here (the caller checked) */
-static int self_rma(struct daemon *d, struct client *c, const struct hoist_sqe *sqe, int32_t node)
+static int self_rma(struct daemon *d, struct client *c, const struct hoist_sqe *sqe, int32_t node,
+		    const struct xp_op *op)
 {
 	(void)d;
 	(void)node;
+	(void)op;
 	struct client *t = c->job->pe[sqe->pe];
 	if (!t)
 		return -ECONNRESET;

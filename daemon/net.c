@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "am.h"
+#include "overlap.h"
 #include "daemon.h"
 #include "transport.h"
 #include "hoist.pb-c.h"
@@ -353,7 +354,7 @@ static void peer_lost(struct daemon *d, struct peer *p, const char *why)
 	}
 	while (p->ring_head != p->ring_tail) {
 		struct inflight *f = &p->ring[p->ring_head++ % p->window];
-		progress_complete(f->client, f->user_data, -ECONNRESET, f->opcode, 1);
+		progress_complete(d, f->client, f->pe, f->user_data, -ECONNRESET, f->opcode, 1, &f->op);
 	}
 	p->ring_head = p->ring_tail = 0;
 	for (struct job *j = d->pjobs; j; j = j->prog_next) {
@@ -491,8 +492,10 @@ static void reply_done(struct daemon *d, struct peer *p, struct inflight *f,
 		/* the PE left: whatever we cached for it is stale */
 		addr_cache_invalidate(&d->net.cache, &f->key, UINT32_MAX);
 	}
-	progress_complete(f->client, f->user_data, r->status, f->opcode, f->want_cqe);
+	struct inflight done = *f; /* the completion may issue more into this slot */
 	p->ring_head++;
+	progress_complete(d, done.client, done.pe, done.user_data, r->status, done.opcode,
+			  done.want_cqe, &done.op);
 }
 
 /* ---- receive state machine -------------------------------------------- */
@@ -910,7 +913,8 @@ static struct peer *peer_for(struct daemon *d, int32_t node)
 	return &n->peers[node];
 }
 
-static int net_rma(struct daemon *d, struct client *c, const struct hoist_sqe *sqe, int32_t node)
+static int net_rma(struct daemon *d, struct client *c, const struct hoist_sqe *sqe, int32_t node,
+		   const struct xp_op *op)
 {
 	struct net *n = &d->net;
 	struct peer *p = peer_for(d, node);
@@ -961,11 +965,15 @@ static int net_rma(struct daemon *d, struct client *c, const struct hoist_sqe *s
 	struct inflight *f = &p->ring[p->ring_tail++ % p->window];
 	*f = (struct inflight){.tag = tag, .type = type, .opcode = sqe->opcode,
 			       .want_cqe = (sqe->flags & HOIST_SQE_F_CQE) != 0, .client = c,
-			       .user_data = sqe->user_data, .len = sqe->len, .key = key};
+			       .user_data = sqe->user_data, .len = sqe->len, .key = key, .pe = sqe->pe};
+	if (op)
+		f->op = *op;
 	if (!is_put)
-		f->dst = (sqe->flags & HOIST_SQE_F_LOCAL_HEAP) ? (char *)c->heap.base + sqe->local_off
+		f->dst = op && op->dst ? op->dst
+		       : (sqe->flags & HOIST_SQE_F_LOCAL_HEAP) ? (char *)c->heap.base + sqe->local_off
 							       : (char *)c->staging.base + sqe->local_off;
-	c->outstanding++;
+	if (!(op && op->prefetch))
+		c->outstanding++;
 	STAT_INC(&p->st, ops_out);
 	STAT_ADD(&p->st, bytes_out, sqe->len);
 	return XP_INFLIGHT;
@@ -1024,6 +1032,11 @@ static void net_orphan_client(struct daemon *d, struct client *c)
 				p->ring[k % p->window].client = NULL;
 	}
 	/* a payload being received for it right now goes nowhere */
+	for (int32_t i = 0; i < n->nnodes; i++) {
+		struct netconn *cn = n->peers[i].conn;
+		if (cn && cn->rx == RX_PAYLOAD && cn->pdst && overlap_owns(c, cn->pdst))
+			cn->pdst = NULL;
+	}
 	for (struct netconn *cn = n->incoming; cn; cn = cn->next)
 		if (cn->rx == RX_PAYLOAD && cn->pdst >= (char *)c->heap.base &&
 		    cn->pdst < (char *)c->heap.base + c->heap.bytes)

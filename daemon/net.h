@@ -14,6 +14,7 @@
 
 #include "addr_cache.h"
 #include "hoist_shm.h"
+#include "transport.h"
 #include "wire.h"
 
 struct daemon;
@@ -89,6 +90,8 @@ struct inflight {
 	char *dst;           /* get: where the data lands */
 	uint64_t len;
 	struct addr_key key; /* to fill the cache from the reply */
+	int32_t pe;
+	struct xp_op op;     /* what the progress engine wants back */
 };
 
 enum peer_state { PEER_IDLE, PEER_CONNECTING, PEER_UP, PEER_LOST };

@@ -171,8 +171,7 @@ struct phase_get *phase_begin(struct phase_table *t, uint64_t id, uint32_t *n)
 	for (uint32_t k = np; k-- > 0;) {
 		struct phase_get *e = &g[k];
 		e->flags = 0;
-		e->state = 0;
-		e->cookie = 0;
+		e->state = 0; /* per run; cookie is the caller's memory across runs */
 		uint32_t *b = &t->gbuckets[get_hash(e->pe, e->off, e->len) & (t->gnbuckets - 1)];
 		t->gnext[k] = *b;
 		*b = k;

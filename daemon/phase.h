@@ -10,8 +10,9 @@
  * them (phase_get), and at phase_end drop the entries that were never used
  * (mispredictions) and store the history in the order the gets happened.
  *
- * Entry flags are the table's; state and cookie are the caller's (e.g. the
- * prefetch's status and buffer), zeroed by phase_begin and carried along.
+ * Entry flags are the table's; state and cookie are the caller's: state
+ * (e.g. the prefetch's status) is zeroed by phase_begin, cookie (e.g. what
+ * was measured about the get) is kept across runs.
  *
  * Bounded: at most max_phases phases (least recently begun evicted) with at
  * most max_gets entries each; all storage (max_phases * max_gets entries of

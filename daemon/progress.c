@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "am.h"
+#include "overlap.h"
 #include "hoist_futex.h"
 #include "log.h"
 #include "validate.h"
@@ -55,14 +56,8 @@ static void cq_flush(struct client *c)
 /* A remote operation finished (net.c). The drain loop reserved no CQ slot
  * for it, so check: only a failed put that asked for no completion may be
  * dropped when the ring is full (the client needs one sticky error). */
-void progress_complete(struct client *c, uint64_t user_data, int32_t res, uint8_t opcode,
-		       int want_cqe)
+void progress_cqe(struct client *c, uint64_t user_data, int32_t res, uint8_t opcode)
 {
-	if (!c)
-		return; /* the client left meanwhile */
-	c->outstanding--;
-	if (!res && !want_cqe)
-		return;
 	uint32_t head = hoist_load_acquire(&c->ctrl->cq_head);
 	if (c->cq_tail - head >= c->cq_entries) {
 		STAT_INC(&c->st, cq_full);
@@ -72,6 +67,23 @@ void progress_complete(struct client *c, uint64_t user_data, int32_t res, uint8_
 	}
 	cq_post(c, user_data, res, opcode);
 	cq_flush(c);
+}
+
+void progress_complete(struct daemon *d, struct client *c, int32_t pe, uint64_t user_data,
+		       int32_t res, uint8_t opcode, int want_cqe, const struct xp_op *op)
+{
+	if (!c)
+		return; /* the client left meanwhile */
+	if (op && op->prefetch) {
+		overlap_prefetch_done(d, c, op->slot, op->gen, res);
+		return;
+	}
+	if (op && op->seq && c->ov)
+		overlap_put_done(c, pe, op->seq);
+	c->outstanding--;
+	if (!res && !want_cqe)
+		return;
+	progress_cqe(c, user_data, res, opcode);
 }
 
 struct job *progress_job_find(struct daemon *d, uint64_t id)
@@ -101,7 +113,7 @@ static enum exec_result rma(struct daemon *d, struct client *c, const struct hoi
 	int is_put = sqe->opcode == HOIST_OP_PUT;
 	int rc;
 	if (t) {
-		rc = self_transport.rma(d, c, sqe, d->net.self);
+		rc = self_transport.rma(d, c, sqe, d->net.self, NULL);
 		if (rc < 0) {
 			*res = rc;
 			return EXEC_DONE;
@@ -117,9 +129,31 @@ static enum exec_result rma(struct daemon *d, struct client *c, const struct hoi
 			*res = -ECONNRESET;
 			return EXEC_DONE;
 		}
-		rc = d->xport->rma(d, c, sqe, node);
+		struct xp_op op = {0};
+		struct overlap *o = c->ov;
+		/* the overlap stage looks at each descriptor once, even when the
+		 * transport makes it wait */
+		if (o && o->decided != c->sq_head + 1) {
+			if (is_put) {
+				if (overlap_put_begin(c, sqe, &op.seq))
+					return EXEC_STALL;
+			} else {
+				int r = overlap_get(d, c, sqe, node, res);
+				if (r) {
+					STAT_INC(&c->st, gets);
+					STAT_ADD(&c->st, get_bytes, sqe->len);
+					return r == 1 ? EXEC_DONE : EXEC_ASYNC;
+				}
+			}
+			o->decided = c->sq_head + 1;
+		} else if (o && is_put) {
+			op.seq = o->put_seq + 1;
+		}
+		rc = d->xport->rma(d, c, sqe, node, o ? &op : NULL);
 		if (rc == XP_STALL)
 			return EXEC_STALL;
+		if (o && is_put && rc == XP_INFLIGHT)
+			overlap_put_issued(c, sqe, op.seq);
 		if (rc < 0) {
 			*res = rc;
 			return EXEC_DONE;
@@ -159,7 +193,15 @@ static enum exec_result execute(struct daemon *d, struct client *c, const struct
 		/* the node map decides who takes part: wait for JOB_READY */
 		if (c->outstanding || !c->job->prog_ready)
 			return EXEC_STALL;
+		/* between notify and wait: the ending phase's mispredictions go */
+		overlap_notify(d, c, sqe->remote_off);
 		*res = barrier_notify(d, c);
+		return EXEC_DONE;
+	case HOIST_OP_PHASE:
+		if (!c->job->prog_ready)
+			return EXEC_STALL; /* prefetch targets need the node map */
+		overlap_notify(d, c, sqe->remote_off);
+		overlap_phase_start(d, c);
 		return EXEC_DONE;
 	case HOIST_OP_NOP:
 		STAT_INC(&c->st, nops);
@@ -242,6 +284,7 @@ static void client_retire(struct daemon *d, struct client *c)
 	if (*pp)
 		*pp = c->prog_next;
 	d->xport->orphan(d, c);
+	overlap_destroy(c);
 	pin_unregister(d, c);
 	barrier_depart(d, j, c, c->clean_detach);
 	if (--j->local == 0) { /* the job has no client here any more */
@@ -264,6 +307,9 @@ static void client_add(struct daemon *d, struct client *c)
 		d->pjobs = j;
 	}
 	j->pe[c->rank] = c;
+	if (!c->blocking && overlap_create(d, c))
+		hlog_warn("job %s rank %d: no memory for automatic overlap; running without it",
+			  j->key, c->rank);
 	if (pin_register(d, c))
 		hlog_warn("pinned table full: job %s rank %d is reachable by name only", j->key,
 			  c->rank);

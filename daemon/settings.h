@@ -36,7 +36,15 @@
 	X(addr_cache_entries, UINT, "1024", 1, 1048576, "remote-address cache entries (LRU)")      \
 	X(credit_window, UINT, "256", 1, 65536, "requests in flight per peer at most")             \
 	X(tcp_buffer_bytes, SIZE, "8m", 65536, 1ull << 32,                                         \
-	  "per-peer send buffer; draining a client pauses while it is full")
+	  "per-peer send buffer; draining a client pauses while it is full")                      \
+	X(max_outstanding_puts, UINT, "4096", 1, 1u << 24,                                         \
+	  "deferred puts per client at most; reaching it waits for completions")                   \
+	X(phase_max, UINT, "32", 1, 4096, "phases whose gets are remembered, per client (LRU)")    \
+	X(phase_max_gets, UINT, "1024", 1, 65536, "gets remembered per phase")                     \
+	X(prefetch_chunk, UINT, "64", 1, 65536,                                                    \
+	  "prefetches in flight per destination node; the next chunk leaves when one lands")      \
+	X(prefetch_arena_bytes, SIZE, "8m", 4096, 1ull << 32,                                      \
+	  "per-client prefetch buffer (two halves for alternate phases)")
 
 enum settings_source { SRC_DEFAULT, SRC_FILE, SRC_ENV, SRC_FLAG };
 

@@ -22,7 +22,22 @@
 	X(errors, "descriptors completed with an error (including rejected)")                     \
 	X(cq_full, "times draining paused because the completion ring was full")                  \
 	X(wakeups, "futex wakes sent to this client")                                              \
-	X(batches, "drain passes that found work")
+	X(batches, "drain passes that found work")                                                 \
+	X(deferred_puts, "remote puts completed lazily (automatic overlap)")                       \
+	X(conflicts, "accesses that overlapped an outstanding put (ordered after it)")             \
+	X(conflict_box, "conflict checks answered by the bounding box alone")                      \
+	X(conflict_precise, "conflict checks that searched the interval tree")                     \
+	X(forced_completions, "stalls because max_outstanding_puts was reached")                   \
+	X(phases, "program phases started")                                                        \
+	X(pf_issued, "prefetches issued")                                                          \
+	X(pf_hits, "gets served from a landed prefetch")                                           \
+	X(pf_waits, "gets served from a prefetch they waited for")                                 \
+	X(pf_late, "predicted gets whose chunk had not left yet")                                  \
+	X(pf_misses, "gets that no prefetch predicted (recorded for next time)")                   \
+	X(pf_wasted, "prefetches nobody used (mispredictions, dropped)")                           \
+	X(pf_skipped, "predictions not prefetched (same node, unprofitable, no room)")            \
+	X(pf_invalidated, "own puts that invalidated predictions")                                 \
+	X(pf_chunks, "prefetch chunks issued")
 
 /* per daemon; progress-thread counters (control-thread ones are separate) */
 #define HOISTD_PROGRESS_STATS(X)                                                                   \

@@ -25,13 +25,25 @@ struct client;
 #define XP_INFLIGHT 1 /* issued; progress_complete() reports the end */
 #define XP_DONE 2     /* completed during the call */
 
+/* What the progress engine needs back when an operation completes. */
+struct xp_op {
+	uint8_t prefetch; /* a daemon prefetch into the arena: (slot, gen) */
+	uint32_t slot;
+	uint64_t gen;
+	uint64_t seq;     /* a put's sequence in the conflict lists, 0 none */
+	char *dst;        /* a get's destination, NULL: the descriptor's buffer */
+};
+
 struct transport_ops {
 	const char *name;
 	int (*start)(struct daemon *d);   /* 0 or -errno */
 	void (*stop)(struct daemon *d);
-	/* Client c's put/get descriptor to PE sqe->pe, hosted by node.
+	/* Client c's put/get descriptor to PE sqe->pe, hosted by node; op
+	 * (may be NULL) comes back with the completion. Client operations
+	 * count in c->outstanding until they complete; prefetches do not.
 	 * XP_* or -errno (failed now). */
-	int (*rma)(struct daemon *d, struct client *c, const struct hoist_sqe *sqe, int32_t node);
+	int (*rma)(struct daemon *d, struct client *c, const struct hoist_sqe *sqe, int32_t node,
+		   const struct xp_op *op);
 	/* One-way active message (wire.h type, extension header, payload);
 	 * connects on first use. 0 or -errno. */
 	int (*am_send)(struct daemon *d, int32_t node, uint8_t type, const void *ext, uint16_t hlen,

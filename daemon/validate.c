@@ -18,8 +18,10 @@ int validate_sqe(const struct hoist_sqe *sqe, const struct validate_geom *g)
 	case HOIST_OP_FENCE:
 	case HOIST_OP_QUIET:
 	case HOIST_OP_BARRIER_NOTIFY:
+	case HOIST_OP_PHASE:
 	case HOIST_OP_NOP:
-		/* no operands; data flags make no sense */
+		/* no operands (remote_off of NOTIFY/PHASE is a phase id); data
+		 * flags make no sense */
 		if (sqe->flags & (HOIST_SQE_F_INLINE | HOIST_SQE_F_LOCAL_HEAP))
 			return -EINVAL;
 		return 0;

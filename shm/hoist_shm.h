@@ -32,8 +32,10 @@ enum hoist_opcode {
 	HOIST_OP_GET = 2,            /* (pe, seg, remote_off) -> local buffer */
 	HOIST_OP_QUIET = 3,          /* CQE once every earlier op completed */
 	HOIST_OP_FENCE = 4,          /* later puts to a PE after earlier ones */
-	HOIST_OP_BARRIER_NOTIFY = 5, /* implies quiet; counts client in */
+	HOIST_OP_BARRIER_NOTIFY = 5, /* implies quiet; counts client in;
+				      * remote_off names the next phase */
 	HOIST_OP_NOP = 6,            /* completes at once (tests, wakeups) */
+	HOIST_OP_PHASE = 7,          /* a phase boundary named remote_off (no barrier) */
 	HOIST_OP__COUNT
 };
 

@@ -27,6 +27,9 @@
  *   HOIST_JOB           job key; else derived from the launcher's job id
  *   HOIST_HEAP_SIZE     symmetric heap bytes (suffix k/m/g), default 64m
  *   HOIST_SPIN_US       how long a waiting call spins before it sleeps
+ *   HOIST_AUTO          1 (default): puts complete lazily, gets of repeated
+ *                       phases are prefetched; 0: every put completes
+ *                       remotely before it returns, no prefetch (baseline)
  */
 #ifndef HOIST_H
 #define HOIST_H
@@ -68,6 +71,12 @@ const char *hoist_strerror(int err);
 
 /* Is [ptr, ptr+n) inside the caller's symmetric heap? 1 yes, 0 no. */
 int hoist_is_symmetric(const void *ptr, size_t n);
+
+/* Start a new program phase named id, for programs that synchronise by
+ * other means than hoist_barrier (whose call site names the phase after
+ * it). The daemon records each phase's gets and, when the phase runs
+ * again, prefetches them (HOIST_AUTO=1, the default). 0 or -errno. */
+int hoist_phase(uint64_t id);
 
 /* The daemon's reason for the last failed hoist_init(), or "". */
 const char *hoist_error_detail(void);

@@ -1,0 +1,326 @@
+/* Automatic overlap: put deferral with conflict checks, phase prefetch,
+ * chunked flow control. See overlap.h. */
+#include "overlap.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon.h"
+#include "log.h"
+
+#define COOKIE_UNPROFITABLE 1u
+/* Copy cost model for profitability: a fixed part and a bandwidth part
+ * (conservative for this class of machine: ~4 GB/s for a cold copy). */
+#define COPY_FIXED_NS 100u
+#define COPY_NS_PER_KIB 250u
+
+int overlap_create(struct daemon *d, struct client *c)
+{
+	struct overlap *o = calloc(1, sizeof(*o));
+	if (!o)
+		return -ENOMEM;
+	int rc = conflict_init(&o->conf, c->job->size, (uint32_t)d->cfg.max_outstanding_puts);
+	if (rc)
+		goto fail;
+	rc = phase_init(&o->ph, (uint32_t)d->cfg.phase_max, (uint32_t)d->cfg.phase_max_gets);
+	if (rc)
+		goto fail_conf;
+	o->nslots = (uint32_t)d->cfg.phase_max_gets;
+	o->nnodes = d->net.nnodes;
+	o->chunk = (uint32_t)d->cfg.prefetch_chunk;
+	o->half_bytes = d->cfg.prefetch_arena_bytes / 2;
+	o->slots = calloc(o->nslots, sizeof(*o->slots));
+	o->node_out = calloc((size_t)o->nnodes, sizeof(*o->node_out));
+	o->node_cursor = calloc((size_t)o->nnodes, sizeof(*o->node_cursor));
+	uint64_t arena_bytes = o->half_bytes * 2;
+	o->arena = malloc(arena_bytes ? arena_bytes : 1);
+	if (!o->slots || !o->node_out || !o->node_cursor || !o->arena) {
+		rc = -ENOMEM;
+		goto fail_all;
+	}
+	o->npes = c->job->size;
+	o->conf_cap = (uint32_t)d->cfg.max_outstanding_puts;
+	c->ov = o;
+	return 0;
+fail_all:
+	free(o->slots);
+	free(o->node_out);
+	free(o->node_cursor);
+	free(o->arena);
+	phase_fini(&o->ph);
+fail_conf:
+	conflict_fini(&o->conf);
+fail:
+	free(o);
+	return rc;
+}
+
+void overlap_destroy(struct client *c)
+{
+	struct overlap *o = c->ov;
+	if (!o)
+		return;
+	conflict_fini(&o->conf);
+	phase_fini(&o->ph);
+	free(o->slots);
+	free(o->node_out);
+	free(o->node_cursor);
+	free(o->arena);
+	free(o);
+	c->ov = NULL;
+}
+
+int overlap_owns(const struct client *c, const char *p)
+{
+	const struct overlap *o = c->ov;
+	return o && p >= o->arena && p < o->arena + 2 * o->half_bytes;
+}
+
+/* ---- puts ---------------------------------------------------------------- */
+
+static void count_conflict(struct client *c, uint64_t before_box, uint64_t before_precise,
+			   uint64_t found)
+{
+	struct conflict_stats *s = &c->ov->conf.st;
+	if (found)
+		STAT_INC(&c->st, conflicts);
+	if (s->box_clear != before_box)
+		STAT_INC(&c->st, conflict_box);
+	if (s->precise != before_precise)
+		STAT_INC(&c->st, conflict_precise);
+}
+
+/* An access to [off, off+len) at pe: is it behind an outstanding put? The
+ * transports deliver one client's operations to one node in order, so
+ * being found is enough to be ordered; it is counted. */
+static void check(struct client *c, int32_t pe, uint64_t off, uint64_t len)
+{
+	struct overlap *o = c->ov;
+	uint64_t b = o->conf.st.box_clear, p = o->conf.st.precise;
+	uint64_t seq = conflict_check(&o->conf, pe, off, len);
+	count_conflict(c, b, p, seq);
+}
+
+int overlap_put_begin(struct client *c, const struct hoist_sqe *sqe, uint64_t *seq)
+{
+	struct overlap *o = c->ov;
+	if (o->nputs >= o->conf_cap) {
+		/* the cap on outstanding puts: wait until completions retire some
+		 * (the client's SQ stalls here, as a quiet would) */
+		STAT_INC(&c->st, forced_completions);
+		return 1;
+	}
+	check(c, sqe->pe, sqe->remote_off, sqe->len);
+	if (phase_invalidate(&o->ph, sqe->pe, sqe->remote_off, sqe->len))
+		STAT_INC(&c->st, pf_invalidated);
+	*seq = o->put_seq + 1;
+	return 0;
+}
+
+void overlap_put_issued(struct client *c, const struct hoist_sqe *sqe, uint64_t seq)
+{
+	struct overlap *o = c->ov;
+	if (conflict_add(&o->conf, sqe->pe, sqe->remote_off, sqe->len, seq) == 0) {
+		o->put_seq = seq;
+		o->nputs++;
+		STAT_INC(&c->st, deferred_puts);
+	}
+}
+
+void overlap_put_done(struct client *c, int32_t pe, uint64_t seq)
+{
+	struct overlap *o = c->ov;
+	uint32_t before = conflict_outstanding(&o->conf, pe);
+	conflict_retire(&o->conf, pe, seq);
+	o->nputs -= before - conflict_outstanding(&o->conf, pe);
+}
+
+/* ---- prefetch ------------------------------------------------------------ */
+
+static int half_of(uint64_t gen)
+{
+	return (int)(gen & 1);
+}
+
+/* Issue up to a chunk of queued prefetches for one node. */
+static void issue_chunk(struct daemon *d, struct client *c, int32_t node)
+{
+	struct overlap *o = c->ov;
+	uint32_t n;
+	struct phase_get *g = phase_current(&o->ph, &n);
+	if (!g || o->node_out[node])
+		return;
+	uint32_t issued = 0;
+	uint32_t i = o->node_cursor[node];
+	for (; i < n && i < o->nslots && issued < o->chunk; i++) {
+		struct pf_slot *s = &o->slots[i];
+		if (s->state != PF_QUEUED || s->node != node)
+			continue;
+		struct hoist_sqe sqe = {.opcode = HOIST_OP_GET, .pe = g[i].pe, .remote_off = g[i].off,
+					.len = g[i].len, .seg = HOIST_SEG_HEAP};
+		struct xp_op op = {.prefetch = 1, .slot = i, .gen = o->gen,
+				   .dst = o->arena + s->arena_off};
+		int rc = d->xport->rma(d, c, &sqe, node, &op);
+		if (rc == XP_STALL)
+			break; /* no credit: the next landing retries */
+		if (rc < 0) {
+			s->state = PF_FAILED;
+			s->res = rc;
+			continue;
+		}
+		s->state = PF_ISSUED;
+		o->node_out[node]++;
+		o->half_inflight[half_of(o->gen)]++;
+		issued++;
+		STAT_INC(&c->st, pf_issued);
+	}
+	o->node_cursor[node] = i;
+	if (issued)
+		STAT_INC(&c->st, pf_chunks);
+}
+
+void overlap_prefetch_done(struct daemon *d, struct client *c, uint32_t slot, uint64_t gen,
+			   int res)
+{
+	struct overlap *o = c->ov;
+	if (!o)
+		return;
+	o->half_inflight[half_of(gen)]--;
+	if (gen != o->gen || !o->in_phase || slot >= o->nslots)
+		return; /* a misprediction of an earlier phase landed: nothing uses it */
+	struct pf_slot *s = &o->slots[slot];
+	if (s->state != PF_ISSUED)
+		return;
+	s->state = res ? PF_FAILED : PF_READY;
+	s->res = res;
+	if (o->node_out[s->node] && --o->node_out[s->node] == 0)
+		issue_chunk(d, c, s->node); /* the chunk is done: the next one */
+	if (s->waiting) { /* a get was waiting for exactly this */
+		s->waiting = 0;
+		s->state = PF_TAKEN;
+		uint32_t n;
+		struct phase_get *g = phase_current(&o->ph, &n);
+		if (!res)
+			memcpy(s->w_dst, o->arena + s->arena_off, g[slot].len);
+		c->outstanding--;
+		if (res || s->w_want_cqe)
+			progress_cqe(c, s->w_user_data, res, s->w_opcode);
+		STAT_INC(&c->st, pf_waits);
+	}
+}
+
+void overlap_phase_start(struct daemon *d, struct client *c)
+{
+	struct overlap *o = c->ov;
+	if (!o || !o->next_set)
+		return;
+	o->next_set = 0;
+	o->gen++;
+	o->in_phase = 1;
+	o->phase_start_ns = now_ns();
+	o->used = 0;
+	memset(o->node_out, 0, (size_t)o->nnodes * sizeof(*o->node_out));
+	memset(o->node_cursor, 0, (size_t)o->nnodes * sizeof(*o->node_cursor));
+	STAT_INC(&c->st, phases);
+	uint32_t n;
+	struct phase_get *g = phase_begin(&o->ph, o->next_phase, &n);
+	/* an earlier misprediction may still land in this half: use none of it */
+	int usable = o->half_inflight[half_of(o->gen)] == 0;
+	struct job *j = c->job;
+	for (uint32_t i = 0; i < n && i < o->nslots; i++) {
+		struct pf_slot *s = &o->slots[i];
+		memset(s, 0, sizeof(*s));
+		int32_t node = j->node_of[g[i].pe];
+		if (node == d->net.self || (g[i].cookie & COOKIE_UNPROFITABLE) || !usable ||
+		    o->used + g[i].len > o->half_bytes || j->pe_gone[g[i].pe]) {
+			s->state = PF_NONE;
+			STAT_INC(&c->st, pf_skipped);
+			continue;
+		}
+		s->state = PF_QUEUED;
+		s->node = node;
+		s->arena_off = (uint64_t)half_of(o->gen) * o->half_bytes + o->used;
+		o->used += (g[i].len + 63) & ~(uint64_t)63;
+	}
+	for (int32_t node = 0; node < o->nnodes; node++)
+		if (node != d->net.self)
+			issue_chunk(d, c, node);
+}
+
+void overlap_notify(struct daemon *d, struct client *c, uint64_t next_phase)
+{
+	struct overlap *o = c->ov;
+	(void)d;
+	if (!o)
+		return;
+	if (o->in_phase) {
+		/* mispredictions: whatever of them is in flight lands in this
+		 * phase's arena half, which the next phase does not use */
+		uint32_t n;
+		struct phase_get *g = phase_current(&o->ph, &n);
+		for (uint32_t i = 0; g && i < n && i < o->nslots; i++)
+			if (!(g[i].flags & PHASE_F_USED) &&
+			    (o->slots[i].state == PF_ISSUED || o->slots[i].state == PF_READY))
+				STAT_INC(&c->st, pf_wasted);
+		phase_end(&o->ph);
+		o->in_phase = 0;
+	}
+	o->next_phase = next_phase;
+	o->next_set = 1;
+}
+
+int overlap_get(struct daemon *d, struct client *c, const struct hoist_sqe *sqe, int32_t node,
+		int *res)
+{
+	struct overlap *o = c->ov;
+	(void)d;
+	check(c, sqe->pe, sqe->remote_off, sqe->len);
+	if (!o->in_phase)
+		return 0;
+	uint32_t n_before;
+	phase_current(&o->ph, &n_before);
+	int i = phase_get(&o->ph, sqe->pe, sqe->remote_off, sqe->len);
+	if (i < 0) {
+		STAT_INC(&c->st, pf_misses);
+		uint32_t n;
+		struct phase_get *g = phase_current(&o->ph, &n);
+		if (g && n > n_before) { /* recorded: is it worth prefetching? */
+			uint64_t lead = now_ns() - o->phase_start_ns;
+			uint64_t copy = COPY_FIXED_NS + sqe->len / 1024 * COPY_NS_PER_KIB;
+			if (node == d->net.self || lead < copy)
+				g[n - 1].cookie |= COOKIE_UNPROFITABLE;
+			else
+				g[n - 1].cookie &= ~(uint64_t)COOKIE_UNPROFITABLE;
+		}
+		return 0;
+	}
+	if ((uint32_t)i >= o->nslots)
+		return 0;
+	struct pf_slot *s = &o->slots[i];
+	char *dst = (sqe->flags & HOIST_SQE_F_LOCAL_HEAP) ? (char *)c->heap.base + sqe->local_off
+							 : (char *)c->staging.base + sqe->local_off;
+	switch (s->state) {
+	case PF_READY:
+		memcpy(dst, o->arena + s->arena_off, sqe->len);
+		s->state = PF_TAKEN;
+		*res = 0;
+		STAT_INC(&c->st, pf_hits);
+		return 1;
+	case PF_ISSUED:
+		s->waiting = 1;
+		s->w_dst = dst;
+		s->w_user_data = sqe->user_data;
+		s->w_want_cqe = (sqe->flags & HOIST_SQE_F_CQE) != 0;
+		s->w_opcode = sqe->opcode;
+		c->outstanding++;
+		return 2;
+	case PF_QUEUED: /* its chunk has not left yet: fetch it now instead */
+		s->state = PF_TAKEN;
+		STAT_INC(&c->st, pf_late);
+		return 0;
+	default: /* skipped or failed: a normal get */
+		s->state = PF_TAKEN;
+		return 0;
+	}
+}

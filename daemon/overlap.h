@@ -1,0 +1,102 @@
+/*
+ * Automatic overlap (seed 000, sections 3-4), per client, progress thread.
+ *
+ * - Put deferral: a put leaves at once and is completed lazily (quiet,
+ *   fence, barrier notify); its remote range stays in the client's conflict
+ *   lists (conflict.c) until its completion arrives. A get or put that
+ *   overlaps an outstanding put is ordered after it (the transports keep
+ *   one client's operations to one node in order; a transport that does
+ *   not must fence on XP_F_ORDER). A cap on outstanding puts stalls the
+ *   client until completions retire some.
+ * - Phase prefetch: a barrier notify (or hoist_phase) names the phase that
+ *   starts next. When it starts (the barrier completed, here, before the
+ *   client returns from its wait), the gets recorded for it last time
+ *   (phase.c) are issued as prefetches into the client's prefetch arena,
+ *   in chunks of prefetch_chunk per destination node: the next chunk for a
+ *   node leaves when the previous one has landed. A get that matches a
+ *   landed prefetch is served from the arena without touching the network;
+ *   one that matches a prefetch in flight waits for it; a miss is issued
+ *   normally and recorded. An own put overlapping a prediction invalidates
+ *   it. At the notify that ends the phase, unused predictions are dropped.
+ *   Gets whose lead time (get time minus phase start, measured when
+ *   recorded) cannot pay for the extra copy are not prefetched; nor are
+ *   gets from PEs of this node (one copy is already all they cost).
+ * - The arena has two halves used by alternate phases, so a misprediction
+ *   still in flight never lands on data of the next phase.
+ */
+#ifndef HOISTD_OVERLAP_H
+#define HOISTD_OVERLAP_H
+
+#include <stdint.h>
+
+#include "conflict.h"
+#include "hoist_shm.h"
+#include "phase.h"
+
+struct daemon;
+struct client;
+
+enum pf_state { PF_NONE = 0, PF_QUEUED, PF_ISSUED, PF_READY, PF_FAILED, PF_TAKEN };
+
+struct pf_slot {
+	uint64_t arena_off;
+	int32_t node;
+	int32_t res;       /* result of a landed prefetch */
+	uint8_t state;     /* enum pf_state */
+	uint8_t waiting;   /* a get arrived while it was in flight */
+	uint8_t w_want_cqe;
+	uint8_t w_opcode;
+	uint64_t w_user_data;
+	char *w_dst;
+};
+
+struct overlap {
+	struct conflict conf;
+	struct phase_table ph;
+	uint64_t put_seq;
+	uint32_t nputs, conf_cap; /* outstanding puts, and their cap */
+	uint32_t decided;       /* sq index + 1 whose overlap check is done */
+	int32_t npes;
+	/* phases */
+	int in_phase;
+	uint64_t gen;           /* phase runs started (also tags prefetches) */
+	uint64_t phase_start_ns;
+	uint64_t next_phase;    /* named by the last notify */
+	int next_set;
+	/* prefetch arena: two halves, by gen parity */
+	char *arena;
+	uint64_t half_bytes, used;
+	uint32_t half_inflight[2];
+	struct pf_slot *slots;  /* [max_gets], parallel to the phase's entries */
+	uint32_t nslots;
+	uint32_t *node_out;     /* [nnodes] prefetches in flight this phase */
+	uint32_t *node_cursor;  /* [nnodes] next entry to consider */
+	int32_t nnodes;
+	uint32_t chunk;
+};
+
+int overlap_create(struct daemon *d, struct client *c); /* 0 or -errno */
+void overlap_destroy(struct client *c);
+
+/* A remote put is about to be issued: conflict and invalidation checks.
+ * 0: go (*seq is its sequence for overlap_put_issued), 1: stall (cap). */
+int overlap_put_begin(struct client *c, const struct hoist_sqe *sqe, uint64_t *seq);
+void overlap_put_issued(struct client *c, const struct hoist_sqe *sqe, uint64_t seq);
+void overlap_put_done(struct client *c, int32_t pe, uint64_t seq);
+
+/* A remote get: 1 = served now (*res), 2 = will complete when its
+ * prefetch lands, 0 = issue it normally (it was checked and recorded). */
+int overlap_get(struct daemon *d, struct client *c, const struct hoist_sqe *sqe, int32_t node,
+		int *res);
+
+/* Notify: remember the next phase, drop this phase's mispredictions. */
+void overlap_notify(struct daemon *d, struct client *c, uint64_t next_phase);
+/* The next phase starts (barrier completed, or hoist_phase). */
+void overlap_phase_start(struct daemon *d, struct client *c);
+/* A prefetch landed (or failed). */
+void overlap_prefetch_done(struct daemon *d, struct client *c, uint32_t slot, uint64_t gen,
+			   int res);
+/* Does [p, p+n) lie in the client's arena? (orphaning in-flight data) */
+int overlap_owns(const struct client *c, const char *p);
+
+#endif

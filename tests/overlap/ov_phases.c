@@ -1,0 +1,87 @@
+/*
+ * A phased program for the automatic-overlap stage: every iteration each PE
+ * writes its own blocks, a barrier starts the "get" phase, each PE gets
+ * blocks of the PE `stride` ranks away and checks them, and a second
+ * barrier ends the phase. Optional own puts into a fetched range in the
+ * middle of the phase (invalidation) and a changing pattern every few
+ * iterations (mispredictions). Prints a checksum of everything read so
+ * that runs with HOIST_AUTO=0 and =1 can be compared.
+ *
+ *   ov_phases [iters] [blocks] [block_bytes] [mode]
+ *   mode: 0 plain, 1 own put overlapping the next get, 2 pattern changes
+ */
+#include <hoist.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t val(int iter, int pe, int blk, size_t w)
+{
+	return ((uint64_t)iter << 40) ^ ((uint64_t)pe << 24) ^ ((uint64_t)blk << 12) ^ w;
+}
+
+int main(int argc, char **argv)
+{
+	int iters = argc > 1 ? atoi(argv[1]) : 10;
+	int blocks = argc > 2 ? atoi(argv[2]) : 16;
+	size_t bytes = argc > 3 ? (size_t)atol(argv[3]) : 4096;
+	int mode = argc > 4 ? atoi(argv[4]) : 0;
+	int rc = hoist_init();
+	if (rc) {
+		fprintf(stderr, "hoist_init: %s (%s)\n", hoist_strerror(rc), hoist_error_detail());
+		return 2;
+	}
+	int me = hoist_rank(), n = hoist_size();
+	size_t words = bytes / 8;
+	uint64_t *heap = hoist_malloc((size_t)blocks * bytes);
+	uint64_t *buf = malloc(bytes);
+	if (!heap || !buf)
+		return 3;
+	int target = (me + (n > 1 ? n / 2 : 0)) % n; /* across the node boundary */
+	uint64_t sum = 0;
+	int bad = 0;
+	for (int it = 0; it < iters && !bad; it++) {
+		for (int b = 0; b < blocks; b++)
+			for (size_t w = 0; w < words; w++)
+				heap[(size_t)b * words + w] = val(it, me, b, w);
+		if ((rc = hoist_barrier())) {
+			fprintf(stderr, "pe %d barrier: %s\n", me, hoist_strerror(rc));
+			return 4;
+		}
+		int shift = mode == 2 ? (it / 3) % 2 : 0; /* pattern changes */
+		for (int b = 0; b < blocks; b++) {
+			int blk = (b + shift) % blocks;
+			if (mode == 1 && b == blocks / 2) {
+				/* an own put into the range the next get reads: the
+				 * get must see it, not a prefetched copy */
+				uint64_t mark = val(it, 1000 + me, blk, 0);
+				if ((rc = hoist_put(target, &heap[(size_t)blk * words], &mark, 8)))
+					return 5;
+			}
+			if ((rc = hoist_get(buf, target, &heap[(size_t)blk * words], bytes))) {
+				fprintf(stderr, "pe %d get: %s\n", me, hoist_strerror(rc));
+				return 6;
+			}
+			for (size_t w = 0; w < words; w++) {
+				uint64_t want = val(it, target, blk, w);
+				if (mode == 1 && b == blocks / 2 && w == 0)
+					want = val(it, 1000 + me, blk, 0);
+				if (buf[w] != want) {
+					fprintf(stderr, "pe %d iter %d block %d word %zu: %" PRIx64 " want %" PRIx64 "\n",
+						me, it, blk, w, buf[w], want);
+					bad = 1;
+					break;
+				}
+				sum = sum * 31 + buf[w];
+			}
+		}
+		if ((rc = hoist_barrier()))
+			return 7;
+	}
+	printf("pe %d checksum %016" PRIx64 " %s\n", me, sum, bad ? "BAD" : "ok");
+	hoist_free(heap);
+	free(buf);
+	rc = hoist_finalize();
+	return bad ? 1 : (rc ? 8 : 0);
+}
