@@ -994,6 +994,14 @@ int main(int argc, char **argv)
 	int status = exit_status(&r);
 	if (g_cluster && (cluster_stop(g_cluster, r.verbose) || g_cluster->died) && status == 0)
 		status = 1; /* a daemon that crashed fails the run */
+	if (g_cluster) {
+		free(cl.pid);
+		free(cl.status);
+		free(cl.done);
+		free(cl.dir);
+	}
+	free(daemon_dirs);
+	free(r.rank_dir);
 	if (r.verbose)
 		fprintf(stderr, "%s: exit status %d\n", prog_name, status);
 	free(r.ranks);

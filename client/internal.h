@@ -83,6 +83,7 @@ int hoist__runtime_dir(char *buf, size_t len);
 /* rma.c / wait.c: posting and reaping */
 int hoist__sqe_get(struct hoist_ctx *c, struct hoist_sqe **out);
 void hoist__sqe_submit(struct hoist_ctx *c);
+void hoist__kick(struct hoist_ctx *c);
 int hoist__reap(struct hoist_ctx *c);
 int hoist__wait_op(struct hoist_ctx *c, struct hoist_op *op);
 int hoist__op_alloc(struct hoist_ctx *c, struct hoist_op **out);

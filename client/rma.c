@@ -56,6 +56,8 @@ static int64_t stage_alloc_wait(struct hoist_ctx *c, uint64_t len, uint64_t *off
 				return rc;
 			continue;
 		}
+		if (spins == 0)
+			hoist__kick(c);
 		if (++spins % 4096 == 0) {
 			int rc = hoist__check_daemon(c);
 			if (rc)

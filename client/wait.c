@@ -108,6 +108,7 @@ static int wait_step(struct hoist_ctx *c, struct waiter *w, uint32_t *word, uint
 int hoist__wait_op(struct hoist_ctx *c, struct hoist_op *op)
 {
 	struct waiter w = {0};
+	hoist__kick(c);
 	for (;;) {
 		hoist__reap(c);
 		if (op->done)
@@ -125,6 +126,7 @@ int hoist__wait_epoch(struct hoist_ctx *c, uint32_t target)
 {
 	struct waiter w = {0};
 	struct hoist_ctrl *ctrl = c->ctrl;
+	hoist__kick(c);
 	for (;;) {
 		/* pairs with hoist_store_release(&ctrl->barrier_epoch) in the
 		 * daemon's barrier_complete(): others' puts are visible */
@@ -145,6 +147,7 @@ int hoist__sqe_get(struct hoist_ctx *c, struct hoist_sqe **out)
 {
 	if (c->sq_tail - c->sq_head_seen >= c->sq_mask + 1) {
 		struct waiter w = {0};
+		hoist__kick(c);
 		for (;;) {
 			hoist__reap(c);
 			if (c->sq_tail - c->sq_head_seen < c->sq_mask + 1)
@@ -165,18 +168,37 @@ int hoist__sqe_get(struct hoist_ctx *c, struct hoist_sqe **out)
 	return 0;
 }
 
+static void ring_doorbell(struct hoist_ctx *c)
+{
+	uint64_t one = 1;
+	ssize_t w = write(c->doorbell, &one, sizeof(one));
+	(void)w; /* EAGAIN: counter saturated, the daemon wakes anyway */
+}
+
+/* Before waiting for the daemon: wake it if it announced it sleeps. The
+ * full fence orders our tail store before the flag load and pairs with the
+ * daemon's fence between setting HOIST_SQ_NEED_WAKEUP and its last look
+ * at the rings (Dekker): one of the two sees the other's store. */
+void hoist__kick(struct hoist_ctx *c)
+{
+	hoist_smp_mb();
+	if (hoist_load_relaxed(&c->ctrl->sq_flags) & HOIST_SQ_NEED_WAKEUP)
+		ring_doorbell(c);
+}
+
 void hoist__sqe_submit(struct hoist_ctx *c)
 {
 	struct hoist_ctrl *ctrl = c->ctrl;
 	c->sq_tail++;
 	/* pairs with hoist_load_acquire(&ctrl->sq_tail) in the daemon's drain() */
 	hoist_store_release(&ctrl->sq_tail, c->sq_tail);
-	hoist_smp_mb(); /* pairs with the daemon's fence before it sleeps */
-	if (hoist_load_relaxed(&ctrl->sq_flags) & HOIST_SQ_NEED_WAKEUP) {
-		uint64_t one = 1;
-		ssize_t w = write(c->doorbell, &one, sizeof(one));
-		(void)w; /* EAGAIN: counter saturated, the daemon wakes anyway */
-	}
+	/* No full fence per descriptor: it was most of a put's cost (the line
+	 * holding the tail and the SQE must come back from the daemon's core).
+	 * A stale flag here is covered twice: the daemon keeps looking at the
+	 * rings for a grace period after it sets the flag, and every call that
+	 * waits for the daemon first runs hoist__kick() with the fence. */
+	if (hoist_load_relaxed(&ctrl->sq_flags) & HOIST_SQ_NEED_WAKEUP)
+		ring_doorbell(c);
 }
 
 int hoist__op_alloc(struct hoist_ctx *c, struct hoist_op **out)

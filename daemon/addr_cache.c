@@ -149,7 +149,10 @@ void addr_cache_insert(struct addr_cache *c, const struct addr_entry *in)
 int addr_cache_invalidate(struct addr_cache *c, const struct addr_key *k, uint32_t gen)
 {
 	uint32_t *slot = find_slot(c, k);
-	if (*slot == AC_NIL || (int32_t)(c->e[*slot].gen - gen) > 0)
+	if (*slot == AC_NIL)
+		return 0;
+	/* UINT32_MAX: whatever generation is cached */
+	if (gen != UINT32_MAX && (int32_t)(c->e[*slot].gen - gen) > 0)
 		return 0;
 	remove_at(c, slot);
 	AC_INC(c->st.invalidations);

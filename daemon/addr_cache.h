@@ -56,7 +56,8 @@ const struct addr_entry *addr_cache_lookup(struct addr_cache *c, const struct ad
 /* Insert or update (an older generation never replaces a newer one);
  * evicts the least recently used entry when full. */
 void addr_cache_insert(struct addr_cache *c, const struct addr_entry *in);
-/* Drop (job, pe, seg) if its generation <= gen. 1 if dropped. */
+/* Drop (job, pe, seg) if its generation <= gen (UINT32_MAX: any). 1 if
+ * dropped. */
 int addr_cache_invalidate(struct addr_cache *c, const struct addr_key *k, uint32_t gen);
 /* Drop every entry of a job (job ended) or of a node (peer lost). */
 uint32_t addr_cache_invalidate_job(struct addr_cache *c, uint64_t job);

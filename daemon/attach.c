@@ -76,6 +76,11 @@ static void job_unlink_free(struct daemon *d, struct job *j)
 	struct job **pp = &d->jobs;
 	while (*pp && *pp != j)
 		pp = &(*pp)->ctl_next;
+	if (!*pp) { /* an ended job whose clients were still being returned */
+		pp = &d->ended_jobs;
+		while (*pp && *pp != j)
+			pp = &(*pp)->ctl_next;
+	}
 	if (*pp)
 		*pp = j->ctl_next;
 	if (j->timer)
@@ -92,6 +97,8 @@ void jobs_free_all(struct daemon *d)
 {
 	while (d->jobs)
 		job_unlink_free(d, d->jobs);
+	while (d->ended_jobs)
+		job_unlink_free(d, d->ended_jobs);
 }
 
 void client_free(struct daemon *d, struct client *c)
@@ -476,6 +483,17 @@ void attach_conn_closed(struct daemon *d, struct conn *cn)
 			  c->job->key, c->rank, (int)c->pid);
 	}
 	struct job *j = c->job;
+	if (j->ready && ++j->hung_up == j->attached) {
+		/* the job is over here: a new job may take its key at once; this
+		 * one is freed when the progress thread returns its clients */
+		struct job **pp = &d->jobs;
+		while (*pp && *pp != j)
+			pp = &(*pp)->ctl_next;
+		if (*pp)
+			*pp = j->ctl_next;
+		j->ctl_next = d->ended_jobs;
+		d->ended_jobs = j;
+	}
 	if (!c->replied && !j->error_sent) {
 		/* died while its job assembled: the job cannot start */
 		char why[160];

@@ -88,6 +88,7 @@ struct job {
 	struct job *ctl_next;
 	int32_t attached;   /* local ranks attached so far */
 	int32_t live;       /* local clients not yet freed */
+	int32_t hung_up;    /* local clients whose connection closed */
 	int32_t known;      /* ranks whose node is known */
 	int ready;          /* every rank known; JOB_READY sent */
 	int error_sent;     /* assembling failed; waiting ranks were refused */
@@ -141,6 +142,7 @@ struct daemon {
 	struct event_base *base;
 	struct client *clients;
 	struct job *jobs;
+	struct job *ended_jobs; /* all local ranks hung up; freed with the last */
 	struct conn *conns;
 	uint64_t next_id;
 	int nclients;

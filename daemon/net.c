@@ -416,6 +416,23 @@ static void pin_entry(struct daemon *d, const struct client *c, struct wire_entr
 	e->valid = 1;
 }
 
+/* A target by name: (job, PE, segment, offset). */
+static int resolve_name(struct daemon *d, const struct wire_target *t, char **dst,
+			struct wire_entry *entry)
+{
+	struct job *j = progress_job_find(d, t->job);
+	if (!j || t->pe < 0 || t->pe >= j->size || !j->pe[t->pe])
+		return -ECONNRESET; /* the PE is not (any more) here */
+	if (t->seg != HOIST_SEG_HEAP)
+		return -EINVAL;
+	struct client *cl = j->pe[t->pe];
+	if (!hoist_range_ok(t->off, t->len, cl->heap.bytes))
+		return -EFAULT;
+	*dst = (char *)cl->heap.base + t->off;
+	pin_entry(d, cl, entry);
+	return 0;
+}
+
 /* Resolve a request's target to local memory. 0 and *dst, or -errno. */
 static int resolve(struct daemon *d, struct netconn *c, char **dst, uint64_t *len,
 		   struct wire_entry *entry)
@@ -427,27 +444,19 @@ static int resolve(struct daemon *d, struct netconn *c, char **dst, uint64_t *le
 		struct wire_target t;
 		memcpy(&t, c->ext, sizeof(t));
 		*len = t.len;
-		struct job *j = progress_job_find(d, t.job);
-		if (!j || t.pe < 0 || t.pe >= j->size || !j->pe[t.pe])
-			return -ECONNRESET; /* the PE is not (any more) here */
-		if (t.seg != HOIST_SEG_HEAP)
-			return -EINVAL;
-		struct client *cl = j->pe[t.pe];
-		if (!hoist_range_ok(t.off, t.len, cl->heap.bytes))
-			return -EFAULT;
-		*dst = (char *)cl->heap.base + t.off;
-		pin_entry(d, cl, entry);
-		return 0;
+		return resolve_name(d, &t, dst, entry);
 	}
 	if (c->hdr.hlen != sizeof(struct wire_direct))
 		return -EPROTO;
 	struct wire_direct w;
 	memcpy(&w, c->ext, sizeof(w));
 	*len = w.len;
+	if (w.name.len != w.len)
+		return -EPROTO;
 	uint32_t slot = w.rkey & 0xffff;
 	struct pin *p = slot < d->net.npins ? &d->net.pins[slot] : NULL;
 	if (!p || !p->used || p->tag != (w.rkey >> 16) || p->gen != w.gen)
-		return -ECONNRESET; /* stale key: the segment is gone */
+		return resolve_name(d, &w.name, dst, entry); /* stale key */
 	uint64_t base = (uint64_t)(uintptr_t)p->base;
 	if (w.addr < base || !hoist_range_ok(w.addr - base, w.len, p->len))
 		return -EFAULT;
@@ -951,7 +960,9 @@ static int net_rma(struct daemon *d, struct client *c, const struct hoist_sqe *s
 	uint8_t type;
 	if (e) {
 		struct wire_direct w = {.rkey = e->rkey, .gen = e->gen, .addr = e->base + sqe->remote_off,
-					.len = sqe->len};
+					.len = sqe->len,
+					.name = {.job = c->job->id, .pe = sqe->pe, .seg = sqe->seg,
+						 .off = sqe->remote_off, .len = sqe->len}};
 		type = is_put ? W_PUT_DIRECT : W_GET_DIRECT;
 		rc = frame_queue(cn, type, tag, &w, sizeof(w), payload, plen);
 	} else {

@@ -12,6 +12,7 @@
 #include "daemon.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -21,6 +22,9 @@
 #include "hoist_futex.h"
 #include "log.h"
 #include "validate.h"
+
+#define GRACE_NS (20u * 1000u) /* looking on after announcing sleep */
+#define SLEEP_MAX_MS 100       /* longest sleep without a doorbell */
 
 uint64_t now_ns(void)
 {
@@ -448,21 +452,32 @@ static void *progress_main(void *arg)
 		if (net)
 			d->xport->timers(d, t);
 		if (t - last_work < spin_ns) {
-			hoist_cpu_relax();
+			/* a PE waiting for us may share this core: let it run */
+			sched_yield();
 			continue;
 		}
-		/* Going to sleep: announce it, then look once more. */
+		/* Going to sleep: announce it, then keep looking for a grace
+		 * period. Clients fence only before they wait (hoist__kick), so a
+		 * descriptor published just now may have missed the flag; it
+		 * shows up here within far less than the grace period. */
 		set_need_wakeup(d, 1);
 		hoist_smp_mb();
-		if (poll_all(d) || cmdq_pending(&d->to_progress)) {
+		unsigned found = 0;
+		for (uint64_t g0 = now_ns(); !found && now_ns() - g0 < GRACE_NS;) {
+			found = poll_all(d) || cmdq_pending(&d->to_progress);
+			hoist_cpu_relax();
+		}
+		if (found) {
 			set_need_wakeup(d, 0);
 			idle = 0;
 			continue;
 		}
 		STAT_INC(&d->pst, sleeps);
-		/* doorbell, commands, sockets; wake for heartbeats and the
-		 * watchdog at least */
-		int timeout = net ? (int)(d->cfg.heartbeat_ms / 4) + 1 : 1000;
+		/* doorbell, commands, sockets. Bounded: the safety net behind
+		 * the grace period, heartbeats, and the watchdog's proof of life */
+		int timeout = SLEEP_MAX_MS;
+		if (net && (int)(d->cfg.heartbeat_ms / 4) + 1 < timeout)
+			timeout = (int)(d->cfg.heartbeat_ms / 4) + 1;
 		d->xport->poll(d, timeout);
 		d->xport->flush(d);
 		__atomic_store_n(&d->heartbeat, d->heartbeat + 1, __ATOMIC_RELAXED);

@@ -54,12 +54,16 @@ struct wire_target {
 	uint64_t len;
 };
 
-/* A segment by remote key: the direct path. */
+/* A segment by remote key: the direct path. The target's name rides
+ * along so that a stale key (the PE left, a new one took its place) is
+ * resolved by name instead of failing; the reply then carries the fresh
+ * cache entry. */
 struct wire_direct {
 	uint32_t rkey;
 	uint32_t gen;
 	uint64_t addr;
 	uint64_t len;
+	struct wire_target name;
 };
 
 struct wire_entry {
@@ -108,7 +112,7 @@ struct wire_pe_gone {
 
 _Static_assert(sizeof(struct wire_hdr) == 16, "wire header");
 _Static_assert(sizeof(struct wire_target) == 32, "wire target");
-_Static_assert(sizeof(struct wire_direct) == 24, "wire direct");
+_Static_assert(sizeof(struct wire_direct) == 56, "wire direct");
 _Static_assert(sizeof(struct wire_reply) == 40, "wire reply");
 _Static_assert(sizeof(struct wire_member) == 32, "wire member");
 

@@ -130,4 +130,13 @@ daemon_pid=
 echo "hoistd exited with status 0"
 show_log "complete"
 
-say "demo passed: $np PEs through one hoistd"
+say "run across nodes: hoistrun -n $np --nodes 2 $demo"
+# two more daemons on loopback stand for two nodes (own runtime directory
+# and port each, a fresh cluster key); hoistrun stops them afterwards and
+# fails if either did not exit cleanly
+rc=0
+"$hoistrun" -n "$np" --nodes 2 --hoistd "$hoistd" --timeout "$job_timeout" -- \
+	"$demo" "${demo_args[@]}" || rc=$?
+((rc == 0)) || die "the two-node demo job failed (hoistrun exit $rc)"
+
+say "demo passed: $np PEs through one hoistd, and $np PEs over two hoistd nodes"

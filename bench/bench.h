@@ -1,0 +1,72 @@
+/*
+ * hoist-bench internals shared by its source files. Not part of libhoist.
+ */
+#ifndef HOIST_BENCH_H
+#define HOIST_BENCH_H
+
+#include <stdint.h>
+#include <time.h>
+
+/* The handoff primitives of shm/hoist_shm.h, restated so the benchmark
+ * depends on the public API only: a store-release publishes, a spinning
+ * load-acquire of the same word on the other side consumes. */
+static inline void bench_store_release(uint32_t *p, uint32_t v)
+{
+	__atomic_store_n(p, v, __ATOMIC_RELEASE);
+}
+
+static inline uint32_t bench_load_acquire(const uint32_t *p)
+{
+	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+
+/* As hoist_cpu_relax(). The spinning side pauses: on x86 that is also the
+ * faster handoff (no memory-order machine clear when the line arrives). */
+static inline void bench_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield" ::: "memory");
+#endif
+}
+
+#define BENCH_CACHELINE 64
+
+static inline uint64_t bench_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* floor.c ------------------------------------------------------------- */
+
+enum floor_mode {
+	FLOOR_MODE_LINE, /* one cache line bounces: the hardware floor */
+	FLOOR_MODE_RING, /* 64 B entry + tail there, 16 B entry + tail back:
+			  * the shape of hoist's SQ/CQ with no software */
+	FLOOR_MODE_RING_4K, /* RING, plus 4 KiB copied into shared staging by
+			     * the responder and out of it by the initiator */
+};
+
+struct floor_opts {
+	int mode;    /* enum floor_mode */
+	long iters;  /* timed round trips per rep */
+	long warmup; /* untimed round trips before the first rep */
+	int reps;
+	int pin;     /* pin the two processes to two different CPUs */
+};
+
+/* Cache-line ping-pong between this process and a forked child over a
+ * MAP_SHARED|MAP_ANONYMOUS mapping, spinning with store-release/load-acquire.
+ * rt_ns[rep] gets the mean round trip of each rep. *cpus describes the
+ * placement ("cpu0/cpu1" or "unpinned"). 0 or -errno: -ENODEV when this
+ * process may run on one CPU only, -ETIMEDOUT when the reps took too long. */
+int floor_pingpong(const struct floor_opts *o, double *rt_ns, char *cpus, size_t cpus_len);
+
+/* Single-process memcpy bandwidth of a len-byte copy (GB/s, one value per
+ * rep), the reference for the put-bandwidth rows. 0 or -errno. */
+int floor_memcpy(size_t len, int reps, double *gbps);
+
+#endif
