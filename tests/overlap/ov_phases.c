@@ -8,7 +8,8 @@
  * that runs with HOIST_AUTO=0 and =1 can be compared.
  *
  *   ov_phases [iters] [blocks] [block_bytes] [mode]
- *   mode: 0 plain, 1 own put overlapping the next get, 2 pattern changes
+ *   mode: 0 plain, 1 own put overlapping the next get, 2 order changes,
+ *         3 the gets change for good at iteration 5 (half the length)
  */
 #include <hoist.h>
 #include <inttypes.h>
@@ -59,11 +60,12 @@ int main(int argc, char **argv)
 				if ((rc = hoist_put(target, &heap[(size_t)blk * words], &mark, 8)))
 					return 5;
 			}
-			if ((rc = hoist_get(buf, target, &heap[(size_t)blk * words], bytes))) {
+			size_t len = (mode == 3 && it >= 5) ? bytes / 2 : bytes;
+			if ((rc = hoist_get(buf, target, &heap[(size_t)blk * words], len))) {
 				fprintf(stderr, "pe %d get: %s\n", me, hoist_strerror(rc));
 				return 6;
 			}
-			for (size_t w = 0; w < words; w++) {
+			for (size_t w = 0; w < len / 8; w++) {
 				uint64_t want = val(it, target, blk, w);
 				if (mode == 1 && b == blocks / 2 && w == 0)
 					want = val(it, 1000 + me, blk, 0);
