@@ -64,13 +64,13 @@ static int connect_daemon(const char *dir)
 	return fd;
 }
 
-/* Receive the AttachReply and up to 4 fds. */
-static int recv_reply(int fd, Hoist__AttachReply **out, int fds[4], int *nfds)
+/* Receive the AttachReply and up to 5 fds. */
+static int recv_reply(int fd, Hoist__AttachReply **out, int fds[5], int *nfds)
 {
 	uint8_t buf[1024];
 	struct iovec iov = {.iov_base = buf, .iov_len = sizeof(buf)};
 	union {
-		char b[CMSG_SPACE(4 * sizeof(int))];
+		char b[CMSG_SPACE(5 * sizeof(int))];
 		struct cmsghdr align;
 	} u;
 	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b,
@@ -83,8 +83,8 @@ static int recv_reply(int fd, Hoist__AttachReply **out, int fds[4], int *nfds)
 	for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
 		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
 			int k = (int)((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int));
-			if (k > 4)
-				k = 4;
+			if (k > 5)
+				k = 5;
 			memcpy(fds, CMSG_DATA(cm), (size_t)k * sizeof(int));
 			*nfds = k;
 		}
@@ -111,6 +111,8 @@ static void ctx_release(struct hoist_ctx *c, uint64_t staging_bytes)
 		munmap(c->staging_base, staging_bytes);
 	if (c->heap_base)
 		munmap(c->heap_base, c->heap_bytes);
+	if (c->pf_table)
+		munmap(c->pf_table, c->pf_region_bytes);
 	staging_fini(&c->stage);
 	symheap_fini(&c->heap);
 	free(c->ops);
@@ -164,13 +166,13 @@ HOIST_API int hoist_init(void)
 		return rc;
 	}
 	Hoist__AttachReply *rep = NULL;
-	int fds[4] = {-1, -1, -1, -1}, nfds = 0;
+	int fds[5] = {-1, -1, -1, -1, -1}, nfds = 0;
 	rc = recv_reply(fd, &rep, fds, &nfds);
 	if (rc == 0 && rep->status != 0) {
 		rc = rep->status < 0 ? rep->status : -EPROTO;
 		snprintf(error_detail, sizeof(error_detail), "%s", rep->error ? rep->error : "");
 	}
-	if (rc == 0 && (nfds != 4 || rep->abi_version != HOIST_ABI_VERSION))
+	if (rc == 0 && (nfds != (rep->pf_region_bytes ? 5 : 4) || rep->abi_version != HOIST_ABI_VERSION))
 		rc = -EPROTO;
 	uint64_t staging_bytes = 0;
 	if (rc == 0) {
@@ -184,8 +186,23 @@ HOIST_API int hoist_init(void)
 		fds[3] = -1;
 		if (!c->ctrl || !c->staging_base || !c->heap_base)
 			rc = -ENOMEM;
+		if (rc == 0 && rep->pf_region_bytes) {
+			if (hoist_pf_arena_off(rep->pf_slots) >= rep->pf_region_bytes) {
+				rc = -EPROTO;
+			} else {
+				/* read-only: only the slot states are ours to write */
+				c->pf_region_bytes = rep->pf_region_bytes;
+				c->pf_table = map_fd(fds[4], rep->pf_region_bytes);
+				if (!c->pf_table)
+					rc = -ENOMEM;
+				else {
+					c->pf_slots = rep->pf_slots;
+					c->pf_arena = (char *)c->pf_table + hoist_pf_arena_off(rep->pf_slots);
+				}
+			}
+		}
 	}
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < 5; i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
 	if (rc == 0) {

@@ -57,6 +57,13 @@ struct hoist_ctx {
 	uint32_t nbi_outstanding;
 
 	int auto_overlap;      /* 0: every put completes remotely before it returns */
+	/* prefetch table published by the daemon (automatic overlap) */
+	struct hoist_pf_slot *pf_table;
+	char *pf_arena;
+	uint64_t pf_region_bytes;
+	uint32_t pf_slots, pf_cursor;
+	uint32_t pf_gen;       /* phase runs started, counted like the daemon */
+	uint64_t pf_fast;      /* gets served here (for tests) */
 	int32_t sticky_err;    /* first failed deferred put, reported at quiet */
 	uint32_t barrier_target; /* epoch barrier_wait waits for */
 	int barrier_pending;

@@ -110,6 +110,8 @@ HOIST_API int hoist_phase(uint64_t id)
 		return rc;
 	*sqe = (struct hoist_sqe){.opcode = HOIST_OP_PHASE, .remote_off = id};
 	hoist__sqe_submit(c);
+	c->pf_gen++;
+	c->pf_cursor = 0;
 	return 0;
 }
 
@@ -122,6 +124,10 @@ HOIST_API int hoist_barrier_wait(void)
 		return -EINVAL; /* wait without notify */
 	c->barrier_pending = 0;
 	int rc = hoist__wait_epoch(c, c->barrier_target);
+	if (rc == 0) { /* the daemon started the next phase with the barrier */
+		c->pf_gen++;
+		c->pf_cursor = 0;
+	}
 	hoist__reap(c);
 	if (!rc && c->sticky_err) { /* e.g. the daemon rejected the notify */
 		rc = c->sticky_err;

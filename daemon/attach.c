@@ -50,12 +50,15 @@ static int reply_ok(struct daemon *d, struct client *c)
 	rep.staging_bytes = c->staging.bytes;
 	rep.heap_bytes = c->heap.bytes;
 	rep.spin_us = (uint32_t)d->cfg.spin_us;
-	rep.nfds = 4;
+	rep.nfds = c->pf.base ? 5 : 4;
+	rep.pf_slots = c->pf_slots;
+	rep.pf_region_bytes = c->pf.base ? c->pf.bytes : 0;
 	uint8_t buf[256];
 	size_t n = hoist__attach_reply__get_packed_size(&rep);
 	hoist__attach_reply__pack(&rep, buf);
-	int fds[4] = {c->ring.fd, c->staging.fd, c->heap.fd, d->doorbell_fd};
-	int rc = control_send(c->conn->fd, buf, n, fds, 4);
+	int fds[5] = {c->ring.fd, c->staging.fd, c->heap.fd, d->doorbell_fd, c->pf.fd};
+	int rc = control_send(c->conn->fd, buf, n, fds, (int)rep.nfds);
+	region_close_fd(&c->pf);
 	/* the client holds its own references now (or failed to) */
 	region_close_fd(&c->ring);
 	region_close_fd(&c->staging);
@@ -116,6 +119,7 @@ void client_free(struct daemon *d, struct client *c)
 	region_destroy(&c->ring);
 	region_destroy(&c->staging);
 	region_destroy(&c->heap);
+	region_destroy(&c->pf);
 	free(c);
 	if (j && --j->live == 0 && (j->ready || j->error_sent))
 		job_unlink_free(d, j);
@@ -306,7 +310,7 @@ static int client_create(struct daemon *d, struct job *j, const Hoist__AttachReq
 	c->blocking = req->blocking;
 	c->sq_mask = c->sq_entries - 1;
 	c->cq_mask = c->cq_entries - 1;
-	c->ring.fd = c->staging.fd = c->heap.fd = -1;
+	c->ring.fd = c->staging.fd = c->heap.fd = c->pf.fd = -1;
 	char name[64];
 	int rc;
 	snprintf(name, sizeof(name), "hoist-ring-%d", (int)pid);
@@ -318,6 +322,13 @@ static int client_create(struct daemon *d, struct job *j, const Hoist__AttachReq
 	snprintf(name, sizeof(name), "hoist-heap-%d", (int)pid);
 	if ((rc = region_create(&c->heap, name, req->heap_bytes)))
 		goto fail;
+	if (!req->blocking) { /* the prefetch table and arena the client reads */
+		c->pf_slots = (uint32_t)d->cfg.phase_max_gets;
+		snprintf(name, sizeof(name), "hoist-prefetch-%d", (int)pid);
+		if ((rc = region_create(&c->pf, name,
+					hoist_pf_arena_off(c->pf_slots) + d->cfg.prefetch_arena_bytes)))
+			goto fail;
+	}
 
 	struct hoist_ctrl *ctrl = c->ring.base;
 	ctrl->magic = HOIST_SHM_MAGIC;
@@ -340,6 +351,7 @@ fail:
 	region_destroy(&c->ring);
 	region_destroy(&c->staging);
 	region_destroy(&c->heap);
+	region_destroy(&c->pf);
 	free(c);
 	return rc;
 }

@@ -48,6 +48,8 @@ struct client {
 	pid_t pid;
 	uid_t uid;
 	struct region ring, staging, heap;
+	struct region pf;        /* prefetch table + arena (automatic overlap) */
+	uint32_t pf_slots;
 	struct hoist_ctrl *ctrl;
 	struct hoist_sqe *sq;
 	struct hoist_cqe *cq;

@@ -81,6 +81,7 @@ static void teardown(struct daemon *d)
 		region_destroy(&c->ring);
 		region_destroy(&c->staging);
 		region_destroy(&c->heap);
+		region_destroy(&c->pf);
 		free(c);
 	}
 	jobs_free_all(d);

@@ -33,9 +33,13 @@ int overlap_create(struct daemon *d, struct client *c)
 	o->slots = calloc(o->nslots, sizeof(*o->slots));
 	o->node_out = calloc((size_t)o->nnodes, sizeof(*o->node_out));
 	o->node_cursor = calloc((size_t)o->nnodes, sizeof(*o->node_cursor));
-	uint64_t arena_bytes = o->half_bytes * 2;
-	o->arena = malloc(arena_bytes ? arena_bytes : 1);
-	if (!o->slots || !o->node_out || !o->node_cursor || !o->arena) {
+	if (!c->pf.base || c->pf_slots < o->nslots) {
+		rc = -EINVAL; /* the attach made no prefetch region */
+		goto fail_all;
+	}
+	o->table = c->pf.base;
+	o->arena = (char *)c->pf.base + hoist_pf_arena_off(c->pf_slots);
+	if (!o->slots || !o->node_out || !o->node_cursor) {
 		rc = -ENOMEM;
 		goto fail_all;
 	}
@@ -47,7 +51,6 @@ fail_all:
 	free(o->slots);
 	free(o->node_out);
 	free(o->node_cursor);
-	free(o->arena);
 	phase_fini(&o->ph);
 fail_conf:
 	conflict_fini(&o->conf);
@@ -66,7 +69,6 @@ void overlap_destroy(struct client *c)
 	free(o->slots);
 	free(o->node_out);
 	free(o->node_cursor);
-	free(o->arena);
 	free(o);
 	c->ov = NULL;
 }
@@ -112,8 +114,16 @@ int overlap_put_begin(struct client *c, const struct hoist_sqe *sqe, uint64_t *s
 		return 1;
 	}
 	check(c, sqe->pe, sqe->remote_off, sqe->len);
-	if (phase_invalidate(&o->ph, sqe->pe, sqe->remote_off, sqe->len))
+	if (phase_invalidate(&o->ph, sqe->pe, sqe->remote_off, sqe->len)) {
 		STAT_INC(&c->st, pf_invalidated);
+		/* the client must not serve them itself either: it looks only
+		 * once we consumed this put (sq_head), which orders this store */
+		uint32_t n;
+		struct phase_get *g = phase_current(&o->ph, &n);
+		for (uint32_t i = 0; g && i < n && i < o->nslots; i++)
+			if (g[i].flags & PHASE_F_INVALID)
+				hoist_store_relaxed(&o->table[i].state, HOIST_PF_EMPTY);
+	}
 	*seq = o->put_seq + 1;
 	return 0;
 }
@@ -194,6 +204,21 @@ void overlap_prefetch_done(struct daemon *d, struct client *c, uint32_t slot, ui
 		return;
 	s->state = res ? PF_FAILED : PF_READY;
 	s->res = res;
+	if (!res && !s->waiting) {
+		/* publish it for the client's own lookup */
+		uint32_t n;
+		struct phase_get *g = phase_current(&o->ph, &n);
+		struct hoist_pf_slot *t = &o->table[slot];
+		if (g && slot < n && !(g[slot].flags & (PHASE_F_INVALID | PHASE_F_USED))) {
+			t->gen = (uint32_t)o->gen;
+			t->pe = g[slot].pe;
+			t->len = (uint32_t)g[slot].len;
+			t->off = g[slot].off;
+			t->arena_off = s->arena_off;
+			/* pairs with the client's hoist_load_acquire(&slot->state) */
+			hoist_store_release(&t->state, HOIST_PF_READY);
+		}
+	}
 	if (o->node_out[s->node] && --o->node_out[s->node] == 0)
 		issue_chunk(d, c, s->node); /* the chunk is done: the next one */
 	if (s->waiting) { /* a get was waiting for exactly this */
@@ -223,6 +248,8 @@ void overlap_phase_start(struct daemon *d, struct client *c)
 	memset(o->node_out, 0, (size_t)o->nnodes * sizeof(*o->node_out));
 	memset(o->node_cursor, 0, (size_t)o->nnodes * sizeof(*o->node_cursor));
 	STAT_INC(&c->st, phases);
+	for (uint32_t i = 0; i < o->nslots; i++)
+		hoist_store_relaxed(&o->table[i].state, HOIST_PF_EMPTY);
 	uint32_t n;
 	struct phase_get *g = phase_begin(&o->ph, o->next_phase, &n);
 	/* an earlier misprediction may still land in this half: use none of it */
@@ -255,10 +282,20 @@ void overlap_notify(struct daemon *d, struct client *c, uint64_t next_phase)
 	if (!o)
 		return;
 	if (o->in_phase) {
-		/* mispredictions: whatever of them is in flight lands in this
-		 * phase's arena half, which the next phase does not use */
 		uint32_t n;
 		struct phase_get *g = phase_current(&o->ph, &n);
+		/* gets the client served itself: they count as used */
+		for (uint32_t i = 0; g && i < n && i < o->nslots; i++) {
+			if (hoist_load_acquire(&o->table[i].state) != HOIST_PF_TAKEN)
+				continue;
+			o->table[i].state = HOIST_PF_EMPTY;
+			o->slots[i].state = PF_TAKEN;
+			phase_get(&o->ph, g[i].pe, g[i].off, g[i].len);
+			STAT_INC(&c->st, pf_fast_hits);
+		}
+		g = phase_current(&o->ph, &n);
+		/* mispredictions: whatever of them is in flight lands in this
+		 * phase's arena half, which the next phase does not use */
 		for (uint32_t i = 0; g && i < n && i < o->nslots; i++)
 			if (!(g[i].flags & PHASE_F_USED) &&
 			    (o->slots[i].state == PF_ISSUED || o->slots[i].state == PF_READY))
@@ -304,6 +341,7 @@ int overlap_get(struct daemon *d, struct client *c, const struct hoist_sqe *sqe,
 	case PF_READY:
 		memcpy(dst, o->arena + s->arena_off, sqe->len);
 		s->state = PF_TAKEN;
+		hoist_store_relaxed(&o->table[i].state, HOIST_PF_EMPTY);
 		*res = 0;
 		STAT_INC(&c->st, pf_hits);
 		return 1;

@@ -63,7 +63,9 @@ struct overlap {
 	uint64_t phase_start_ns;
 	uint64_t next_phase;    /* named by the last notify */
 	int next_set;
-	/* prefetch arena: two halves, by gen parity */
+	/* prefetch arena (shared with the client after the slot table): two
+	 * halves, by gen parity */
+	struct hoist_pf_slot *table; /* [nslots], what the client may read */
 	char *arena;
 	uint64_t half_bytes, used;
 	uint32_t half_inflight[2];

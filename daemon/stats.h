@@ -32,6 +32,7 @@
 	X(pf_issued, "prefetches issued")                                                          \
 	X(pf_hits, "gets served from a landed prefetch")                                           \
 	X(pf_waits, "gets served from a prefetch they waited for")                                 \
+	X(pf_fast_hits, "gets the client served itself from a landed prefetch (no round trip)")   \
 	X(pf_late, "predicted gets whose chunk had not left yet")                                  \
 	X(pf_misses, "gets that no prefetch predicted (recorded for next time)")                   \
 	X(pf_wasted, "prefetches nobody used (mispredictions, dropped)")                           \

@@ -122,6 +122,28 @@ _Static_assert(offsetof(struct hoist_ctrl, cq_tail) == 320, "ctrl layout");
 _Static_assert(offsetof(struct hoist_ctrl, barrier_epoch) == 448, "ctrl layout");
 _Static_assert(sizeof(struct hoist_ctrl) <= HOIST_CTRL_BYTES, "ctrl fits a page");
 
+/* ---- prefetch table ------------------------------------------------------
+ * With automatic overlap a fourth region holds the daemon's prefetches of
+ * the current phase: nslots slots, then (page aligned) the arena with the
+ * data. The daemon fills a slot when its prefetch has landed; the client
+ * may then serve a matching get itself, without a round trip to the
+ * daemon, but only while the daemon has consumed every descriptor the
+ * client posted (sq_head == sq_tail: an own put that invalidated the slot
+ * has been seen). */
+#define HOIST_PF_EMPTY 0u
+#define HOIST_PF_READY 1u /* daemon: the data of (pe, off, len) is at arena_off */
+#define HOIST_PF_TAKEN 2u /* client: served from here */
+
+struct hoist_pf_slot {
+	uint32_t state; /* HOIST_PF_* */
+	uint32_t gen;   /* phase run it belongs to (both sides count phases) */
+	int32_t pe;
+	uint32_t len;
+	uint64_t off;
+	uint64_t arena_off;
+};
+_Static_assert(sizeof(struct hoist_pf_slot) == 32, "prefetch slot is 32 bytes");
+
 /* ---- memory ordering helpers -----------------------------------------
  * Every acquire names the release it pairs with on the other side. */
 
@@ -178,6 +200,11 @@ static inline int hoist_is_pow2(uint32_t v)
 static inline uint32_t hoist_ring_space(uint32_t head, uint32_t tail, uint32_t entries)
 {
 	return entries - (tail - head);
+}
+
+static inline uint64_t hoist_pf_arena_off(uint32_t nslots)
+{
+	return ((uint64_t)nslots * sizeof(struct hoist_pf_slot) + 4095) & ~(uint64_t)4095;
 }
 
 static inline uint64_t hoist_ring_sq_off(void)

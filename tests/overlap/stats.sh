@@ -2,8 +2,9 @@
 # stats.sh PROG: under `cluster.sh 2`. The observed behaviour of phase
 # prefetch through hoistctl stats (sums over the daemons):
 #  - a phase repeated ITERS times has all its gets served by prefetch from
-#    the second run on (hits + waits = (ITERS-1) * gets), and only the first
-#    run misses;
+#    the second run on (daemon hits + waits + client fast-path hits =
+#    (ITERS-1) * gets), most of them by the client itself, and only the
+#    first run misses;
 #  - an own put overlapping a prefetched range invalidates it (and the get
 #    still sees the put: the program checks its data);
 #  - predictions that stop being used are dropped: wasted once, not again.
@@ -23,15 +24,17 @@ sum() { # sum of daemon counter $1 over both daemons
 	echo "$t"
 }
 run() { HOIST_AUTO=1 "$HOIST_HOISTRUN" -n $NP --runtime-dirs "$HOIST_DIRS" --timeout 100 "$prog" $ITERS $BLOCKS 4096 "$1" >/dev/null; }
-snap() { for c in pf_issued pf_hits pf_waits pf_misses pf_wasted pf_invalidated; do eval "$1_$c=$(sum $c)"; done; }
+snap() { for c in pf_issued pf_hits pf_waits pf_fast_hits pf_misses pf_wasted pf_invalidated; do eval "$1_$c=$(sum $c)"; done; }
 
 # every PE gets BLOCKS blocks per iteration from a PE on the other node
 gets=$((BLOCKS * NP))
 snap a
 run 0 || FAIL "mode 0 run failed"
 snap b
-served=$(((b_pf_hits - a_pf_hits) + (b_pf_waits - a_pf_waits)))
+served=$(((b_pf_hits - a_pf_hits) + (b_pf_waits - a_pf_waits) + (b_pf_fast_hits - a_pf_fast_hits)))
 [[ $served -eq $(((ITERS - 1) * gets)) ]] || FAIL "mode 0: $served gets served by prefetch, want $(((ITERS - 1) * gets))"
+[[ $((b_pf_fast_hits - a_pf_fast_hits)) -gt $(((ITERS - 1) * gets / 2)) ]] ||
+	FAIL "mode 0: only $((b_pf_fast_hits - a_pf_fast_hits)) gets took the client's fast path"
 [[ $((b_pf_misses - a_pf_misses)) -eq $gets ]] || FAIL "mode 0: $((b_pf_misses - a_pf_misses)) misses, want $gets (first run only)"
 [[ $((b_pf_wasted - a_pf_wasted)) -eq 0 ]] || FAIL "mode 0: prefetches wasted"
 
@@ -44,7 +47,7 @@ run 3 || FAIL "mode 3 run failed (pattern changes at iteration 5)"
 snap d
 # iteration 5 wastes the old predictions once; from 6 on the new ones hit
 [[ $((d_pf_wasted - c_pf_wasted)) -eq $gets ]] || FAIL "mode 3: $((d_pf_wasted - c_pf_wasted)) wasted, want $gets (once)"
-served=$(((d_pf_hits - c_pf_hits) + (d_pf_waits - c_pf_waits)))
+served=$(((d_pf_hits - c_pf_hits) + (d_pf_waits - c_pf_waits) + (d_pf_fast_hits - c_pf_fast_hits)))
 [[ $served -eq $(((ITERS - 2) * gets)) ]] || FAIL "mode 3: $served served by prefetch, want $(((ITERS - 2) * gets))"
 ((fail == 0)) && echo "[stats.sh] prefetch hits, invalidation and retirement as expected"
 exit $fail
