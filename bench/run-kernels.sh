@@ -1,0 +1,279 @@
+#!/usr/bin/env bash
+# bench/run-kernels.sh - the automatic-overlap kernels (bench/kernels.c) in
+# their three variants across two daemons, plus the conflict-check cost and
+# the prefetch-initiation curve (seed 000, Figures 5 and 7). Prints tables
+# and the reproducing command.
+#
+#   bash bench/run-kernels.sh [--reps N] [--kernels "gups halo bt ft cg"]
+#                             [--no-fig5] [--fig5-reps N] [--build DIR] [--keep DIR]
+#
+# Starts 2 hoistd daemons on loopback (tests/multinode/cluster.sh: TCP
+# between them, settings --phase-max-gets=8192 --prefetch-arena-bytes=64m)
+# and runs every kernel on 4 PEs (2 per daemon), --reps times each (the
+# variants interleaved per repetition):
+#   blocking  HOIST_AUTO=0 hoist-kernels --kernel K
+#   auto      HOIST_AUTO=1 hoist-kernels --kernel K
+#   manual    HOIST_AUTO=0 hoist-kernels --kernel K --manual
+# Daemon stats (both daemons summed) are read before and after every run.
+# A run whose data check fails, or variants whose checksums differ, make the
+# script exit 1. Without --build it uses build-kb/ (or build/) of the
+# repository, building the bench targets when missing. --keep DIR keeps the
+# raw results there.
+set -euo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+self="$repo/bench/run-kernels.sh"
+build=
+reps=5
+kernels="gups halo bt ft cg"
+fig5=1
+fig5_reps=5
+keep=
+orig_args=("$@")
+
+usage() { sed -n '2,22p' "$self" | sed 's/^# \{0,1\}//'; }
+
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--reps) reps=$2; shift 2 ;;
+	--kernels) kernels=$2; shift 2 ;;
+	--no-fig5) fig5=0; shift ;;
+	--fig5-reps) fig5_reps=$2; shift 2 ;;
+	--build) build=$(cd "$2" && pwd); shift 2 ;;
+	--keep) keep=$2; shift 2 ;;
+	-h|--help) usage; exit 0 ;;
+	*) echo "run-kernels.sh: unknown option '$1'" >&2; usage >&2; exit 2 ;;
+	esac
+done
+if [ -z "$build" ]; then
+	if [ -d "$repo/build-kb" ]; then build="$repo/build-kb"; else build="$repo/build"; fi
+fi
+
+# ---- outside the cluster: build, then run myself under cluster.sh --------------
+if [ -z "${RK_INNER:-}" ]; then
+	need=(bench/hoist-kernels bench/hoist-prefetch-init bench/hoist-conflict-cost daemon/hoistd
+		daemon/hoistctl client/hoistrun)
+	for b in "${need[@]}"; do
+		if [ ! -x "$build/$b" ]; then
+			echo "run-kernels.sh: building in $build" >&2
+			cmake -S "$repo" -B "$build" -DBUILD_TESTING=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo >&2
+			cmake --build "$build" -j"$(nproc)" --target hoist-kernels hoist-prefetch-init \
+				hoist-conflict-cost hoistd hoistctl hoistrun >&2
+			break
+		fi
+	done
+	export HOIST_HOISTD="$build/daemon/hoistd" HOIST_HOISTRUN="$build/client/hoistrun"
+	export HOIST_HOISTCTL="$build/daemon/hoistctl" RK_INNER=1 RK_BUILD="$build"
+	export CLUSTER_TIMEOUT=${CLUSTER_TIMEOUT:-3000}
+	exec bash "$repo/tests/multinode/cluster.sh" 2 \
+		--daemon-arg=--phase-max-gets=8192 --daemon-arg=--prefetch-arena-bytes=67108864 \
+		-- bash "$self" "${orig_args[@]}"
+fi
+
+# ---- inside: HOIST_DIRS, HOIST_DIR_0/1 set by cluster.sh ------------------------
+: "${HOIST_DIRS:?}" "${HOIST_DIR_0:?}" "${HOIST_DIR_1:?}"
+build=$RK_BUILD
+kern="$build/bench/hoist-kernels"
+out=$(mktemp -d "${TMPDIR:-/tmp}/hoist-kernels.XXXXXX")
+trap 'rm -rf "$out"' EXIT
+stat_keys="gets pf_fast_hits pf_hits pf_waits pf_late pf_misses pf_skipped pf_issued pf_wasted pf_invalidated pf_chunks deferred_puts conflicts conflict_box conflict_precise phases"
+
+# one line "k=v ..." of daemon counters summed over both daemons
+snap() {
+	"$HOIST_HOISTCTL" --runtime-dir "$HOIST_DIR_0" stats --json >"$out/s0.json"
+	"$HOIST_HOISTCTL" --runtime-dir "$HOIST_DIR_1" stats --json >"$out/s1.json"
+	python3 -c '
+import json, sys
+keys = sys.argv[1].split()
+docs = [json.load(open(f)) for f in sys.argv[2:]]
+print(" ".join("%s=%d" % (k, sum(int(d["daemon"][k]) for d in docs)) for k in keys))
+' "$stat_keys" "$out/s0.json" "$out/s1.json"
+}
+
+if ! snap >/dev/null 2>"$out/snap.err"; then
+	echo "run-kernels.sh: cannot read daemon stats: $(cat "$out/snap.err")" >&2
+	exit 1
+fi
+
+run_one() { # kernel variant rep
+	local k=$1 v=$2 r=$3 auto=0 flags=() line before after
+	case $v in auto) auto=1 ;; manual) flags=(--manual) ;; esac
+	before=$(snap)
+	if ! line=$(HOIST_AUTO=$auto "$HOIST_HOISTRUN" -n 4 --runtime-dirs "$HOIST_DIRS" --timeout 600 \
+		"$kern" --kernel "$k" "${flags[@]}" 2>"$out/err.$k.$v.$r" | grep '^kernel='); then
+		echo "run-kernels.sh: $k $v rep $r failed: $(tail -n 5 "$out/err.$k.$v.$r")" >&2
+		line="kernel=$k variant=$v us_per_iter=nan checksum=none errors=failed"
+	fi
+	after=$(snap)
+	echo "rep=$r $line BEFORE $before AFTER $after" >>"$out/runs.txt"
+	echo "  $k $v rep $r: $(echo "$line" | grep -o 'us_per_iter=[^ ]*')" >&2
+}
+
+for ((r = 1; r <= reps; r++)); do
+	for k in $kernels; do
+		for v in blocking auto manual; do
+			run_one "$k" "$v" "$r"
+		done
+	done
+done
+
+"$build/bench/hoist-conflict-cost" >"$out/conflict.txt"
+
+if [ "$fig5" = 1 ]; then
+	pf="$build/bench/hoist-prefetch-init"
+	for v in auto blocking manual; do
+		auto=0
+		flags=()
+		case $v in auto) auto=1 ;; manual) flags=(--manual) ;; esac
+		gl="1,4,16,64,256,1024,4096"
+		# blocking: every get is a round trip; 4096 of them x 3 sizes is long
+		[ "$v" = blocking ] && gl="1,4,16,64,256,1024"
+		before=$(snap)
+		HOIST_AUTO=$auto "$HOIST_HOISTRUN" -n 4 --runtime-dirs "$HOIST_DIRS" --timeout 900 \
+			"$pf" --sizes 8,256,4096 --gets "$gl" --reps "$fig5_reps" "${flags[@]}" \
+			>"$out/fig5.$v.txt" 2>"$out/fig5.$v.err" || echo "run-kernels.sh: prefetch-init $v failed" >&2
+		after=$(snap)
+		echo "$v BEFORE $before AFTER $after" >>"$out/fig5.stats"
+	done
+fi
+
+[ -n "$keep" ] && mkdir -p "$keep" && cp "$out"/* "$keep"/
+
+status=0
+python3 - "$out" "$reps" "$fig5" <<'EOF' || status=$?
+import os, re, statistics, sys
+out, reps, fig5 = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1"
+
+def kv(s):
+    return dict(m.groups() for m in re.finditer(r"(\w+)=(\S+)", s))
+
+runs = {}
+for line in open(os.path.join(out, "runs.txt")):
+    head, rest = line.split(" BEFORE ")
+    b, a = rest.split(" AFTER ")
+    h, b, a = kv(head), kv(b), kv(a)
+    d = {k: int(a[k]) - int(b[k]) for k in a}
+    runs.setdefault((h["kernel"], h["variant"]), []).append((h, d))
+
+# conflict cost (ns): box path, and the precise path at each kernel's shape
+cost = {}
+for line in open(os.path.join(out, "conflict.txt")):
+    c = kv(line)
+    cost[(c["pattern"], int(c["K"]))] = (float(c["box_ns"]), float(c["precise_ns"]), float(c["addret_ns"]))
+shape = {"gups": ("random", 16), "ft": ("mono", 4)}  # puts outstanding per target
+
+fail = 0
+rows = []
+for k in [k for k in ["gups", "halo", "bt", "ft", "cg"] if (k, "blocking") in runs]:
+    t, spread, sums = {}, {}, set()
+    for v in ("blocking", "auto", "manual"):
+        xs = []
+        for h, _ in runs.get((k, v), []):
+            if h.get("errors") != "0":
+                fail = 1
+                print("FAIL: %s %s: errors=%s" % (k, v, h.get("errors")))
+            else:
+                xs.append(float(h["us_per_iter"]))
+            sums.add(h.get("checksum"))
+        t[v] = statistics.median(xs) if xs else float("nan")
+        spread[v] = (min(xs), max(xs)) if xs else (float("nan"),) * 2
+    if len(sums) != 1:
+        fail = 1
+        print("FAIL: %s: checksums differ between variants: %s" % (k, sorted(sums)))
+    st = [d for _, d in runs[(k, "auto")]]
+    tot = {key: sum(d[key] for d in st) for key in st[0]}
+    # served by prefetch: by the client itself (no round trip) or the daemon
+    served = tot["pf_fast_hits"] + tot["pf_hits"] + tot["pf_waits"]
+    # all gets: the daemon's count plus those the client served itself
+    gets_all = tot["gets"] + tot["pf_fast_hits"]
+    # put-only kernels: the only gets are rank 0's final checksum reduction
+    hit = served / gets_all if gets_all > 4 * len(st) else float("nan")
+    # gets the prefetcher saw (same-node gets never reach it: served by a local copy)
+    pref = served + tot["pf_late"] + tot["pf_misses"]
+    hit_r = served / pref if pref > 0 and hit == hit else float("nan")
+    pat = shape.get(k, ("mono", 0))
+    box_ns, prec_ns, ar_ns = cost[pat]
+    iters = int(runs[(k, "auto")][0][0]["iters"])
+    n = len(st)
+    checks_ns = (tot["conflict_box"] * cost[("mono", 0)][0] + tot["conflict_precise"] * prec_ns) / n
+    ar_tot = tot["deferred_puts"] * ar_ns / n
+    saved_ns = (t["blocking"] - t["auto"]) * 1e3 * iters
+    # two daemons check in parallel: per-daemon check time against the wall time saved
+    frac = checks_ns / 2 / saved_ns if saved_ns > 0 else float("nan")
+    frac_ar = (checks_ns + ar_tot) / 2 / saved_ns if saved_ns > 0 else float("nan")
+    gain_m = t["blocking"] - t["manual"]
+    share = (t["blocking"] - t["auto"]) / gain_m if gain_m > 0 else float("nan")
+    rows.append((k, t, spread, share, hit, hit_r, frac, frac_ar, len(sums) == 1, tot, n))
+
+def pc(x):
+    return "%.1f%%" % (100 * x) if x == x else "n/a"
+
+def sp(v, t, s):
+    return "%.0f (%.0f-%.0f)" % (t[v], s[v][0], s[v][1])
+
+print()
+print("Kernels: 4 PEs on 2 hoistd (2 per daemon, TCP over loopback), %d reps each; us per iteration: median (min-max)" % reps)
+hdr = ("kernel", "blocking", "auto", "manual", "auto/blk", "man/blk", "auto share", "pf hit", "pf hit seen", "conflict/saved", "checksum")
+fmt = "%-6s %-20s %-20s %-20s %8s %8s %10s %7s %13s %15s %8s"
+print(fmt % hdr)
+for k, t, s, share, hit, hit_r, frac, frac_ar, same, tot, n in rows:
+    print(fmt % (k, sp("blocking", t, s), sp("auto", t, s), sp("manual", t, s),
+                 "%.2fx" % (t["blocking"] / t["auto"]), "%.2fx" % (t["blocking"] / t["manual"]),
+                 pc(share), pc(hit), pc(hit_r), "%.4f%% (%.3f%%)" % (100 * frac, 100 * frac_ar) if frac == frac else "n/a",
+                 "same" if same else "DIFFER"))
+shares = [r[3] for r in rows if r[3] == r[3]]
+if shares:
+    print("mean auto share of manual's gain: %s (goal >= 95%%); auto slower than blocking in: %s" % (
+        pc(sum(shares) / len(shares)),
+        ", ".join(r[0] for r in rows if r[1]["auto"] > r[1]["blocking"]) or "none"))
+print()
+print("auto-run daemon counters per run (both daemons, whole run incl. warm-up):")
+keys = ["gets", "pf_fast_hits", "pf_hits", "pf_waits", "pf_late", "pf_misses", "pf_skipped", "pf_issued", "pf_wasted",
+        "pf_invalidated", "pf_chunks", "deferred_puts", "conflicts", "conflict_box", "conflict_precise", "phases"]
+print("%-6s " % "kernel" + " ".join("%9s" % x[:9] for x in keys))
+for k, t, s, share, hit, hit_r, frac, frac_ar, same, tot, n in rows:
+    print("%-6s " % k + " ".join("%9d" % (tot[x] // n) for x in keys))
+print("pf hit = (pf_fast_hits+pf_hits+pf_waits)/(gets+pf_fast_hits) (all gets, incl. same-node ones, which are never prefetched); pf hit seen =")
+print("(prefetch-served)/(prefetch-served+pf_late+pf_misses), the gets to other nodes; conflict/saved = per-daemon conflict_check time (box/precise counts x ns per check from")
+print("hoist-conflict-cost) / ((blocking-auto) x iterations); in parentheses including conflict_add+retire per deferred put.")
+
+if fig5:
+    print()
+    print("Prefetch initiation (Figure 5): rank 0's phase has G gets of S bytes from PE 2 (other daemon); us, medians")
+    data = {}
+    for v in ("auto", "blocking", "manual"):
+        p = os.path.join(out, "fig5.%s.txt" % v)
+        if not os.path.exists(p):
+            continue
+        for line in open(p):
+            if line.startswith("size="):
+                c = kv(line)
+                if c["errors"] != "0":
+                    fail = 1
+                    print("FAIL: prefetch-init %s: %s" % (v, line.strip()))
+                data[(v, int(c["size"]), int(c["gets"]))] = c
+    sizes = sorted({s for (_, s, _) in data})
+    gs = sorted({g for (_, _, g) in data})
+    print("%6s %6s %14s %14s %16s %16s %16s" % ("S", "G", "auto first", "auto per-get", "auto per-get rng",
+                                                "blocking per-get", "manual per-get"))
+    for s in sizes:
+        for g in gs:
+            a = data.get(("auto", s, g))
+            b = data.get(("blocking", s, g))
+            m = data.get(("manual", s, g))
+            print("%6d %6d %14s %14s %16s %16s %16s" % (
+                s, g, a["first_us"] if a else "-", a["per_get_us"] if a else "-",
+                "%s-%s" % (a["per_get_min"], a["per_get_max"]) if a else "-",
+                b["per_get_us"] if b else "-", m["per_get_us"] if m else "-"))
+    for line in open(os.path.join(out, "fig5.stats")):
+        v, rest = line.split(" BEFORE ")
+        bb, aa = rest.split(" AFTER ")
+        bb, aa = kv(bb), kv(aa)
+        d = {x: int(aa[x]) - int(bb[x]) for x in aa}
+        print("  %s: gets=%d pf_issued=%d pf_hits=%d pf_waits=%d pf_late=%d pf_misses=%d pf_skipped=%d pf_chunks=%d" % (
+            v, d["gets"], d["pf_issued"], d["pf_hits"], d["pf_waits"], d["pf_late"], d["pf_misses"], d["pf_skipped"], d["pf_chunks"]))
+sys.exit(fail)
+EOF
+echo
+echo "reproduce: bash bench/run-kernels.sh --reps $reps --kernels \"$kernels\"$([ "$fig5" = 1 ] || echo " --no-fig5")"
+exit "$status"
