@@ -141,6 +141,9 @@ static int conn_flush(struct daemon *d, struct netconn *c)
 			return -errno;
 		}
 		c->out.head += (uint64_t)w;
+		/* the peer takes our bytes: it is alive, even if it has nothing
+		 * to say (its ping may queue behind the data it is reading) */
+		c->last_rx_ns = now_ns();
 	}
 	c->out.head = c->out.tail = 0;
 	ep_watch(&d->net, c, EPOLLIN);

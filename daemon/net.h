@@ -61,7 +61,7 @@ struct netconn {
 	struct outbuf out;
 	uint32_t epoll_events;
 	uint8_t nonce[32];     /* ours, for the peer's mac */
-	uint64_t last_rx_ns;
+	uint64_t last_rx_ns;   /* last sign of life: bytes in, or bytes taken */
 
 	/* receive: a read buffer parsed in place; payloads go straight to
 	 * their destination */
