@@ -64,6 +64,8 @@ void overlap_destroy(struct client *c)
 	struct overlap *o = c->ov;
 	if (!o)
 		return;
+	/* a gauge: what the client remembered is gone with it */
+	__atomic_store_n(&c->st.pf_history, 0, __ATOMIC_RELAXED);
 	conflict_fini(&o->conf);
 	phase_fini(&o->ph);
 	free(o->slots);
@@ -302,6 +304,11 @@ void overlap_notify(struct daemon *d, struct client *c, uint64_t next_phase)
 				STAT_INC(&c->st, pf_wasted);
 		phase_end(&o->ph);
 		o->in_phase = 0;
+		uint64_t h = 0;
+		for (uint32_t k = 0; k < o->ph.max_phases; k++)
+			if (o->ph.s[k].used)
+				h += o->ph.s[k].n;
+		__atomic_store_n(&c->st.pf_history, h, __ATOMIC_RELAXED);
 	}
 	o->next_phase = next_phase;
 	o->next_set = 1;

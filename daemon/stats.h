@@ -38,7 +38,8 @@
 	X(pf_wasted, "prefetches nobody used (mispredictions, dropped)")                           \
 	X(pf_skipped, "predictions not prefetched (same node, unprofitable, no room)")            \
 	X(pf_invalidated, "own puts that invalidated predictions")                                 \
-	X(pf_chunks, "prefetch chunks issued")
+	X(pf_chunks, "prefetch chunks issued")                                                     \
+	X(pf_history, "gets remembered across the client's phases now (a gauge)")
 
 /* per daemon; progress-thread counters (control-thread ones are separate) */
 #define HOISTD_PROGRESS_STATS(X)                                                                   \

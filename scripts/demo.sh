@@ -139,4 +139,11 @@ rc=0
 	"$demo" "${demo_args[@]}" || rc=$?
 ((rc == 0)) || die "the two-node demo job failed (hoistrun exit $rc)"
 
-say "demo passed: $np PEs through one hoistd, and $np PEs over two hoistd nodes"
+say "automatic overlap: kernels blocking (HOIST_AUTO=0) vs auto (HOIST_AUTO=1) vs manual nbi, 2 daemons x 2 PEs"
+# a short run of bench/run-kernels.sh (3 repetitions; bench/README.md has the
+# full one): same binaries, checksums must agree across the three variants
+rc=0
+bash bench/run-kernels.sh --reps "${HOIST_DEMO_REPS:-3}" --no-fig5 --build "$build_dir" || rc=$?
+((rc == 0)) || die "the kernels run failed (exit $rc)"
+
+say "demo passed: $np PEs through one hoistd, $np PEs over two hoistd nodes, and the overlap kernels"
