@@ -3,6 +3,8 @@
  *
  *   hoistrun -n 2 build/bench/hoist-bench [--reps 7] [--test LIST] [--json]
  *   hoist-bench --test floor          (no daemon needed)
+ *   hoistrun -n 2 --nodes 2 build/bench/hoist-bench --no-floor --tsv ...
+ *                                     (bench/run-nodes.sh: two daemons)
  *
  * Rank 0 first measures the machine's floor (a cache-line ping-pong between
  * two forked processes) before attaching, so every latency row can be read
@@ -55,6 +57,9 @@ struct opts {
 	int header;
 	int footer;
 	int pin_floor;
+	int no_floor; /* skip the floor (run-nodes.sh compares with TCP instead) */
+	int tsv;      /* one line per row with every rep's value */
+	int peer;     /* the PE rank 0 puts to and gets from */
 	double scale;
 };
 
@@ -64,6 +69,8 @@ enum target_kind { TGT_NONE, TGT_MIN_VALUE, TGT_MAX_VALUE, TGT_MAX_RATIO };
 struct row {
 	char name[64];
 	const char *unit;
+	double v[MAX_REPS]; /* every rep, in order */
+	int n;
 	double med, min, max;
 	enum ratio_ref ref;
 	double ratio;      /* median / median of the reference, NAN if none */
@@ -72,7 +79,8 @@ struct row {
 	double target;
 };
 
-static struct opts opt = {.reps = 7, .tests = T_ALL, .header = 1, .footer = 1, .pin_floor = 1, .scale = 1.0};
+static struct opts opt = {.reps = 7, .tests = T_ALL, .header = 1, .footer = 1, .pin_floor = 1, .peer = 1,
+			  .scale = 1.0};
 static struct row rows[MAX_ROWS];
 static int nrows;
 static int me = -1, npes = 0;
@@ -128,6 +136,8 @@ static void add_row(const char *name, const char *unit, const double *v, int n, 
 	struct row *r = &rows[nrows++];
 	snprintf(r->name, sizeof(r->name), "%s", name);
 	r->unit = unit;
+	memcpy(r->v, v, sizeof(double) * (size_t)n);
+	r->n = n;
 	r->min = s[0];
 	r->max = s[n - 1];
 	r->med = median_sorted(s, n);
@@ -222,6 +232,18 @@ static void print_results(int argc, char **argv)
 			"hoist-bench: warning: the floor's median rep is %.2fx its best rep: other processes "
 			"disturbed this run; prefer the best-ratio column or run again\n",
 			floor_rt_med / floor_rt_min);
+	if (opt.tsv) {
+		/* row<TAB>name<TAB>unit<TAB>rep values (space separated), as
+		 * tcp-raw --tsv; run-nodes.sh pools the reps of several runs */
+		for (int i = 0; i < nrows; i++) {
+			printf("row\t%s\t%s\t", rows[i].name, rows[i].unit);
+			for (int k = 0; k < rows[i].n; k++)
+				printf("%s%.6g", k ? " " : "", rows[i].v[k]);
+			printf("\n");
+		}
+		fflush(stdout);
+		return;
+	}
 	if (opt.json) {
 		printf("{\"pes\":%d,\"reps\":%d,\"scale\":%g,\"floor_cpus\":\"%s\",\"floor_rt_ns\":", npes,
 		       opt.reps, opt.scale, floor_cpus);
@@ -369,6 +391,8 @@ static unsigned char pattern(int rank, size_t i)
 	return (unsigned char)(i * 131u + (unsigned)rank * 71u + 7u);
 }
 
+static int peer = 1; /* opt.peer, checked against npes */
+
 /* Reads one uint64 from pe's symmetric address and compares. */
 static void verify_remote_u64(int pe, const void *sym, uint64_t want, const char *what)
 {
@@ -379,7 +403,7 @@ static void verify_remote_u64(int pe, const void *sym, uint64_t want, const char
 		    (unsigned long long)want);
 }
 
-/* 8-byte puts, rank 0 -> 1: the client-side cost of one put (timed loop,
+/* 8-byte puts, rank 0 -> peer: the client-side cost of one put (timed loop,
  * quiet outside) and the rate including the final quiet. */
 static void bench_put(void)
 {
@@ -392,7 +416,7 @@ static void bench_put(void)
 			uint64_t t0 = bench_now_ns();
 			for (long i = 0; i < iters; i++) {
 				uint64_t v = (uint64_t)i;
-				CHECK(hoist_put(1, &small_area[(uint64_t)i & (SMALL_SLOTS - 1)], &v, sizeof(v)));
+				CHECK(hoist_put(peer, &small_area[(uint64_t)i & (SMALL_SLOTS - 1)], &v, sizeof(v)));
 			}
 			uint64_t t1 = bench_now_ns();
 			CHECK(hoist_quiet());
@@ -403,7 +427,7 @@ static void bench_put(void)
 				mops_q[rep] = (double)iters * 1e3 / (double)(t2 - t0);
 			}
 			uint64_t last = (uint64_t)(iters - 1);
-			verify_remote_u64(1, &small_area[last & (SMALL_SLOTS - 1)], last, "put 8 B");
+			verify_remote_u64(peer, &small_area[last & (SMALL_SLOTS - 1)], last, "put 8 B");
 		}
 	}
 	/* Bursts that fit the submission ring (no back-pressure from the
@@ -419,7 +443,7 @@ static void bench_put(void)
 			uint64_t t0 = bench_now_ns();
 			for (long i = 0; i < burst; i++) {
 				uint64_t v = (uint64_t)i;
-				CHECK(hoist_put(1, &small_area[(uint64_t)i & (SMALL_SLOTS - 1)], &v, sizeof(v)));
+				CHECK(hoist_put(peer, &small_area[(uint64_t)i & (SMALL_SLOTS - 1)], &v, sizeof(v)));
 			}
 			sum += bench_now_ns() - t0;
 			CHECK(hoist_quiet());
@@ -436,9 +460,10 @@ static void bench_put(void)
 	}
 }
 
-/* Blocking gets from rank 1, 8 B and 4 KiB, into a private buffer (the
- * library stages the data and copies it out) and, for comparison, into a
- * symmetric buffer (the daemon writes it in place). */
+/* Blocking gets from the peer (--peer, default rank 1), 8 B and 4 KiB,
+ * into a private buffer (the library stages the data and copies it out)
+ * and, for comparison, into a symmetric buffer (the daemon writes it in
+ * place). */
 static void bench_get(void)
 {
 	static const struct {
@@ -467,13 +492,14 @@ static void bench_get(void)
 			memset(dst, 0, len);
 			uint64_t t0 = bench_now_ns();
 			for (long i = 0; i < iters; i++)
-				CHECK(hoist_get(dst, 1, get_area, len));
+				CHECK(hoist_get(dst, peer, get_area, len));
 			uint64_t t1 = bench_now_ns();
 			if (rep >= 0)
 				ns[rep] = (double)(t1 - t0) / (double)iters;
 			for (size_t j = 0; j < len; j++)
-				if (dst[j] != pattern(1, j))
-					die("%s: byte %zu is %u, expected %u", cases[k].name, j, dst[j], pattern(1, j));
+				if (dst[j] != pattern(peer, j))
+					die("%s: byte %zu is %u, expected %u", cases[k].name, j, dst[j],
+					    pattern(peer, j));
 		}
 		CHECK(hoist_barrier());
 		if (me == 0)
@@ -482,7 +508,7 @@ static void bench_get(void)
 	}
 }
 
-/* Put bandwidth rank 0 -> 1 from a private source: puts + quiet. */
+/* Put bandwidth rank 0 -> peer from a private source: puts + quiet. */
 static void bench_bw(void)
 {
 	static const size_t lens[2] = {64u << 10, 1u << 20};
@@ -501,7 +527,7 @@ static void bench_bw(void)
 				/* Stamp: the source is reusable once hoist_put returned. */
 				uint64_t stamp = (uint64_t)i;
 				memcpy(bw_src, &stamp, sizeof(stamp));
-				CHECK(hoist_put(1, bw_area + ((size_t)i % slots) * len, bw_src, len));
+				CHECK(hoist_put(peer, bw_area + ((size_t)i % slots) * len, bw_src, len));
 			}
 			CHECK(hoist_quiet());
 			uint64_t t1 = bench_now_ns();
@@ -509,10 +535,10 @@ static void bench_bw(void)
 				gbps[rep] = (double)len * (double)iters / (double)(t1 - t0);
 			uint64_t last = (uint64_t)(iters - 1);
 			unsigned char *slot = bw_area + (last % slots) * len;
-			verify_remote_u64(1, slot, last, "put bw stamp");
+			verify_remote_u64(peer, slot, last, "put bw stamp");
 			uint64_t tail;
 			memcpy(&tail, bw_src + len - 8, 8);
-			verify_remote_u64(1, slot + len - 8, tail, "put bw tail");
+			verify_remote_u64(peer, slot + len - 8, tail, "put bw tail");
 		}
 		CHECK(hoist_barrier());
 		if (me == 0)
@@ -526,8 +552,8 @@ static void bench_bw(void)
 static void bench_msgrate(void)
 {
 	long n = scaled(200000);
-	int peer = me ^ 1;
-	int active = peer < npes;
+	int partner = me ^ 1;
+	int active = partner < npes;
 	int senders = npes & ~1;
 	double agg[MAX_REPS], per[MAX_REPS];
 	for (int rep = -1; rep < opt.reps; rep++) {
@@ -537,7 +563,7 @@ static void bench_msgrate(void)
 		if (active) {
 			for (long i = 0; i < iters; i++) {
 				uint64_t v = (uint64_t)i + 1000000000ull * (uint64_t)(me + 1);
-				CHECK(hoist_put(peer, &small_area[(uint64_t)i & (SMALL_SLOTS - 1)], &v, sizeof(v)));
+				CHECK(hoist_put(partner, &small_area[(uint64_t)i & (SMALL_SLOTS - 1)], &v, sizeof(v)));
 			}
 			CHECK(hoist_quiet());
 		}
@@ -548,9 +574,9 @@ static void bench_msgrate(void)
 			per[rep] = (double)iters * 1e3 / (double)(t1 - t0);
 		}
 		if (active) {
-			/* The peer wrote our area; the barrier ordered it before us. */
+			/* The partner wrote our area; the barrier ordered it before us. */
 			uint64_t last = (uint64_t)(iters - 1);
-			uint64_t want = last + 1000000000ull * (uint64_t)(peer + 1);
+			uint64_t want = last + 1000000000ull * (uint64_t)(partner + 1);
 			if (small_area[last & (SMALL_SLOTS - 1)] != want)
 				die("msgrate: slot holds %llu, expected %llu",
 				    (unsigned long long)small_area[last & (SMALL_SLOTS - 1)], (unsigned long long)want);
@@ -597,6 +623,9 @@ static void usage(FILE *f)
 		"  --json        machine-readable output\n"
 		"  --scale F     multiply every iteration count by F (default 1)\n"
 		"  --no-pin      do not pin the floor's two processes to two CPUs\n"
+		"  --no-floor    do not measure the floor (no x RT / x cpy ratios)\n"
+		"  --peer P      the PE that rank 0 puts to and gets from (default 1)\n"
+		"  --tsv         one line per row: row, name, unit, every rep's value\n"
 		"  --no-header   table without its header line\n"
 		"  --no-footer   table without the reproduce line\n",
 		MAX_REPS);
@@ -641,6 +670,15 @@ static void parse_args(int argc, char **argv)
 				die("--scale must be in (0, 100]");
 		} else if (!strcmp(a, "--json")) {
 			opt.json = 1;
+		} else if (!strcmp(a, "--peer") && v) {
+			opt.peer = atoi(v);
+			i++;
+			if (opt.peer < 1)
+				die("--peer must be a rank other than 0");
+		} else if (!strcmp(a, "--no-floor")) {
+			opt.no_floor = 1;
+		} else if (!strcmp(a, "--tsv")) {
+			opt.tsv = 1;
 		} else if (!strcmp(a, "--no-pin")) {
 			opt.pin_floor = 0;
 		} else if (!strcmp(a, "--no-header")) {
@@ -683,7 +721,7 @@ int main(int argc, char **argv)
 			break;
 		}
 	}
-	if (env_rank == 0)
+	if (env_rank == 0 && !opt.no_floor)
 		run_floor(opt.tests & T_FLOOR);
 
 	int rc = hoist_init();
@@ -693,6 +731,9 @@ int main(int argc, char **argv)
 	npes = hoist_size();
 	if ((opt.tests & (T_PUT | T_GET | T_BW | T_MSGRATE)) && npes < 2)
 		die("these tests need at least 2 PEs (hoistrun -n 2)");
+	peer = opt.peer;
+	if ((opt.tests & (T_PUT | T_GET | T_BW)) && peer >= npes)
+		die("--peer %d: the job has %d PEs", peer, npes);
 
 	small_area = hoist_malloc(SMALL_SLOTS * sizeof(uint64_t));
 	get_area = hoist_malloc(GET_BYTES);

@@ -661,6 +661,13 @@ static int conn_read(struct daemon *d, struct netconn *c)
 				}
 				continue;
 			}
+			if (c->short_read) {
+				/* the last read did not fill the buffer: the socket is
+				 * most likely empty, and epoll (level-triggered) tells
+				 * us about any rest; skip the recv that would say EAGAIN */
+				c->short_read = 0;
+				return 0;
+			}
 			ssize_t r = recv(c->fd, c->rbuf, RBUF_BYTES, MSG_DONTWAIT);
 			if (r == 0)
 				return -ECONNRESET;
@@ -668,6 +675,7 @@ static int conn_read(struct daemon *d, struct netconn *c)
 				return (errno == EAGAIN || errno == EINTR) ? 0 : -errno;
 			c->rlen = (uint32_t)r;
 			c->rpos = 0;
+			c->short_read = (uint32_t)r < RBUF_BYTES;
 			c->last_rx_ns = now_ns();
 		}
 		uint32_t avail = c->rlen - c->rpos;

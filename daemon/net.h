@@ -67,6 +67,7 @@ struct netconn {
 	 * their destination */
 	char *rbuf;
 	uint32_t rlen, rpos;
+	uint32_t short_read;   /* the last recv returned less than asked */
 	enum rx_state rx;
 	struct wire_hdr hdr;
 	uint8_t ext[WIRE_MAX_EXT];

@@ -1,0 +1,200 @@
+#!/usr/bin/env bash
+# bench/run-nodes.sh - hoist across daemons on loopback against raw TCP
+# between two plain processes, measured in the same invocation; one table
+# (or one JSON document) plus the reproducing command.
+#
+#   bash bench/run-nodes.sh [--build DIR] [--reps N] [--scale F] [--rounds R]
+#                           [--no-barrier] [--json] [-- hoistd-flags...]
+#
+# Builds nothing: DIR (default build/ of the repository) must hold
+# bench/hoist-bench, bench/tcp-raw, client/hoistrun and daemon/hoistd.
+# Each round runs, one after the other:
+#   tcp-raw                                   (RTT blocking + busy-poll, stream)
+#   hoistrun -n 2 --nodes 2 hoist-bench --test put,get,bw,msgrate
+#   hoistrun -n N --nodes K hoist-bench --test barrier
+#            for N/K = 2/2 4/2 8/2 4/4 8/4    (unless --no-barrier)
+# hoistrun --nodes starts fresh daemons for every job and stops them after.
+# A row pools the reps of all rounds (median, min, max of reps x rounds
+# values), so --rounds 3 interleaves reference and hoist over a longer time
+# instead of measuring one after the other once. --scale (default 0.25)
+# multiplies every iteration count of both tools. Flags after "--" go to
+# every hoistd (hoistrun --hoistd-arg), e.g. -- --spin-us 200.
+set -euo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build="$repo/build"
+reps=7
+scale=0.25
+rounds=1
+json=0
+barrier=1
+daemon_flags=()
+orig_args=("$@")
+
+usage() { sed -n '2,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--build) build=$(cd "$2" 2>/dev/null && pwd || echo "$2"); shift 2 ;;
+	--reps) reps=$2; shift 2 ;;
+	--scale) scale=$2; shift 2 ;;
+	--rounds) rounds=$2; shift 2 ;;
+	--no-barrier) barrier=0; shift ;;
+	--json) json=1; shift ;;
+	-h|--help) usage; exit 0 ;;
+	--) shift; daemon_flags=("$@"); break ;;
+	*) echo "run-nodes.sh: unknown option '$1'" >&2; usage >&2; exit 2 ;;
+	esac
+done
+case "$rounds" in
+'' | *[!0-9]* | 0) echo "run-nodes.sh: --rounds must be a positive integer" >&2; exit 2 ;;
+esac
+
+bench="$build/bench/hoist-bench"
+tcpraw="$build/bench/tcp-raw"
+hoistd="$build/daemon/hoistd"
+hoistrun="$build/client/hoistrun"
+for f in "$bench" "$tcpraw" "$hoistd" "$hoistrun"; do
+	if [ ! -x "$f" ]; then
+		echo "run-nodes.sh: $f is missing; build first:" >&2
+		echo "  cmake -S $repo -B $build && cmake --build $build --target hoist-bench tcp-raw hoistd hoistrun" >&2
+		exit 1
+	fi
+done
+
+hoistd_args=(--hoistd "$hoistd")
+for f in "${daemon_flags[@]}"; do
+	hoistd_args+=("--hoistd-arg=$f")
+done
+
+out=$(mktemp "${TMPDIR:-/tmp}/hoist-run-nodes.XXXXXX")
+trap 'rm -f "$out"' EXIT
+trap 'exit 130' INT TERM
+
+# hoist_job n nodes bench-args...: the rows of one job, the
+# barrier row renamed to say over how many daemons it ran.
+hoist_job() {
+	local n=$1 k=$2
+	shift 2
+	local rows
+	if ! rows=$("$hoistrun" -n "$n" --nodes "$k" --timeout 600 "${hoistd_args[@]}" \
+		"$bench" --no-floor --tsv --reps "$reps" --scale "$scale" "$@"); then
+		echo "run-nodes.sh: hoistrun -n $n --nodes $k hoist-bench $* failed" >&2
+		return 1
+	fi
+	printf '%s\n' "$rows" | sed "s/^\(row	barrier, [0-9]* PEs\)	/\1 \/ $k daemons	/" >>"$out"
+}
+
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+for ((r = 1; r <= rounds; r++)); do
+	[ "$rounds" -gt 1 ] && echo "run-nodes.sh: round $r of $rounds" >&2
+	"$tcpraw" --tsv --reps "$reps" --scale "$scale" >>"$out"
+	hoist_job 2 2 --test put,get,bw,msgrate
+	if [ "$barrier" = 1 ]; then
+		for nk in 2/2 4/2 8/2 4/4 8/4; do
+			hoist_job "${nk%/*}" "${nk#*/}" --test barrier
+		done
+	fi
+done
+load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+
+reproduce="bash bench/run-nodes.sh${orig_args[*]:+ ${orig_args[*]}}"
+cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
+
+# Pool the reps of every round per row, then one row each: median, min,
+# max, the ratio to the reference measured in this invocation (median /
+# median, and best rep / best rep), the get rows also against the busy-poll
+# round trip, and the targets.
+awk -F'\t' -v json="$json" -v cpu="$cpu" -v ncpu="$(nproc)" -v reps="$reps" -v rounds="$rounds" \
+	-v scale="$scale" -v lb="$load_before" -v la="$load_after" -v repro="$reproduce" \
+	-v dflags="${daemon_flags[*]}" '
+function fmt(v) {
+	if (v == "") return "-"
+	if (v >= 1000 || v <= -1000) return sprintf("%.0f", v)
+	if (v >= 100 || v <= -100) return sprintf("%.1f", v)
+	if (v >= 10 || v <= -10) return sprintf("%.2f", v)
+	return sprintf("%.3f", v)
+}
+function jnum(v) { return v == "" ? "null" : sprintf("%.6g", v) }
+function sort_n(a, n,    i, j, t) {
+	for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
+}
+$1 == "row" {
+	if (!($2 in unit)) { order[++nr] = $2; unit[$2] = $3 }
+	vals[$2] = vals[$2] (vals[$2] == "" ? "" : " ") $4
+}
+END {
+	for (i = 1; i <= nr; i++) {
+		name = order[i]
+		n = split(vals[name], a, " ")
+		sort_n(a, n)
+		cnt[name] = n
+		mn[name] = a[1] + 0; mx[name] = a[n] + 0
+		md[name] = (n % 2) ? a[(n + 1) / 2] + 0 : (a[n / 2] + a[n / 2 + 1]) / 2
+	}
+	# reference, target (t_lat: <= ratio, t_bw: >= ratio), busy-poll reference
+	ref["get 8 B latency (blocking)"] = "tcp RTT 8 B (blocking)"
+	ref["get 8 B latency (symmetric dst)"] = "tcp RTT 8 B (blocking)"
+	ref["get 4 KiB latency (blocking)"] = "tcp RTT 4 KiB (blocking)"
+	ref["get 4 KiB latency (symmetric dst)"] = "tcp RTT 4 KiB (blocking)"
+	ref["tcp RTT 8 B (busy-poll)"] = "tcp RTT 8 B (blocking)"
+	ref["tcp RTT 4 KiB (busy-poll)"] = "tcp RTT 4 KiB (blocking)"
+	busy["get 8 B latency (blocking)"] = "tcp RTT 8 B (busy-poll)"
+	busy["get 8 B latency (symmetric dst)"] = "tcp RTT 8 B (busy-poll)"
+	busy["get 4 KiB latency (blocking)"] = "tcp RTT 4 KiB (busy-poll)"
+	busy["get 4 KiB latency (symmetric dst)"] = "tcp RTT 4 KiB (busy-poll)"
+	ref["put bandwidth 64 KiB (+quiet)"] = "tcp stream 64 KiB msgs"
+	ref["put bandwidth 1 MiB (+quiet)"] = "tcp stream 1 MiB msgs"
+	tmax["get 8 B latency (blocking)"] = 1.15
+	tmax["get 4 KiB latency (blocking)"] = 1.15
+	tmin["put bandwidth 1 MiB (+quiet)"] = 0.60
+
+	if (json) {
+		printf "{\"cpu\":\"%s\",\"cpus\":%d,\"loadavg_before\":\"%s\",\"loadavg_after\":\"%s\",", cpu, ncpu, lb, la
+		printf "\"reps\":%d,\"rounds\":%d,\"scale\":%s,\"hoistd_flags\":\"%s\",\"rows\":[", reps, rounds, scale, dflags
+	} else {
+		printf "# hoist across daemons on loopback vs raw TCP, %d CPUs (%s)\n", ncpu, cpu
+		printf "# reps=%d x rounds=%d pooled per row, scale=%s, hoistd flags: %s\n", reps, rounds, scale, dflags == "" ? "(defaults)" : dflags
+		printf "# load average before: %s, after: %s\n", lb, la
+		printf "# ratio: get = median / tcp RTT (blocking) of the same size (the issue'"'"'s raw TCP round trip);\n"
+		printf "#        x busy = median / tcp RTT (busy-poll); put bw = median / tcp stream of the same message size;\n"
+		printf "#        tcp RTT (busy-poll) rows: / tcp RTT (blocking). best-ratio: best rep / best rep. PASS/MISS on the median.\n"
+		printf "%-36s %-6s %9s %9s %9s %10s %10s %7s %10s %6s\n", "name", "unit", "median", "min", "max", "ratio", "best-ratio", "x busy", "target", "status"
+	}
+	for (i = 1; i <= nr; i++) {
+		name = order[i]; r = ""; rb = ""; xb = ""; tgt = "-"; st = "-"
+		u = unit[name]
+		if ((name in ref) && (ref[name] in md)) {
+			q = ref[name]
+			r = md[name] / md[q]
+			rb = (u == "GB/s") ? mx[name] / mx[q] : mn[name] / mn[q]
+		}
+		if ((name in busy) && (busy[name] in md))
+			xb = md[name] / md[busy[name]]
+		if (name in tmax) {
+			tgt = sprintf("<= %.2fx", tmax[name])
+			st = (r == "") ? "n/a" : (r <= tmax[name] ? "PASS" : "MISS")
+		} else if (name in tmin) {
+			tgt = sprintf(">= %.2fx", tmin[name])
+			st = (r == "") ? "n/a" : (r >= tmin[name] ? "PASS" : "MISS")
+		}
+		if (json) {
+			printf "%s\n {\"name\":\"%s\",\"unit\":\"%s\",\"n\":%d,\"median\":%s,\"min\":%s,\"max\":%s,", \
+				(i > 1 ? "," : ""), name, u, cnt[name], jnum(md[name]), jnum(mn[name]), jnum(mx[name])
+			jref = "null"
+			if (name in ref)
+				jref = "\"" ref[name] "\""
+			jtgt = (tgt == "-") ? "null" : "\"" tgt "\""
+			printf "\"ref\":%s,\"ratio\":%s,\"ratio_best\":%s,\"ratio_busy\":%s,\"target\":%s,\"status\":\"%s\"}", \
+				jref, jnum(r), jnum(rb), jnum(xb), jtgt, st
+		} else {
+			printf "%-36s %-6s %9s %9s %9s %10s %10s %7s %10s %6s\n", name, u, fmt(md[name]), fmt(mn[name]), \
+				fmt(mx[name]), r == "" ? "-" : sprintf("%.2fx", r), rb == "" ? "-" : sprintf("%.2fx", rb), \
+				xb == "" ? "-" : sprintf("%.2fx", xb), tgt, st
+		}
+	}
+	if (json)
+		printf "\n],\"reproduce\":\"%s\"}\n", repro
+	else
+		printf "reproduce: %s\n", repro
+}' "$out"
