@@ -21,6 +21,7 @@
 #include "control.h"
 #include "daemon.h"
 #include "log.h"
+#include "overlap.h"
 
 #define DEFAULT_CONFIG "/etc/hoist/hoistd.conf"
 
@@ -82,6 +83,7 @@ static void teardown(struct daemon *d)
 		region_destroy(&c->staging);
 		region_destroy(&c->heap);
 		region_destroy(&c->pf);
+		overlap_destroy(c); /* the progress thread is gone: ours now */
 		free(c);
 	}
 	jobs_free_all(d);
