@@ -25,12 +25,12 @@ int am_send_barrier(struct daemon *d, int32_t node, uint64_t job, uint32_t epoch
 int am_send_member(struct daemon *d, int32_t node, const struct announce *a)
 {
 	size_t klen = strlen(a->key);
-	size_t plen = klen + a->nranks * sizeof(int32_t);
+	size_t plen = klen + a->nranks * sizeof(struct wire_rank);
 	char *payload = malloc(plen ? plen : 1);
 	if (!payload)
 		return -ENOMEM;
 	memcpy(payload, a->key, klen);
-	memcpy(payload + klen, a->ranks, a->nranks * sizeof(int32_t));
+	memcpy(payload + klen, a->ranks, a->nranks * sizeof(struct wire_rank));
 	struct wire_member m = {.job = a->job, .size = a->size, .uid = a->uid,
 				.heap_bytes = a->heap_bytes, .keylen = (uint16_t)klen,
 				.flags = (uint16_t)a->flags, .nranks = a->nranks};
@@ -40,9 +40,10 @@ int am_send_member(struct daemon *d, int32_t node, const struct announce *a)
 }
 
 int am_send_pe_gone(struct daemon *d, int32_t node, uint64_t job, int32_t pe, int clean,
-		    uint32_t epoch)
+		    uint32_t epoch, uint64_t nonce)
 {
-	struct wire_pe_gone g = {.job = job, .pe = pe, .clean = (uint32_t)clean, .epoch = epoch};
+	struct wire_pe_gone g = {.job = job, .pe = pe, .clean = (uint32_t)clean, .epoch = epoch,
+				 .nonce = nonce};
 	return xp(d)->am_send(d, node, W_PE_GONE, &g, sizeof(g), NULL, 0);
 }
 
@@ -60,7 +61,7 @@ int am_payload_ok(uint8_t type, const void *ext, uint16_t hlen, uint64_t plen)
 		memcpy(&m, ext, sizeof(m));
 		return m.keylen > 0 && m.keylen <= 255 && m.size >= 1 && m.size <= (1 << 20) &&
 		       m.nranks <= (uint32_t)m.size &&
-		       plen == m.keylen + (uint64_t)m.nranks * sizeof(int32_t);
+		       plen == m.keylen + (uint64_t)m.nranks * sizeof(struct wire_rank);
 	}
 	default:
 		return 0;
@@ -88,18 +89,18 @@ int am_dispatch(struct daemon *d, int32_t from, uint8_t type, const void *ext, u
 		addr_cache_invalidate(&d->net.cache, &k, UINT32_MAX);
 		struct job *j = progress_job_find(d, g.job);
 		if (j && g.pe >= 0 && g.pe < j->size)
-			job_pe_gone(d, j, g.pe, g.clean != 0, g.epoch);
+			job_pe_gone(d, j, g.pe, g.clean != 0, g.epoch, g.nonce);
 		return 0;
 	}
 	case W_MEMBER: {
 		struct wire_member m;
 		memcpy(&m, ext, sizeof(m));
-		struct announce *a = calloc(1, sizeof(*a) + m.nranks * sizeof(int32_t));
+		struct announce *a = calloc(1, sizeof(*a) + m.nranks * sizeof(struct wire_rank));
 		if (!a)
 			return -ENOMEM;
 		memcpy(a->key, payload, m.keylen);
 		a->key[m.keylen] = 0;
-		memcpy(a->ranks, (const char *)payload + m.keylen, m.nranks * sizeof(int32_t));
+		memcpy(a->ranks, (const char *)payload + m.keylen, m.nranks * sizeof(struct wire_rank));
 		a->from_node = from;
 		a->to_node = d->net.self;
 		a->job = m.job;

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 
 #include "control.h"
@@ -91,8 +92,10 @@ static void job_unlink_free(struct daemon *d, struct job *j)
 	free(j->pe);
 	free(j->pe_gone);
 	free(j->node_of);
+	free(j->rank_nonce);
 	free(j->nodes);
 	free(j->announced);
+	job_gone_early_free(j);
 	free(j);
 }
 
@@ -204,11 +207,13 @@ static struct job *job_new(struct daemon *d, const char *key, uid_t uid, int32_t
 	j->pe = calloc((size_t)size, sizeof(*j->pe));
 	j->pe_gone = calloc((size_t)size, 1);
 	j->node_of = malloc((size_t)size * sizeof(*j->node_of));
+	j->rank_nonce = calloc((size_t)size, sizeof(*j->rank_nonce));
 	j->announced = calloc((size_t)d->net.nnodes, sizeof(*j->announced));
-	if (!j->pe || !j->pe_gone || !j->node_of || !j->announced) {
+	if (!j->pe || !j->pe_gone || !j->node_of || !j->rank_nonce || !j->announced) {
 		free(j->pe);
 		free(j->pe_gone);
 		free(j->node_of);
+		free(j->rank_nonce);
 		free(j->announced);
 		free(j);
 		return NULL;
@@ -240,7 +245,7 @@ static void job_announce(struct daemon *d, struct job *j, int32_t to_node, uint3
 {
 	if (!d->net.enabled || j->attached == 0)
 		return;
-	struct announce *a = calloc(1, sizeof(*a) + (size_t)j->attached * sizeof(int32_t));
+	struct announce *a = calloc(1, sizeof(*a) + (size_t)j->attached * sizeof(struct wire_rank));
 	if (!a)
 		return;
 	a->to_node = to_node;
@@ -253,15 +258,63 @@ static void job_announce(struct daemon *d, struct job *j, int32_t to_node, uint3
 	a->flags = flags;
 	for (struct client *c = d->clients; c && a->nranks < (uint32_t)j->attached; c = c->ctl_next)
 		if (c->job == j)
-			a->ranks[a->nranks++] = c->rank;
+			a->ranks[a->nranks++] = (struct wire_rank){.rank = c->rank, .nonce = c->nonce};
 	if (cmdq_push(&d->to_progress, CMD_ANNOUNCE, a))
 		free(a);
+}
+
+/* The job is over here (or another incarnation took its key): it can no
+ * longer be found by key; it is freed when its clients are returned. */
+static void job_end(struct daemon *d, struct job *j)
+{
+	struct job **pp = &d->jobs;
+	while (*pp && *pp != j)
+		pp = &(*pp)->ctl_next;
+	if (!*pp)
+		return;
+	*pp = j->ctl_next;
+	if (j->live == 0) {
+		j->ctl_next = NULL;
+		job_unlink_free(d, j);
+		return;
+	}
+	j->ctl_next = d->ended_jobs;
+	d->ended_jobs = j;
+}
+
+/* Hang-ups of a job's clients that the event loop has not handled yet
+ * (a rank that exited just before a new job took its key). */
+static void job_reap_hangups(struct daemon *d, struct job *j)
+{
+	for (struct client *c = d->clients, *next; c; c = next) {
+		next = c->ctl_next;
+		if (c->job != j || !c->conn)
+			continue;
+		char b;
+		ssize_t n = recv(c->conn->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK))
+			conn_close(c->conn);
+	}
 }
 
 /* A peer says which ranks of a job it hosts. */
 void attach_member(struct daemon *d, struct announce *a)
 {
 	struct job *j = job_find(d, a->key);
+	if (j && j->ready) {
+		/* the same incarnation only repeats what we know; ranks with
+		 * other nonces are a new job that reuses the key */
+		int newer = 0;
+		for (uint32_t i = 0; i < a->nranks; i++) {
+			int32_t r = a->ranks[i].rank;
+			if (r >= 0 && r < j->size && j->rank_nonce[r] != a->ranks[i].nonce)
+				newer = 1;
+		}
+		if (!newer)
+			return;
+		job_end(d, j);
+		j = NULL;
+	}
 	if (!j) {
 		j = job_new(d, a->key, (uid_t)a->uid, a->size, a->heap_bytes);
 		if (!j)
@@ -275,11 +328,12 @@ void attach_member(struct daemon *d, struct announce *a)
 		return;
 	}
 	for (uint32_t i = 0; i < a->nranks; i++) {
-		int32_t r = a->ranks[i];
+		int32_t r = a->ranks[i].rank;
 		if (r < 0 || r >= j->size)
 			continue;
 		if (j->node_of[r] == -1) {
 			j->node_of[r] = a->from_node;
+			j->rank_nonce[r] = a->ranks[i].nonce;
 			j->known++;
 		} else if (j->node_of[r] != a->from_node && !j->ready) {
 			char why[160];
@@ -302,6 +356,8 @@ static int client_create(struct daemon *d, struct job *j, const Hoist__AttachReq
 		return -ENOMEM;
 	c->id = ++d->next_id;
 	c->job = j;
+	if (getrandom(&c->nonce, sizeof(c->nonce), 0) != (ssize_t)sizeof(c->nonce))
+		c->nonce = now_ns() ^ ((uint64_t)pid << 32) ^ c->id;
 	c->rank = req->rank;
 	c->pid = pid;
 	c->uid = uid;
@@ -410,6 +466,10 @@ int attach_handle(struct daemon *d, struct conn *cn, const void *msg, size_t len
 	}
 
 	struct job *j = job_find(d, req->job_key);
+	if (j && j->ready) {
+		job_reap_hangups(d, j); /* may end it */
+		j = job_find(d, req->job_key);
+	}
 	if (j) {
 		if (j->uid != cred.uid) {
 			status = -EACCES;
@@ -457,6 +517,7 @@ int attach_handle(struct daemon *d, struct conn *cn, const void *msg, size_t len
 	d->clients = c;
 	d->nclients++;
 	j->node_of[c->rank] = d->net.self;
+	j->rank_nonce[c->rank] = c->nonce;
 	j->known++;
 	j->attached++;
 	j->live++;
@@ -498,13 +559,7 @@ void attach_conn_closed(struct daemon *d, struct conn *cn)
 	if (j->ready && ++j->hung_up == j->attached) {
 		/* the job is over here: a new job may take its key at once; this
 		 * one is freed when the progress thread returns its clients */
-		struct job **pp = &d->jobs;
-		while (*pp && *pp != j)
-			pp = &(*pp)->ctl_next;
-		if (*pp)
-			*pp = j->ctl_next;
-		j->ctl_next = d->ended_jobs;
-		d->ended_jobs = j;
+		job_end(d, j);
 	}
 	if (!c->replied && !j->error_sent) {
 		/* died while its job assembled: the job cannot start */

@@ -17,6 +17,7 @@
 #include "daemon.h"
 
 #include <errno.h>
+#include <stdlib.h>
 
 #include "am.h"
 #include "overlap.h"
@@ -139,10 +140,52 @@ static void depart(struct job *j, int32_t pe, int clean, uint32_t epoch)
 		job_fail(j, -ECONNRESET);
 }
 
-void job_pe_gone(struct daemon *d, struct job *j, int32_t pe, int clean, uint32_t epoch)
+/* A departure heard before JOB_READY made rank_nonce[] readable. */
+struct gone_notice {
+	int32_t pe;
+	int clean;
+	uint32_t epoch;
+	uint64_t nonce;
+	struct gone_notice *next;
+};
+
+void job_pe_gone(struct daemon *d, struct job *j, int32_t pe, int clean, uint32_t epoch,
+		 uint64_t nonce)
 {
 	(void)d;
+	if (!j->prog_ready) {
+		struct gone_notice *g = malloc(sizeof(*g));
+		if (!g)
+			return;
+		*g = (struct gone_notice){.pe = pe, .clean = clean, .epoch = epoch, .nonce = nonce,
+					  .next = j->early};
+		j->early = g;
+		return;
+	}
+	if (j->rank_nonce[pe] != nonce)
+		return; /* an earlier job under the same key: not this rank */
 	depart(j, pe, clean, epoch);
+}
+
+void job_gone_early_apply(struct daemon *d, struct job *j)
+{
+	struct gone_notice *g = j->early;
+	j->early = NULL;
+	while (g) {
+		struct gone_notice *next = g->next;
+		job_pe_gone(d, j, g->pe, g->clean, g->epoch, g->nonce);
+		free(g);
+		g = next;
+	}
+}
+
+void job_gone_early_free(struct job *j)
+{
+	while (j->early) {
+		struct gone_notice *next = j->early->next;
+		free(j->early);
+		j->early = next;
+	}
 }
 
 void barrier_depart(struct daemon *d, struct job *j, struct client *c, int clean)
@@ -153,5 +196,6 @@ void barrier_depart(struct daemon *d, struct job *j, struct client *c, int clean
 		return;
 	for (int32_t i = 0; i < j->nnodes; i++)
 		if (j->nodes[i] != d->net.self)
-			am_send_pe_gone(d, j->nodes[i], j->id, c->rank, clean, j->barrier_epoch);
+			am_send_pe_gone(d, j->nodes[i], j->id, c->rank, clean, j->barrier_epoch,
+					c->nonce);
 }

@@ -71,6 +71,7 @@ struct client {
 	uint32_t barrier_epoch_notified; /* epoch this client last notified for */
 	int broken;               /* broke the ring protocol: stop serving it */
 	uint32_t pin_slot;        /* pinned-table entry of its heap */
+	uint64_t nonce;           /* random per attach: this incarnation of its rank */
 	int blocking;             /* HOIST_AUTO=0: no overlap stage */
 	struct overlap *ov;       /* automatic overlap state, NULL if blocking */
 
@@ -97,9 +98,12 @@ struct job {
 	int32_t *announced; /* [nnodes]: local ranks we told that node about */
 	struct event *timer;
 
-	/* node_of[] is written by the control thread until JOB_READY and read
-	 * by the progress thread only after it. -1: not known yet. */
+	/* node_of[] and rank_nonce[] are written by the control thread until
+	 * JOB_READY and read by the progress thread only after it. -1: not
+	 * known yet. A rank's nonce names its incarnation: a departure notice
+	 * of an earlier job under the same key does not match it. */
 	int32_t *node_of;
+	uint64_t *rank_nonce;
 
 	/* progress thread */
 	struct client **pe; /* local clients by rank, NULL if remote or gone */
@@ -116,6 +120,7 @@ struct job {
 	uint32_t bar_round;
 	uint32_t bar_recv[2];     /* rounds received, by epoch parity */
 	int32_t departed;         /* PEs gone since start */
+	struct gone_notice *early; /* departures heard before JOB_READY */
 	int32_t error;            /* sticky job error */
 };
 
@@ -130,7 +135,7 @@ struct announce {
 	uint64_t heap_bytes;
 	uint32_t flags;    /* MEMBER_WANT_REPLY */
 	uint32_t nranks;
-	int32_t ranks[];
+	struct wire_rank ranks[]; /* rank and its attach nonce */
 };
 
 struct daemon {
@@ -174,7 +179,11 @@ int barrier_notify(struct daemon *d, struct client *c);
 void barrier_recv(struct daemon *d, struct job *j, uint32_t epoch, uint32_t round);
 void barrier_depart(struct daemon *d, struct job *j, struct client *c, int clean);
 void job_fail(struct job *j, int err);
-void job_pe_gone(struct daemon *d, struct job *j, int32_t pe, int clean, uint32_t epoch);
+void job_pe_gone(struct daemon *d, struct job *j, int32_t pe, int clean, uint32_t epoch,
+		 uint64_t nonce);
+/* JOB_READY: apply the departures that arrived before it (progress). */
+void job_gone_early_apply(struct daemon *d, struct job *j);
+void job_gone_early_free(struct job *j);
 void client_wake(struct client *c, uint32_t *word, uint32_t flag);
 
 /* progress.c */

@@ -633,6 +633,17 @@ static int rx_end(struct daemon *d, struct netconn *c)
 	}
 }
 
+/* A frame is complete: act on it, then expect the next header. */
+static int rx_frame_done(struct daemon *d, struct netconn *c)
+{
+	int rc = rx_end(d, c);
+	if (rc)
+		return rc;
+	c->rx = RX_HDR;
+	c->ext_got = 0;
+	return 0;
+}
+
 /* Parse what is buffered; read big payloads straight into place. */
 static int conn_read(struct daemon *d, struct netconn *c)
 {
@@ -653,11 +664,9 @@ static int conn_read(struct daemon *d, struct netconn *c)
 				c->pgot += (uint64_t)r;
 				c->last_rx_ns = now_ns();
 				if (c->pgot == c->hdr.plen) {
-					int rc = rx_end(d, c);
+					int rc = rx_frame_done(d, c);
 					if (rc)
 						return rc;
-					c->rx = RX_HDR;
-					c->ext_got = 0;
 				}
 				continue;
 			}
@@ -721,11 +730,9 @@ static int conn_read(struct daemon *d, struct netconn *c)
 			c->pgot += take;
 			if (c->pgot < c->hdr.plen)
 				break;
-			int rc = rx_end(d, c);
+			int rc = rx_frame_done(d, c);
 			if (rc)
 				return rc;
-			c->rx = RX_HDR;
-			c->ext_got = 0;
 			break;
 		}
 		}

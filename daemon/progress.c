@@ -352,6 +352,7 @@ static void job_ready(struct daemon *d, struct job *j)
 		if (nodes[i] == d->net.self)
 			j->my_idx = i;
 	j->prog_ready = 1;
+	job_gone_early_apply(d, j);
 }
 
 static void announce(struct daemon *d, struct announce *a)

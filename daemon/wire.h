@@ -87,7 +87,15 @@ struct wire_barrier {
 	uint32_t round;
 };
 
-/* One node's view of a job: its local ranks (payload: key, then ranks). */
+/* A rank and the nonce of its attach (which incarnation of the rank). */
+struct wire_rank {
+	int32_t rank;
+	uint32_t reserved;
+	uint64_t nonce;
+};
+
+/* One node's view of a job: its local ranks (payload: key, then
+ * struct wire_rank[nranks]). */
 struct wire_member {
 	uint64_t job;
 	int32_t size;
@@ -95,7 +103,7 @@ struct wire_member {
 	uint64_t heap_bytes;
 	uint16_t keylen;
 	uint16_t flags;    /* MEMBER_WANT_REPLY */
-	uint32_t nranks;   /* int32 ranks follow the key in the payload */
+	uint32_t nranks;   /* struct wire_rank entries follow the key */
 };
 
 /* The sender asks for the receiver's own ranks of the job in return (it
@@ -108,6 +116,7 @@ struct wire_pe_gone {
 	uint32_t clean; /* 1: finalized; 0: died */
 	uint32_t epoch; /* barriers its node had completed when it left */
 	uint32_t reserved;
+	uint64_t nonce; /* the incarnation that left (wire_rank.nonce) */
 };
 
 _Static_assert(sizeof(struct wire_hdr) == 16, "wire header");
@@ -115,6 +124,8 @@ _Static_assert(sizeof(struct wire_target) == 32, "wire target");
 _Static_assert(sizeof(struct wire_direct) == 56, "wire direct");
 _Static_assert(sizeof(struct wire_reply) == 40, "wire reply");
 _Static_assert(sizeof(struct wire_member) == 32, "wire member");
+_Static_assert(sizeof(struct wire_rank) == 16, "wire rank");
+_Static_assert(sizeof(struct wire_pe_gone) == 32, "wire pe gone");
 
 /* FNV-1a of the job key: the job's id on every node. */
 static inline uint64_t wire_job_id(const char *key)
