@@ -76,6 +76,7 @@ struct client {
 	struct overlap *ov;       /* automatic overlap state, NULL if blocking */
 
 	struct client_stats st;   /* written by the progress thread */
+	struct phase_stats_row phase_st[PHASE_STATS_MAX]; /* likewise */
 };
 
 struct job {

@@ -112,7 +112,18 @@ static void print_json(const Hoist__StatsReply *r)
 			json_str(c->counters[k]->name);
 			printf(":%llu", (unsigned long long)c->counters[k]->value);
 		}
-		printf("}}");
+		printf("},\"phases\":[");
+		for (size_t p = 0; p < c->n_phases; p++) {
+			const Hoist__PhaseStats *ph = c->phases[p];
+			printf("%s{\"id\":\"0x%llx\"", p ? "," : "", (unsigned long long)ph->id);
+			for (size_t k = 0; k < ph->n_counters; k++) {
+				printf(",");
+				json_str(ph->counters[k]->name);
+				printf(":%llu", (unsigned long long)ph->counters[k]->value);
+			}
+			printf("}");
+		}
+		printf("]}");
 	}
 	printf("],\"peers\":[");
 	for (size_t i = 0; i < r->n_peers; i++) {
@@ -143,6 +154,8 @@ static void print_json(const Hoist__StatsReply *r)
 	printf("}\n");
 }
 
+static int show_phases;
+
 static void print_table(const Hoist__StatsReply *r)
 {
 	printf("hoistd %s, up %.1f s\n\ndaemon\n", r->version, (double)r->uptime_ms / 1000.0);
@@ -164,6 +177,21 @@ static void print_table(const Hoist__StatsReply *r)
 		}
 	} else {
 		printf("\nclients: none attached\n");
+	}
+	if (show_phases) {
+		printf("\nphases (automatic overlap; per client, most recent)\n");
+		for (size_t i = 0; i < r->n_clients; i++) {
+			const Hoist__ClientStats *c = r->clients[i];
+			for (size_t p = 0; p < c->n_phases; p++) {
+				const Hoist__PhaseStats *ph = c->phases[p];
+				printf("  %-24.24s %5d  phase 0x%-14llx", c->job_key, c->rank,
+				       (unsigned long long)ph->id);
+				for (size_t k = 0; k < ph->n_counters; k++)
+					printf(" %s=%llu", ph->counters[k]->name,
+					       (unsigned long long)ph->counters[k]->value);
+				printf("\n");
+			}
+		}
 	}
 	if (r->n_peers) {
 		const Hoist__PeerStats *p0 = r->peers[0];
@@ -189,7 +217,7 @@ static void print_table(const Hoist__StatsReply *r)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: hoistctl [--runtime-dir DIR] stats [--json] [--settings]\n"
+	fprintf(f, "usage: hoistctl [--runtime-dir DIR] stats [--json] [--settings] [--phases]\n"
 		   "       hoistctl [--runtime-dir DIR] ping\n"
 		   "DIR defaults to $HOIST_RUNTIME_DIR, /run/hoist as root, else per-user.\n");
 }
@@ -209,6 +237,8 @@ int main(int argc, char **argv)
 			json = 1;
 		else if (!strcmp(argv[i], "--settings"))
 			settings = 1;
+		else if (!strcmp(argv[i], "--phases"))
+			show_phases = 1;
 		else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			usage(stdout);
 			return 0;

@@ -237,6 +237,45 @@ void overlap_prefetch_done(struct daemon *d, struct client *c, uint32_t slot, ui
 	}
 }
 
+static uint64_t served_now(struct client *c)
+{
+	return STAT_READ(&c->st, pf_hits) + STAT_READ(&c->st, pf_waits) +
+	       STAT_READ(&c->st, pf_fast_hits);
+}
+
+/* The phase that just ended: add its run to its row (the least recently
+ * run row is reused for a new phase). Relaxed single-writer stores: the
+ * stats socket reads them from the control thread. */
+static void phase_stats_end(struct client *c)
+{
+	struct overlap *o = c->ov;
+	struct phase_stats_row *row = NULL, *oldest = &c->phase_st[0];
+	for (int i = 0; i < PHASE_STATS_MAX; i++) {
+		struct phase_stats_row *r = &c->phase_st[i];
+		if (r->id == o->cur_phase + 1) {
+			row = r;
+			break;
+		}
+		if (r->last_gen < oldest->last_gen)
+			oldest = r;
+	}
+	if (!row) {
+		row = oldest;
+		/* ids are stored +1 so that 0 means unused */
+		__atomic_store_n(&row->id, o->cur_phase + 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&row->runs, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&row->served, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&row->misses, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&row->wasted, 0, __ATOMIC_RELAXED);
+	}
+	row->last_gen = o->gen;
+	STAT_INC(row, runs);
+	STAT_ADD(row, served, served_now(c) - o->run_start[0]);
+	STAT_ADD(row, misses, STAT_READ(&c->st, pf_misses) - o->run_start[1]);
+	STAT_ADD(row, wasted, STAT_READ(&c->st, pf_wasted) - o->run_start[2]);
+	__atomic_store_n(&row->history, phase_history_size(&o->ph, o->cur_phase), __ATOMIC_RELAXED);
+}
+
 void overlap_phase_start(struct daemon *d, struct client *c)
 {
 	struct overlap *o = c->ov;
@@ -245,6 +284,10 @@ void overlap_phase_start(struct daemon *d, struct client *c)
 	o->next_set = 0;
 	o->gen++;
 	o->in_phase = 1;
+	o->cur_phase = o->next_phase;
+	o->run_start[0] = served_now(c);
+	o->run_start[1] = STAT_READ(&c->st, pf_misses);
+	o->run_start[2] = STAT_READ(&c->st, pf_wasted);
 	o->phase_start_ns = now_ns();
 	o->used = 0;
 	memset(o->node_out, 0, (size_t)o->nnodes * sizeof(*o->node_out));
@@ -304,6 +347,7 @@ void overlap_notify(struct daemon *d, struct client *c, uint64_t next_phase)
 				STAT_INC(&c->st, pf_wasted);
 		phase_end(&o->ph);
 		o->in_phase = 0;
+		phase_stats_end(c);
 		uint64_t h = 0;
 		for (uint32_t k = 0; k < o->ph.max_phases; k++)
 			if (o->ph.s[k].used)

@@ -62,6 +62,8 @@ struct overlap {
 	uint64_t gen;           /* phase runs started (also tags prefetches) */
 	uint64_t phase_start_ns;
 	uint64_t next_phase;    /* named by the last notify */
+	uint64_t cur_phase;     /* the phase running now */
+	uint64_t run_start[3];  /* served, misses, wasted at its start */
 	int next_set;
 	/* prefetch arena (shared with the client after the slot table): two
 	 * halves, by gen parity */

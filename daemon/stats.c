@@ -74,6 +74,8 @@ void stats_serve(struct daemon *d, int fd)
 	STAT_INC(&d->cst, stats_requests);
 	int npeers = 0;
 	struct counter_buf *pb = NULL;
+	struct counter_buf *phb = NULL; /* [nclients * PHASE_STATS_MAX] */
+	Hoist__PhaseStats *phs = NULL, **phsp = NULL;
 	Hoist__PeerStats *ps = NULL, **psp = NULL;
 	Hoist__StatsRequest *req = hoist__stats_request__unpack(NULL, (size_t)n, in);
 	Hoist__StatsReply rep = HOIST__STATS_REPLY__INIT;
@@ -131,6 +133,10 @@ void stats_serve(struct daemon *d, int fd)
 	rep.n_daemon = db.n;
 	rep.daemon = db.ptrs;
 
+	size_t nph = (size_t)nclients * PHASE_STATS_MAX;
+	phb = calloc(nph + 1, sizeof(*phb));
+	phs = calloc(nph + 1, sizeof(*phs));
+	phsp = calloc(nph + 1, sizeof(*phsp));
 	int i = 0;
 	for (struct client *c = d->clients; c && i < nclients; c = c->ctl_next, i++) {
 		if (counter_buf_init(&cb[i], N_CLIENT_STATS)) {
@@ -149,6 +155,26 @@ void stats_serve(struct daemon *d, int fd)
 		cs[i].n_counters = cb[i].n;
 		cs[i].counters = cb[i].ptrs;
 		csp[i] = &cs[i];
+		if (phb && phs && phsp) { /* recent phases (automatic overlap) */
+			size_t base = (size_t)i * PHASE_STATS_MAX, k = 0;
+			for (int r = 0; r < PHASE_STATS_MAX; r++) {
+				struct phase_stats_row *row = &c->phase_st[r];
+				uint64_t id = __atomic_load_n(&row->id, __ATOMIC_RELAXED);
+				if (!id || counter_buf_init(&phb[base + k], 8))
+					continue;
+#define X(name, help) counter_add(&phb[base + k], #name, STAT_READ(row, name));
+				HOISTD_PHASE_STATS(X)
+#undef X
+				hoist__phase_stats__init(&phs[base + k]);
+				phs[base + k].id = id - 1;
+				phs[base + k].n_counters = phb[base + k].n;
+				phs[base + k].counters = phb[base + k].ptrs;
+				phsp[base + k] = &phs[base + k];
+				k++;
+			}
+			cs[i].n_phases = k;
+			cs[i].phases = &phsp[base];
+		}
 	}
 	rep.n_clients = (size_t)i;
 	rep.clients = csp;
@@ -203,6 +229,12 @@ send_free:;
 		free(out);
 	}
 	counter_buf_free(&db);
+	if (phb)
+		for (size_t k = 0; k < (size_t)nclients * PHASE_STATS_MAX; k++)
+			counter_buf_free(&phb[k]);
+	free(phb);
+	free(phs);
+	free(phsp);
 	if (pb)
 		for (int k = 0; k < npeers; k++)
 			counter_buf_free(&pb[k]);

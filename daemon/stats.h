@@ -57,8 +57,24 @@
 	X(jobs_timed_out, "jobs that did not assemble within job_timeout_ms")                      \
 	X(stats_requests, "stats socket requests")
 
+/* per phase of a client (automatic overlap): the most recent phases */
+#define HOISTD_PHASE_STATS(X)                                                                      \
+	X(runs, "times the phase ran")                                                             \
+	X(served, "gets served by prefetch (client or daemon)")                                    \
+	X(misses, "gets not predicted (recorded)")                                                 \
+	X(wasted, "prefetches not used")                                                           \
+	X(history, "gets remembered for the phase now")
+#define PHASE_STATS_MAX 16
+
 #define STATS_FIELD(name, help) uint64_t name;
-struct client_stats { HOISTD_CLIENT_STATS(STATS_FIELD) };
+struct phase_stats_row {
+	uint64_t id; /* 0: unused row */
+	uint64_t last_gen;
+	HOISTD_PHASE_STATS(STATS_FIELD)
+};
+struct client_stats {
+	HOISTD_CLIENT_STATS(STATS_FIELD)
+};
 struct progress_stats { HOISTD_PROGRESS_STATS(STATS_FIELD) };
 struct control_stats { HOISTD_CONTROL_STATS(STATS_FIELD) };
 #undef STATS_FIELD

@@ -49,5 +49,21 @@ snap d
 [[ $((d_pf_wasted - c_pf_wasted)) -eq $gets ]] || FAIL "mode 3: $((d_pf_wasted - c_pf_wasted)) wasted, want $gets (once)"
 served=$(((d_pf_hits - c_pf_hits) + (d_pf_waits - c_pf_waits) + (d_pf_fast_hits - c_pf_fast_hits)))
 [[ $served -eq $(((ITERS - 2) * gets)) ]] || FAIL "mode 3: $served served by prefetch, want $(((ITERS - 2) * gets))"
-((fail == 0)) && echo "[stats.sh] prefetch hits, invalidation and retirement as expected"
+# per-phase rows while a job runs: the get phase has run, been served by
+# prefetch, and remembers exactly its BLOCKS gets
+HOIST_AUTO=1 "$HOIST_HOISTRUN" -n $NP --runtime-dirs "$HOIST_DIRS" --timeout 100 "$prog" 4000 $BLOCKS 4096 0 >/dev/null &
+job=$!
+ok=0
+for _ in $(seq 50); do
+	sleep 0.1
+	"$HOIST_HOISTCTL" --runtime-dir "$HOIST_DIR_0" stats --json | python3 -c "
+import json, sys
+d = json.load(sys.stdin)
+rows = [p for c in d['clients'] for p in c['phases']]
+good = [p for p in rows if p['runs'] >= 2 and p['served'] > 0 and p['history'] == $BLOCKS]
+sys.exit(0 if good else 1)" && { ok=1; break; }
+done
+wait $job || FAIL "per-phase job failed"
+((ok)) || FAIL "no phase row with runs >= 2, served > 0 and history == $BLOCKS while the job ran"
+((fail == 0)) && echo "[stats.sh] prefetch hits, invalidation, retirement and per-phase rows as expected"
 exit $fail
