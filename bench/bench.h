@@ -40,6 +40,19 @@ static inline uint64_t bench_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* qsort order for doubles, and the median of a sorted array: every
+ * benchmark reports median, min and max of its repetitions. */
+static inline int bench_cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static inline double bench_median_sorted(const double *s, int n)
+{
+	return (n & 1) ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
+}
+
 /* floor.c ------------------------------------------------------------- */
 
 enum floor_mode {

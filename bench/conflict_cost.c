@@ -24,6 +24,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench.h"
+
 #include "conflict.h"
 
 static uint64_t now_ns(void)
@@ -40,12 +42,6 @@ static uint64_t xr(void)
 	rng ^= rng >> 7;
 	rng ^= rng << 17;
 	return rng;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
 }
 
 #define REPS 7
@@ -103,9 +99,9 @@ static void one(int random, uint32_t K, uint64_t len, long iters)
 		fprintf(stderr, "conflict_validate failed\n");
 		exit(2);
 	}
-	qsort(box, REPS, sizeof(double), cmp_d);
-	qsort(prec, REPS, sizeof(double), cmp_d);
-	qsort(ar, REPS, sizeof(double), cmp_d);
+	qsort(box, REPS, sizeof(double), bench_cmp_double);
+	qsort(prec, REPS, sizeof(double), bench_cmp_double);
+	qsort(ar, REPS, sizeof(double), bench_cmp_double);
 	printf("pattern=%s K=%u len=%llu box_ns=%.1f precise_ns=%.1f addret_ns=%.1f\n",
 	       random ? "random" : "mono", K, (unsigned long long)len, box[REPS / 2],
 	       K ? prec[REPS / 2] : box[REPS / 2], ar[REPS / 2]);

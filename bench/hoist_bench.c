@@ -114,17 +114,6 @@ static long scaled(long n)
 	return v < 1 ? 1 : v;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-static double median_sorted(const double *s, int n)
-{
-	return (n & 1) ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
-}
-
 static void add_row(const char *name, const char *unit, const double *v, int n, enum ratio_ref ref,
 		    enum target_kind tgt, double target)
 {
@@ -132,7 +121,7 @@ static void add_row(const char *name, const char *unit, const double *v, int n, 
 		die("too many rows");
 	double s[MAX_REPS];
 	memcpy(s, v, sizeof(double) * (size_t)n);
-	qsort(s, (size_t)n, sizeof(double), cmp_double);
+	qsort(s, (size_t)n, sizeof(double), bench_cmp_double);
 	struct row *r = &rows[nrows++];
 	snprintf(r->name, sizeof(r->name), "%s", name);
 	r->unit = unit;
@@ -140,7 +129,7 @@ static void add_row(const char *name, const char *unit, const double *v, int n, 
 	r->n = n;
 	r->min = s[0];
 	r->max = s[n - 1];
-	r->med = median_sorted(s, n);
+	r->med = bench_median_sorted(s, n);
 	r->ref = ref;
 	r->ratio = r->ratio_best = NAN;
 	if (ref == REF_RT && floor_rt_med > 0) {
@@ -324,8 +313,8 @@ static void run_floor(int add_rows)
 		ow[i] = rt[i] / 2;
 	double s[MAX_REPS];
 	memcpy(s, rt, sizeof(double) * (size_t)opt.reps);
-	qsort(s, (size_t)opt.reps, sizeof(double), cmp_double);
-	floor_rt_med = median_sorted(s, opt.reps);
+	qsort(s, (size_t)opt.reps, sizeof(double), bench_cmp_double);
+	floor_rt_med = bench_median_sorted(s, opt.reps);
 	floor_rt_min = s[0];
 
 	double ring[MAX_REPS];
@@ -346,10 +335,10 @@ static void run_floor(int add_rows)
 	double m64[MAX_REPS], m1m[MAX_REPS];
 	if ((rc = floor_memcpy(64u << 10, opt.reps, m64)) < 0 || (rc = floor_memcpy(1u << 20, opt.reps, m1m)) < 0)
 		die("floor memcpy: %s", strerror(-rc));
-	qsort(m64, (size_t)opt.reps, sizeof(double), cmp_double);
-	qsort(m1m, (size_t)opt.reps, sizeof(double), cmp_double);
-	memcpy_gbps[0] = median_sorted(m64, opt.reps);
-	memcpy_gbps[1] = median_sorted(m1m, opt.reps);
+	qsort(m64, (size_t)opt.reps, sizeof(double), bench_cmp_double);
+	qsort(m1m, (size_t)opt.reps, sizeof(double), bench_cmp_double);
+	memcpy_gbps[0] = bench_median_sorted(m64, opt.reps);
+	memcpy_gbps[1] = bench_median_sorted(m1m, opt.reps);
 	memcpy_best[0] = m64[opt.reps - 1];
 	memcpy_best[1] = m1m[opt.reps - 1];
 

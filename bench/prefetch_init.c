@@ -34,6 +34,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench.h"
+
 #include "hoist.h"
 
 static uint64_t now_ns(void)
@@ -41,12 +43,6 @@ static uint64_t now_ns(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
 }
 
 static int parse_list(const char *s, long *out, int max)
@@ -153,8 +149,8 @@ int main(int argc, char **argv)
 				}
 			}
 			if (me == 0) {
-				qsort(first, (size_t)reps, sizeof(double), cmp_d);
-				qsort(per, (size_t)reps, sizeof(double), cmp_d);
+				qsort(first, (size_t)reps, sizeof(double), bench_cmp_double);
+				qsort(per, (size_t)reps, sizeof(double), bench_cmp_double);
 				printf("size=%ld gets=%ld first_us=%.2f per_get_us=%.3f per_get_min=%.3f "
 				       "per_get_max=%.3f errors=%lu\n",
 				       S, G, manual ? 0.0 : first[reps / 2], per[reps / 2], per[0], per[reps - 1], errs);

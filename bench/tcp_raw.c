@@ -77,12 +77,6 @@ static long scaled(long n)
 	return v < 1 ? 1 : v;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
 static void add_row(const char *name, const char *unit, const double *v)
 {
 	if (nrows == MAX_ROWS)
@@ -94,7 +88,7 @@ static void add_row(const char *name, const char *unit, const double *v)
 	r->unit = unit;
 	memcpy(r->v, v, sizeof(double) * (size_t)n);
 	memcpy(s, v, sizeof(double) * (size_t)n);
-	qsort(s, (size_t)n, sizeof(double), cmp_double);
+	qsort(s, (size_t)n, sizeof(double), bench_cmp_double);
 	r->min = s[0];
 	r->max = s[n - 1];
 	r->med = (n & 1) ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
