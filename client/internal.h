@@ -54,7 +54,6 @@ struct hoist_ctx {
 	uint32_t nops;
 	uint32_t ops_free_hint;
 	struct hoist_op *nbi_head, *nbi_tail;
-	uint32_t nbi_outstanding;
 
 	int auto_overlap;      /* 0: every put completes remotely before it returns */
 	/* prefetch table published by the daemon (automatic overlap) */

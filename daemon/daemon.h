@@ -196,6 +196,15 @@ void progress_complete(struct daemon *d, struct client *c, int32_t pe, uint64_t 
 /* Post one completion to a client (and publish it). */
 void progress_cqe(struct client *c, uint64_t user_data, int32_t res, uint8_t opcode);
 
+/* The descriptor's local buffer: in the client's own heap or its staging
+ * arena (validate_sqe checked the range). Not for inline payloads. */
+static inline char *client_buf(const struct client *c, const struct hoist_sqe *sqe)
+{
+	if (sqe->flags & HOIST_SQE_F_LOCAL_HEAP)
+		return (char *)c->heap.base + sqe->local_off;
+	return (char *)c->staging.base + sqe->local_off;
+}
+
 /* attach.c (control thread) */
 int attach_handle(struct daemon *d, struct conn *cn, const void *msg, size_t len);
 void attach_conn_closed(struct daemon *d, struct conn *cn);

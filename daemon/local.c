@@ -10,24 +10,17 @@
 
 #include <string.h>
 
-static void *local_buf(struct client *c, const struct hoist_sqe *sqe)
-{
-	if (sqe->flags & HOIST_SQE_F_LOCAL_HEAP)
-		return (char *)c->heap.base + sqe->local_off;
-	return (char *)c->staging.base + sqe->local_off;
-}
-
 static int local_put(struct client *src, const struct hoist_sqe *sqe, struct client *dst)
 {
 	const void *from = (sqe->flags & HOIST_SQE_F_INLINE) ? (const void *)sqe->inline_data
-							    : local_buf(src, sqe);
+							    : client_buf(src, sqe);
 	memmove((char *)dst->heap.base + sqe->remote_off, from, sqe->len);
 	return 0;
 }
 
 static int local_get(struct client *src, const struct hoist_sqe *sqe, struct client *dst)
 {
-	memmove(local_buf(src, sqe), (char *)dst->heap.base + sqe->remote_off, sqe->len);
+	memmove(client_buf(src, sqe), (char *)dst->heap.base + sqe->remote_off, sqe->len);
 	return 0;
 }
 

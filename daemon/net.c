@@ -966,14 +966,9 @@ static int net_rma(struct daemon *d, struct client *c, const struct hoist_sqe *s
 	struct addr_key key = {.job = c->job->id, .pe = sqe->pe, .seg = sqe->seg};
 	const struct addr_entry *e = addr_cache_lookup(&n->cache, &key);
 	const void *payload = NULL;
-	if (is_put) {
-		if (sqe->flags & HOIST_SQE_F_INLINE)
-			payload = sqe->inline_data;
-		else if (sqe->flags & HOIST_SQE_F_LOCAL_HEAP)
-			payload = (char *)c->heap.base + sqe->local_off;
-		else
-			payload = (char *)c->staging.base + sqe->local_off;
-	}
+	if (is_put)
+		payload = (sqe->flags & HOIST_SQE_F_INLINE) ? (const void *)sqe->inline_data
+							    : client_buf(c, sqe);
 	uint64_t tag = ++p->next_tag;
 	uint8_t type;
 	if (e) {
@@ -998,9 +993,7 @@ static int net_rma(struct daemon *d, struct client *c, const struct hoist_sqe *s
 	if (op)
 		f->op = *op;
 	if (!is_put)
-		f->dst = op && op->dst ? op->dst
-		       : (sqe->flags & HOIST_SQE_F_LOCAL_HEAP) ? (char *)c->heap.base + sqe->local_off
-							       : (char *)c->staging.base + sqe->local_off;
+		f->dst = op && op->dst ? op->dst : client_buf(c, sqe);
 	if (!(op && op->prefetch))
 		c->outstanding++;
 	STAT_INC(&p->st, ops_out);

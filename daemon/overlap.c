@@ -43,7 +43,6 @@ int overlap_create(struct daemon *d, struct client *c)
 		rc = -ENOMEM;
 		goto fail_all;
 	}
-	o->npes = c->job->size;
 	o->conf_cap = (uint32_t)d->cfg.max_outstanding_puts;
 	c->ov = o;
 	return 0;
@@ -386,8 +385,7 @@ int overlap_get(struct daemon *d, struct client *c, const struct hoist_sqe *sqe,
 	if ((uint32_t)i >= o->nslots)
 		return 0;
 	struct pf_slot *s = &o->slots[i];
-	char *dst = (sqe->flags & HOIST_SQE_F_LOCAL_HEAP) ? (char *)c->heap.base + sqe->local_off
-							 : (char *)c->staging.base + sqe->local_off;
+	char *dst = client_buf(c, sqe);
 	switch (s->state) {
 	case PF_READY:
 		memcpy(dst, o->arena + s->arena_off, sqe->len);

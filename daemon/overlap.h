@@ -56,7 +56,6 @@ struct overlap {
 	uint64_t put_seq;
 	uint32_t nputs, conf_cap; /* outstanding puts, and their cap */
 	uint32_t decided;       /* sq index + 1 whose overlap check is done */
-	int32_t npes;
 	/* phases */
 	int in_phase;
 	uint64_t gen;           /* phase runs started (also tags prefetches) */
