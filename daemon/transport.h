@@ -44,7 +44,8 @@ struct transport_ops {
 	 * XP_* or -errno (failed now). */
 	int (*rma)(struct daemon *d, struct client *c, const struct hoist_sqe *sqe, int32_t node,
 		   const struct xp_op *op);
-	/* One-way active message (wire.h type, extension header, payload);
+	/* One-way active message (wire.h type, extension header, payload of
+	 * at most WIRE_AM_MAX_PAYLOAD bytes);
 	 * connects on first use. 0 or -errno. */
 	int (*am_send)(struct daemon *d, int32_t node, uint8_t type, const void *ext, uint16_t hlen,
 		       const void *payload, uint64_t plen);

@@ -19,6 +19,10 @@
 #define WIRE_VERSION 1u
 #define WIRE_MAX_PAYLOAD (64u << 20)
 #define WIRE_MAX_EXT 512u
+/* The largest active-message payload (am_send) that every transport carries
+ * as one message: the verbs transport receives an AM into one pre-posted
+ * buffer. Senders split larger data themselves. */
+#define WIRE_AM_MAX_PAYLOAD (60u << 10)
 
 enum wire_type {
 	W_HELLO = 1,      /* payload: PeerHello (protobuf) */
