@@ -5,6 +5,8 @@
 #
 #   bash scripts/deps.sh            install what is missing
 #   bash scripts/deps.sh --check    only report; exit 1 if something is missing
+#   bash scripts/deps.sh --bench    also what the benchmarks compare against
+#                                   (Open MPI, UCX, perftest); --check --bench
 set -euo pipefail
 
 PACKAGES=(
@@ -15,20 +17,24 @@ PACKAGES=(
 	clang libclang-rt-14-dev
 	iproute2 python3
 )
+# The references the benchmarks in bench/ measure side by side.
+BENCH_PACKAGES=(openmpi-bin libopenmpi-dev ucx-utils perftest)
 
 check_only=0
-case "${1:-}" in
---check) check_only=1 ;;
--h | --help)
-	sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'
-	exit 0
-	;;
-"") ;;
-*)
-	echo "deps.sh: unknown argument '$1' (try --help)" >&2
-	exit 2
-	;;
-esac
+for arg in "$@"; do
+	case "$arg" in
+	--check) check_only=1 ;;
+	--bench) PACKAGES+=("${BENCH_PACKAGES[@]}") ;;
+	-h | --help)
+		sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'
+		exit 0
+		;;
+	*)
+		echo "deps.sh: unknown argument '$arg' (try --help)" >&2
+		exit 2
+		;;
+	esac
+done
 
 if ! command -v dpkg-query >/dev/null 2>&1; then
 	echo "deps.sh: dpkg-query not found; this script knows Debian/Ubuntu only." >&2
