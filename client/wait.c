@@ -190,6 +190,7 @@ void hoist__sqe_submit(struct hoist_ctx *c)
 {
 	struct hoist_ctrl *ctrl = c->ctrl;
 	c->sq_tail++;
+	c->posted_since_quiet = 1;
 	/* pairs with hoist_load_acquire(&ctrl->sq_tail) in the daemon's drain() */
 	hoist_store_release(&ctrl->sq_tail, c->sq_tail);
 	/* No full fence per descriptor: it was most of a put's cost (the line
