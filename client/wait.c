@@ -28,7 +28,8 @@ int hoist__check_daemon(struct hoist_ctx *c)
 {
 	struct pollfd p = {.fd = c->sock, .events = POLLIN};
 	if (poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLERR | POLLIN)))
-		return -ECONNRESET; /* the daemon never writes again after attach */
+		return -ECONNRESET; /* after attach the daemon writes only answers,
+				     * which ptr.c reads at once */
 	return 0;
 }
 
