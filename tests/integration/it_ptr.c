@@ -5,7 +5,9 @@
  *   it_ptr [--nodes K] [--die]
  *
  * --nodes K: the job runs on K daemons placed as hoistrun places ranks
- * (rank i on node i*K/N); default 1. A PE is local iff it is on my node.
+ * (rank i on node i*K/N); default 1. --cyclic K: rank i on node i%K
+ * (ptr_cyclic.sh starts the ranks itself). A PE is local iff it is on my
+ * node.
  *
  * 1. Before hoist_init and for bad arguments hoist_ptr is NULL: PE -1, N,
  *    addresses outside the heap (stack, just before it, its end). For me it
@@ -34,11 +36,11 @@
 
 #define BIG (256u << 10)
 
-static int nnodes = 1, npes;
+static int nnodes = 1, npes, cyclic;
 
 static int node_of(int pe)
 {
-	return (int)((long)pe * nnodes / npes);
+	return cyclic ? pe % nnodes : (int)((long)pe * nnodes / npes);
 }
 
 static uint64_t word(int src, int dst, int round)
@@ -119,6 +121,8 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--nodes") && i + 1 < argc)
 			nnodes = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--cyclic") && i + 1 < argc)
+			nnodes = atoi(argv[++i]), cyclic = 1;
 		else if (!strcmp(argv[i], "--die"))
 			die = 1;
 	}
