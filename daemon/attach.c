@@ -7,8 +7,11 @@
  * to the other nodes of the cluster, and their announcements tell us where
  * the job's other ranks live. Once every rank's node is known the job is
  * ready: the progress thread gets the final node map, and every local rank
- * its AttachReply with the fds (SCM_RIGHTS). A job that does not assemble
- * within job_timeout_ms fails every waiting rank with -ETIMEDOUT.
+ * its AttachReply with the fds (SCM_RIGHTS) and the list of the job's
+ * ranks attached here (all of them have, once every rank is known). A job
+ * that does not assemble within job_timeout_ms fails every waiting rank
+ * with -ETIMEDOUT. Each client's heap fd stays open until the client is
+ * freed: node-local peers of its job ask for it (PeersRequest, hoist_ptr).
  */
 #include "daemon.h"
 
