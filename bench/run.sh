@@ -46,6 +46,10 @@ while [ $# -gt 0 ]; do
 	esac
 done
 
+# The rows measure the daemon's ring: same-node puts/gets must not take the
+# library's direct path (hoist_ptr; bench/run-ptr.sh measures that one)
+export HOIST_DIRECT="${HOIST_DIRECT:-0}"
+
 bench="$build/bench/hoist-bench"
 hoistd="$build/daemon/hoistd"
 hoistrun="$build/client/hoistrun"

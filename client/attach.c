@@ -64,11 +64,16 @@ static int connect_daemon(const char *dir)
 	return fd;
 }
 
+/* The reply lists the node's ranks of the job: room for tens of thousands */
+#define REPLY_MAX (256u * 1024u)
+
 /* Receive the AttachReply and up to 5 fds. */
 static int recv_reply(int fd, Hoist__AttachReply **out, int fds[5], int *nfds)
 {
-	uint8_t buf[1024];
-	struct iovec iov = {.iov_base = buf, .iov_len = sizeof(buf)};
+	uint8_t *buf = malloc(REPLY_MAX);
+	if (!buf)
+		return -ENOMEM;
+	struct iovec iov = {.iov_base = buf, .iov_len = REPLY_MAX};
 	union {
 		char b[CMSG_SPACE(5 * sizeof(int))];
 		struct cmsghdr align;
@@ -89,12 +94,17 @@ static int recv_reply(int fd, Hoist__AttachReply **out, int fds[5], int *nfds)
 			*nfds = k;
 		}
 	}
+	int rc = 0;
 	if (n < 0)
-		return errno == EAGAIN ? -ETIMEDOUT : -errno;
-	if (n == 0)
-		return -ECONNRESET;
-	*out = hoist__attach_reply__unpack(NULL, (size_t)n, buf);
-	return *out ? 0 : -EPROTO;
+		rc = errno == EAGAIN ? -ETIMEDOUT : -errno;
+	else if (n == 0)
+		rc = -ECONNRESET;
+	else if (mh.msg_flags & MSG_TRUNC)
+		rc = -EPROTO;
+	else if (!(*out = hoist__attach_reply__unpack(NULL, (size_t)n, buf)))
+		rc = -EPROTO;
+	free(buf);
+	return rc;
 }
 
 static void *map_fd(int fd, size_t bytes)
@@ -105,6 +115,7 @@ static void *map_fd(int fd, size_t bytes)
 
 static void ctx_release(struct hoist_ctx *c, uint64_t staging_bytes)
 {
+	hoist__peers_release(c); /* pointers from hoist_ptr die here */
 	if (c->ctrl)
 		munmap(c->ctrl, c->ring_bytes);
 	if (c->staging_base)
@@ -219,6 +230,8 @@ HOIST_API int hoist_init(void)
 		c->size = ctrl->size;
 		c->spin_us = env.spin_set ? env.spin_us : rep->spin_us;
 		c->auto_overlap = env.auto_overlap;
+		c->direct = env.direct;
+		snprintf(c->job_key, sizeof(c->job_key), "%s", env.job);
 		c->sq = hoist_ctrl_sq(ctrl);
 		c->cq = hoist_ctrl_cq(ctrl);
 		c->sq_mask = ctrl->sq_entries - 1;
@@ -228,6 +241,8 @@ HOIST_API int hoist_init(void)
 		if (!c->ops || staging_init(&c->stage, staging_bytes, ctrl->sq_entries * 2) ||
 		    symheap_init(&c->heap, c->heap_bytes))
 			rc = -ENOMEM;
+		if (rc == 0)
+			rc = hoist__peers_init(c, rep->local_ranks, rep->n_local_ranks);
 	}
 	if (rep)
 		hoist__attach_reply__free_unpacked(rep, NULL);

@@ -121,6 +121,13 @@ int hoist__env_read(struct hoist_env *e)
 		return -EINVAL;
 	if (ha)
 		e->auto_overlap = a;
+	e->direct = 1;
+	int dv;
+	int hd = env_int("HOIST_DIRECT", &dv);
+	if (hd < 0 || (hd && dv > 1))
+		return -EINVAL;
+	if (hd)
+		e->direct = dv;
 	int spin;
 	int hs = env_int("HOIST_SPIN_US", &spin);
 	if (hs < 0)

@@ -28,6 +28,13 @@ struct hoist_op {
 	struct hoist_op *next_nbi; /* list of nbi gets awaiting copy-out */
 };
 
+/* A PE of the job attached to the same daemon (hoist_ptr, direct access). */
+struct hoist_peer {
+	int32_t rank;
+	int32_t state;     /* 0: not mapped yet, 1: mapped at base, <0: -errno (stays) */
+	char *base;        /* its symmetric heap, mapped MAP_SHARED (own heap for self) */
+};
+
 struct hoist_ctx {
 	int initialized;
 	int sock;          /* attach socket, kept open: hang-up = daemon died */
@@ -66,6 +73,15 @@ struct hoist_ctx {
 	int32_t sticky_err;    /* first failed deferred put, reported at quiet */
 	uint32_t barrier_target; /* epoch barrier_wait waits for */
 	int barrier_pending;
+	int posted_since_quiet;  /* a descriptor went out after the last quiet */
+
+	/* node-local direct access (ptr.c) */
+	char job_key[256];
+	struct hoist_peer *peers; /* local ranks, ascending, self included */
+	uint32_t npeers;
+	int peers_contig;         /* peers[i].rank == peers[0].rank + i */
+	int direct;               /* HOIST_DIRECT: put/get to local PEs by memmove */
+	uint64_t direct_puts, direct_gets, direct_bytes; /* done that way (tests, bench) */
 };
 
 extern struct hoist_ctx hoist__g;
@@ -82,6 +98,7 @@ struct hoist_env {
 	uint32_t spin_us;
 	int spin_set;
 	int auto_overlap;  /* HOIST_AUTO, default 1 */
+	int direct;        /* HOIST_DIRECT, default 1 */
 };
 int hoist__env_read(struct hoist_env *e);
 int hoist__runtime_dir(char *buf, size_t len);
@@ -98,6 +115,30 @@ int hoist__check_daemon(struct hoist_ctx *c);
 int hoist__quiet(struct hoist_ctx *c);
 int hoist__barrier_notify(struct hoist_ctx *c, uint64_t phase);
 int hoist__wait_epoch(struct hoist_ctx *c, uint32_t target);
+
+/* ptr.c: node-local peers */
+int hoist__peers_init(struct hoist_ctx *c, const int32_t *ranks, size_t n);
+void hoist__peers_release(struct hoist_ctx *c);
+int hoist__peer_map(struct hoist_ctx *c, struct hoist_peer *p);
+
+/* The local peer entry of pe, NULL if pe is on another node. */
+static inline struct hoist_peer *hoist__peer_find(struct hoist_ctx *c, int pe)
+{
+	uint32_t n = c->npeers;
+	if (!n || pe < c->peers[0].rank || pe > c->peers[n - 1].rank)
+		return NULL;
+	if (c->peers_contig)
+		return &c->peers[pe - c->peers[0].rank];
+	uint32_t lo = 0, hi = n;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (c->peers[mid].rank < pe)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && c->peers[lo].rank == pe ? &c->peers[lo] : NULL;
+}
 
 static inline uint64_t hoist__op_udata(struct hoist_ctx *c, struct hoist_op *op)
 {

@@ -30,6 +30,51 @@ static inline int check_target(struct hoist_ctx *c, int pe, const void *sym, siz
 	return 0;
 }
 
+/*
+ * Same-node put/get by the library itself: one memmove between this
+ * process's mappings of the two heaps (ptr.c), no descriptor, no round
+ * trip. It must give exactly what the daemon would:
+ *
+ * - Ordering with this PE's earlier operations. Only when the daemon has
+ *   consumed every descriptor we posted (sq_head == sq_tail, the test
+ *   fast_get uses). The daemon executes a put or get to a PE of this node
+ *   the moment it consumes it (local.c: never deferred by HOIST_AUTO, never
+ *   prefetched) and publishes sq_head with a release after the copy, so
+ *   every earlier put to the same PE has landed and a direct load sees it;
+ *   a direct store cannot overtake one. What may still be in flight then
+ *   targets other nodes (deferred or transported puts, gets into the own
+ *   heap); put ordering (fence) is per target PE, and touching the buffer
+ *   of an nbi operation before quiet is undefined either way. Nbi gets
+ *   waiting for their copy-out at quiet (nbi_head) would land after a
+ *   direct access to the same buffer: with any of them, the daemon path.
+ * - Later operations: our stores precede the release of sq_tail of
+ *   anything we post afterwards, and a barrier publishes them to the
+ *   other PEs like the daemon's copies (notify -> epoch release).
+ * - Errors: a job whose PE died has job_error set; then the daemon decides
+ *   (-ECONNRESET for the dead PE). Bounds were checked by check_target.
+ *
+ * Measured (bench/run-ptr.sh, 2-CPU VM): get 8 B 15 ns vs 1.3 us through
+ * the daemon, 64 KiB 1.9 vs 20 us (one copy instead of two, no round
+ * trip); put 8 B 19 vs 125 ns. Faster at every size, so it is on by
+ * default; HOIST_DIRECT=0 switches it off (always the daemon).
+ */
+static inline char *direct_base(struct hoist_ctx *c, int pe)
+{
+	if (!c->direct)
+		return NULL;
+	struct hoist_peer *p = hoist__peer_find(c, pe);
+	if (!p || p->state < 0 || c->nbi_head ||
+	    __atomic_load_n(&c->ctrl->job_error, __ATOMIC_RELAXED))
+		return NULL;
+	/* pairs with the daemon's hoist_store_release(&ctrl->sq_head) after
+	 * it executed what it consumed */
+	if (hoist_load_acquire(&c->ctrl->sq_head) != c->sq_tail)
+		return NULL;
+	if (p->state == 0 && hoist__peer_map(c, p))
+		return NULL;
+	return p->base;
+}
+
 /* Bytes of one staged piece: the arena may be smaller than CHUNK_BYTES
  * (staging_bytes is a setting), and one allocation takes at most half. */
 static inline size_t chunk_bytes(const struct hoist_ctx *c)
@@ -67,10 +112,12 @@ static int64_t stage_alloc_wait(struct hoist_ctx *c, uint64_t len, uint64_t *off
 	}
 }
 
-static int put_common(int pe, void *dst, const void *src, size_t n, int nbi)
+/* *direct: done by the library itself (complete on return). */
+static int put_common(int pe, void *dst, const void *src, size_t n, int nbi, int *direct)
 {
 	struct hoist_ctx *c = &hoist__g;
 	uint64_t roff;
+	*direct = 0;
 	int rc = check_target(c, pe, dst, n, &roff);
 	if (rc)
 		return rc;
@@ -78,6 +125,14 @@ static int put_common(int pe, void *dst, const void *src, size_t n, int nbi)
 		return 0;
 	if (!src)
 		return -EINVAL;
+	char *base = direct_base(c, pe);
+	if (base) {
+		memmove(base + roff, src, n); /* src may overlap: own heap, a hoist_ptr */
+		c->direct_puts++;
+		c->direct_bytes += n;
+		*direct = 1;
+		return 0;
+	}
 	struct hoist_sqe *sqe;
 
 	if (n <= HOIST_INLINE_MAX) {
@@ -126,17 +181,21 @@ static int put_common(int pe, void *dst, const void *src, size_t n, int nbi)
 
 HOIST_API int hoist_put(int pe, void *dst, const void *src, size_t n)
 {
-	int rc = put_common(pe, dst, src, n, 0);
+	int direct;
+	int rc = put_common(pe, dst, src, n, 0, &direct);
 	/* HOIST_AUTO=0, the blocking baseline: the put is remotely complete
-	 * before the call returns (a quiet orders every piece of it). */
-	if (rc == 0 && !hoist__g.auto_overlap && n)
+	 * before the call returns (a quiet orders every piece of it). A direct
+	 * put is complete already; the quiet is still owed to what was posted
+	 * since the last one (its errors are reported here). */
+	if (rc == 0 && !hoist__g.auto_overlap && n && (!direct || hoist__g.posted_since_quiet))
 		rc = hoist__quiet(&hoist__g);
 	return rc;
 }
 
 HOIST_API int hoist_put_nbi(int pe, void *dst, const void *src, size_t n)
 {
-	return put_common(pe, dst, src, n, 1);
+	int direct;
+	return put_common(pe, dst, src, n, 1, &direct);
 }
 
 /* Post one GET of len bytes at roff into (heap or staging) local_off. */
@@ -203,6 +262,13 @@ HOIST_API int hoist_get(void *dst, int pe, const void *src, size_t n)
 		return 0;
 	if (!dst)
 		return -EINVAL;
+	char *base = direct_base(c, pe);
+	if (base) {
+		memmove(dst, base + roff, n);
+		c->direct_gets++;
+		c->direct_bytes += n;
+		return 0;
+	}
 	if (fast_get(c, dst, pe, roff, n))
 		return 0;
 	struct hoist_op *op;
@@ -290,6 +356,13 @@ HOIST_API int hoist_get_nbi(void *dst, int pe, const void *src, size_t n)
 		return 0;
 	if (!dst)
 		return -EINVAL;
+	char *base = direct_base(c, pe);
+	if (base) { /* complete at once, which an nbi get may be */
+		memmove(dst, base + roff, n);
+		c->direct_gets++;
+		c->direct_bytes += n;
+		return 0;
+	}
 	if (hoist_is_symmetric(dst, n)) { /* completes by quiet; errors are sticky */
 		uint64_t loff = (uint64_t)((char *)dst - c->heap_base);
 		for (size_t done = 0; done < n; done += SQE_MAX_BYTES) {

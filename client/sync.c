@@ -28,6 +28,8 @@ int hoist__quiet(struct hoist_ctx *c)
 	if (rc == 0)
 		rc = hoist__wait_op(c, q);
 	q->busy = 0;
+	if (rc == 0) /* everything posted before has completed */
+		c->posted_since_quiet = 0;
 	struct hoist_op *op = c->nbi_head;
 	c->nbi_head = c->nbi_tail = NULL;
 	while (op) {

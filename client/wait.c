@@ -28,7 +28,8 @@ int hoist__check_daemon(struct hoist_ctx *c)
 {
 	struct pollfd p = {.fd = c->sock, .events = POLLIN};
 	if (poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLERR | POLLIN)))
-		return -ECONNRESET; /* the daemon never writes again after attach */
+		return -ECONNRESET; /* after attach the daemon writes only answers,
+				     * which ptr.c reads at once */
 	return 0;
 }
 
@@ -190,6 +191,7 @@ void hoist__sqe_submit(struct hoist_ctx *c)
 {
 	struct hoist_ctrl *ctrl = c->ctrl;
 	c->sq_tail++;
+	c->posted_since_quiet = 1;
 	/* pairs with hoist_load_acquire(&ctrl->sq_tail) in the daemon's drain() */
 	hoist_store_release(&ctrl->sq_tail, c->sq_tail);
 	/* No full fence per descriptor: it was most of a put's cost (the line

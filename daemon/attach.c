@@ -7,8 +7,11 @@
  * to the other nodes of the cluster, and their announcements tell us where
  * the job's other ranks live. Once every rank's node is known the job is
  * ready: the progress thread gets the final node map, and every local rank
- * its AttachReply with the fds (SCM_RIGHTS). A job that does not assemble
- * within job_timeout_ms fails every waiting rank with -ETIMEDOUT.
+ * its AttachReply with the fds (SCM_RIGHTS) and the list of the job's
+ * ranks attached here (all of them have, once every rank is known). A job
+ * that does not assemble within job_timeout_ms fails every waiting rank
+ * with -ETIMEDOUT. Each client's heap fd stays open until the client is
+ * freed: node-local peers of its job ask for it (PeersRequest, hoist_ptr).
  */
 #include "daemon.h"
 
@@ -39,7 +42,7 @@ static int reply_error(struct daemon *d, int fd, int status, const char *why)
 	return control_send(fd, buf, n, NULL, 0);
 }
 
-static int reply_ok(struct daemon *d, struct client *c)
+static int reply_ok(struct daemon *d, struct client *c, int32_t *local, size_t nlocal)
 {
 	Hoist__AttachReply rep = HOIST__ATTACH_REPLY__INIT;
 	rep.status = 0;
@@ -54,16 +57,22 @@ static int reply_ok(struct daemon *d, struct client *c)
 	rep.nfds = c->pf.base ? 5 : 4;
 	rep.pf_slots = c->pf_slots;
 	rep.pf_region_bytes = c->pf.base ? c->pf.bytes : 0;
-	uint8_t buf[256];
+	rep.n_local_ranks = nlocal;
+	rep.local_ranks = local;
 	size_t n = hoist__attach_reply__get_packed_size(&rep);
-	hoist__attach_reply__pack(&rep, buf);
-	int fds[5] = {c->ring.fd, c->staging.fd, c->heap.fd, d->doorbell_fd, c->pf.fd};
-	int rc = control_send(c->conn->fd, buf, n, fds, (int)rep.nfds);
+	uint8_t *buf = malloc(n);
+	int rc = -ENOMEM;
+	if (buf) {
+		hoist__attach_reply__pack(&rep, buf);
+		int fds[5] = {c->ring.fd, c->staging.fd, c->heap.fd, d->doorbell_fd, c->pf.fd};
+		rc = control_send(c->conn->fd, buf, n, fds, (int)rep.nfds);
+		free(buf);
+	}
 	region_close_fd(&c->pf);
-	/* the client holds its own references now (or failed to) */
+	/* the client holds its own references now (or failed to). The heap
+	 * fd stays: node-local peers ask for it (PeersRequest, hoist_ptr) */
 	region_close_fd(&c->ring);
 	region_close_fd(&c->staging);
-	region_close_fd(&c->heap);
 	return rc;
 }
 
@@ -189,13 +198,21 @@ static void job_check_ready(struct daemon *d, struct job *j)
 		hlog_err("out of memory starting job %s", j->key);
 		return;
 	}
+	/* every rank is known, so every local one has attached: the list of
+	 * local ranks (what hoist_ptr can reach) is final */
+	int32_t *local = malloc((size_t)j->attached * sizeof(*local));
+	size_t nlocal = 0;
+	for (int32_t r = 0; local && r < j->size; r++)
+		if (j->node_of[r] == d->net.self && nlocal < (size_t)j->attached)
+			local[nlocal++] = r;
 	for (struct client *c = d->clients; c; c = c->ctl_next) {
 		if (c->job != j || c->replied)
 			continue;
 		c->replied = 1;
-		if (reply_ok(d, c))
+		if (reply_ok(d, c, local, nlocal))
 			hlog_warn("job %s rank %d: sending the attach reply failed", j->key, c->rank);
 	}
+	free(local);
 }
 
 static struct job *job_new(struct daemon *d, const char *key, uid_t uid, int32_t size,
@@ -571,4 +588,128 @@ void attach_conn_closed(struct daemon *d, struct conn *cn)
 	}
 	if (cmdq_push(&d->to_progress, CMD_CLIENT_GONE, c))
 		hlog_err("out of memory retiring client %llu", (unsigned long long)c->id);
+}
+
+/*
+ * Node-local direct access: a client asks for the symmetric heaps of PEs of
+ * its own job that are attached here (hoist_ptr maps them). The request
+ * comes on the client's attach connection, so the daemon knows who asks;
+ * it names the job anyway, and a request for another job's heaps is
+ * refused. Every rank is answered on its own (out of range, on another
+ * node, gone), a malformed request as a whole, and the connection stays
+ * open either way: a bad request costs the client an error, not its job.
+ */
+static int peers_reply(struct daemon *d, int fd, int status, const char *why,
+		       Hoist__PeerSegment **segs, size_t nsegs, const int *fds, int nfds)
+{
+	Hoist__PeersReply rep = HOIST__PEERS_REPLY__INIT;
+	rep.status = status;
+	rep.error = (char *)why;
+	rep.peers = segs;
+	rep.n_peers = nsegs;
+	if (status)
+		STAT_INC(&d->cst, peer_refused);
+	size_t n = hoist__peers_reply__get_packed_size(&rep);
+	uint8_t *buf = malloc(n ? n : 1);
+	if (!buf)
+		return -ENOMEM;
+	hoist__peers_reply__pack(&rep, buf);
+	int rc = control_send(fd, buf, n, fds, nfds);
+	free(buf);
+	if (rc == 0)
+		STAT_ADD(&d->cst, peer_heaps_sent, (uint64_t)nfds);
+	return rc;
+}
+
+static struct client *job_local_client(struct daemon *d, const struct job *j, int32_t rank)
+{
+	for (struct client *p = d->clients; p; p = p->ctl_next)
+		if (p->job == j && p->rank == rank)
+			return p;
+	return NULL;
+}
+
+int peers_handle(struct daemon *d, struct conn *cn, const void *msg, size_t len)
+{
+	struct client *c = cn->client;
+	struct job *j = c->job;
+	char why[200];
+	int status;
+	STAT_INC(&d->cst, peer_requests);
+	Hoist__PeersRequest *req = len ? hoist__peers_request__unpack(NULL, len, msg) : NULL;
+	if (!req) {
+		status = -EPROTO;
+		snprintf(why, sizeof(why), "malformed PeersRequest");
+		goto refuse;
+	}
+	if (req->abi_version != HOIST_ABI_VERSION) {
+		status = -EPROTO;
+		snprintf(why, sizeof(why), "ABI version %u, daemon speaks %u", req->abi_version,
+			 HOIST_ABI_VERSION);
+		goto refuse;
+	}
+	if (!c->replied || !j->ready) {
+		status = -EAGAIN;
+		snprintf(why, sizeof(why), "the job has not started");
+		goto refuse;
+	}
+	if (!req->job_key || strcmp(req->job_key, j->key) != 0) {
+		status = -EACCES;
+		snprintf(why, sizeof(why), "rank %d of job %.100s asked for the heaps of another job",
+			 c->rank, j->key);
+		goto refuse;
+	}
+	if (req->n_ranks == 0 || req->n_ranks > HOIST_PEERS_MAX) {
+		status = -EINVAL;
+		snprintf(why, sizeof(why), "%zu ranks requested, 1 to %u allowed", req->n_ranks,
+			 HOIST_PEERS_MAX);
+		goto refuse;
+	}
+
+	size_t n = req->n_ranks;
+	Hoist__PeerSegment *seg = calloc(n, sizeof(*seg));
+	Hoist__PeerSegment **segp = calloc(n, sizeof(*segp));
+	int *fds = calloc(n, sizeof(*fds));
+	if (!seg || !segp || !fds) {
+		free(seg);
+		free(segp);
+		free(fds);
+		status = -ENOMEM;
+		snprintf(why, sizeof(why), "out of memory");
+		goto refuse;
+	}
+	int nfds = 0;
+	for (size_t i = 0; i < n; i++) {
+		int32_t r = req->ranks[i];
+		hoist__peer_segment__init(&seg[i]);
+		segp[i] = &seg[i];
+		seg[i].rank = r;
+		struct client *p = NULL;
+		if (r < 0 || r >= j->size)
+			seg[i].status = -EINVAL;
+		else if (j->node_of[r] != d->net.self)
+			seg[i].status = -EREMOTE; /* another node: no direct access */
+		else if (!(p = job_local_client(d, j, r)) || !p->conn || p->heap.fd < 0)
+			seg[i].status = -ECONNRESET; /* it left (or died) */
+		if (seg[i].status) {
+			STAT_INC(&d->cst, peer_refused);
+			continue;
+		}
+		seg[i].heap_bytes = p->heap.bytes;
+		fds[nfds++] = p->heap.fd;
+	}
+	hoist__peers_request__free_unpacked(req, NULL);
+	int rc = peers_reply(d, cn->fd, 0, "", segp, n, fds, nfds);
+	free(seg);
+	free(segp);
+	free(fds);
+	return rc;
+
+refuse:
+	hlog_info("peers request of job %s rank %d (pid %d) refused: %s", j->key, c->rank,
+		  (int)c->pid, why);
+	if (req)
+		hoist__peers_request__free_unpacked(req, NULL);
+	peers_reply(d, cn->fd, status, why, NULL, 0, NULL, 0);
+	return status;
 }

@@ -23,10 +23,13 @@ int control_send(int fd, const void *buf, size_t len, const int *fds, int nfds)
 {
 	struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
 	union {
-		char buf[CMSG_SPACE(8 * sizeof(int))];
+		/* the attach reply's regions, or a PeersReply's heaps */
+		char buf[CMSG_SPACE(HOIST_PEERS_MAX * sizeof(int))];
 		struct cmsghdr align;
 	} u;
 	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+	if (nfds > (int)HOIST_PEERS_MAX)
+		return -EINVAL;
 	if (nfds > 0) {
 		memset(&u, 0, sizeof(u));
 		mh.msg_control = u.buf;
@@ -86,10 +89,15 @@ static void conn_read_cb(evutil_socket_t fd, short what, void *arg)
 		conn_close(cn);
 		return;
 	}
-	if (cn->client || (size_t)n > sizeof(buf)) {
-		/* one request per connection; anything more is a protocol error */
-		hlog_info("attach connection sent %s; closing it",
-			  cn->client ? "a second message" : "an oversized message");
+	if (cn->client) {
+		/* after the attach request: peer heap requests (hoist_ptr). A bad
+		 * one is answered with an error; closing the connection would
+		 * read as the client's death and fail its whole job */
+		peers_handle(cn->d, cn, buf, (size_t)n > sizeof(buf) ? 0 : (size_t)n);
+		return;
+	}
+	if ((size_t)n > sizeof(buf)) {
+		hlog_info("attach connection sent an oversized message; closing it");
 		conn_close(cn);
 		return;
 	}

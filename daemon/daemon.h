@@ -209,6 +209,8 @@ static inline char *client_buf(const struct client *c, const struct hoist_sqe *s
 int attach_handle(struct daemon *d, struct conn *cn, const void *msg, size_t len);
 void attach_conn_closed(struct daemon *d, struct conn *cn);
 void attach_member(struct daemon *d, struct announce *a);
+/* A PeersRequest on an attached client's connection (hoist_ptr). */
+int peers_handle(struct daemon *d, struct conn *cn, const void *msg, size_t len);
 void client_free(struct daemon *d, struct client *c);
 void jobs_free_all(struct daemon *d);
 

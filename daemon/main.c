@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -236,6 +237,13 @@ int main(int argc, char **argv)
 	}
 
 	signal(SIGPIPE, SIG_IGN);
+	/* every attached client holds two fds here (its connection and its
+	 * heap, kept for node-local peers that map it): use the hard limit */
+	struct rlimit nofile;
+	if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
+		nofile.rlim_cur = nofile.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &nofile);
+	}
 	evthread_use_pthreads();
 	d->start_ns = now_ns();
 	d->doorbell_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);

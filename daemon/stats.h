@@ -55,7 +55,10 @@
 	X(client_deaths, "clients that vanished without finalizing")                               \
 	X(jobs_started, "jobs whose ranks all attached")                                           \
 	X(jobs_timed_out, "jobs that did not assemble within job_timeout_ms")                      \
-	X(stats_requests, "stats socket requests")
+	X(stats_requests, "stats socket requests")                                                 \
+	X(peer_requests, "requests for node-local peer heaps (hoist_ptr)")                         \
+	X(peer_refused, "peer heap requests or ranks refused (other job, remote, bad request)")    \
+	X(peer_heaps_sent, "peer heap fds handed to clients")
 
 /* per phase of a client (automatic overlap): the most recent phases */
 #define HOISTD_PHASE_STATS(X)                                                                      \

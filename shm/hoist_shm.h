@@ -50,6 +50,11 @@ enum hoist_opcode {
 /* Segment ids of a PE. Only the symmetric heap exists today. */
 #define HOIST_SEG_HEAP 0u
 
+/* Node-local direct access (hoist_ptr): a PeersRequest names at most this
+ * many ranks, because the reply carries their heap fds in one SCM_RIGHTS
+ * message and the kernel passes at most 253 (SCM_MAX_FD) per message. */
+#define HOIST_PEERS_MAX 253u
+
 struct hoist_sqe {
 	uint8_t opcode;     /* enum hoist_opcode */
 	uint8_t flags;      /* HOIST_SQE_F_* */

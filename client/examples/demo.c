@@ -173,6 +173,19 @@ int main(int argc, char **argv)
 	printf("pe %d/%d: get_nbi batch of %u gets: %s\n", me, npes, nbi, nbi_failed ? "FAILED" : "OK");
 	failed += nbi_failed;
 
+	/* 5b. PEs on this node: load their arrays directly (hoist_ptr). */
+	int direct = 0, direct_failed = 0;
+	for (int pe = 0; pe < npes; pe++) {
+		const uint64_t *theirs = hoist_ptr(mine, pe); /* NULL: another node */
+		if (!theirs)
+			continue;
+		direct++;
+		direct_failed += verify("hoist_ptr", theirs, words, 2, pe);
+	}
+	printf("pe %d/%d: hoist_ptr reaches %d PEs of this node directly: %s\n", me, npes, direct,
+	       direct_failed || direct < 1 ? "FAILED" : "OK");
+	failed += direct_failed + (direct < 1);
+
 	/* 6. every PE reports its failures to PE 0. */
 	uint64_t mine_failed = (uint64_t)failed;
 	CHECK(hoist_put(0, &results[me], &mine_failed, sizeof(mine_failed)));

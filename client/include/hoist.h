@@ -30,6 +30,8 @@
  *   HOIST_AUTO          1 (default): puts complete lazily, gets of repeated
  *                       phases are prefetched; 0: every put completes
  *                       remotely before it returns, no prefetch (baseline)
+ *   HOIST_DIRECT        1 (default): put/get to a PE of the same node are
+ *                       done by the library (see hoist_ptr); 0: by the daemon
  */
 #ifndef HOIST_H
 #define HOIST_H
@@ -77,6 +79,32 @@ int hoist_is_symmetric(const void *ptr, size_t n);
  * it). The daemon records each phase's gets and, when the phase runs
  * again, prefetches them (HOIST_AUTO=1, the default). 0 or -errno. */
 int hoist_phase(uint64_t id);
+
+/* Node-local direct access. If pe runs on the same node as the caller
+ * (attached to the same hoistd), returns the address at which the caller
+ * can load and store pe's copy of the symmetric object sym_addr directly
+ * (plain loads/stores, memcpy, atomics of the compiler); NULL otherwise:
+ * pe on another node, pe outside [0, hoist_size()), sym_addr not inside
+ * the caller's symmetric heap, a peer that had left, or before hoist_init /
+ * after hoist_finalize. For the caller's own pe it returns sym_addr.
+ *
+ * The daemon hands over the peer's heap (a sealed memfd) the first time the
+ * program asks for that pe (one request to the daemon, then no more); the
+ * mapping stays until hoist_finalize(), which unmaps it: pointers obtained
+ * here are invalid afterwards. Accesses through the pointer are ordinary
+ * memory accesses of this process: they are not ordered with hoist_put /
+ * hoist_get still in flight, and other PEs see them after a barrier (or
+ * another synchronisation of the program's own). If the peer dies, the
+ * mapping stays valid memory (no SIGBUS): stores land in a heap nobody
+ * reads any more.
+ *
+ * hoist_put/hoist_get (and the nbi forms) to a PE of this node use the same
+ * mappings themselves when the result is the same as the daemon's: when
+ * the daemon has consumed everything this PE posted (then every earlier put
+ * to a node-local PE has landed), no nbi get awaits its copy-out and the
+ * job has no error. HOIST_DIRECT=0 in the environment turns that off (every
+ * operation goes through the daemon; hoist_ptr still works). */
+void *hoist_ptr(const void *sym_addr, int pe);
 
 /* The daemon's reason for the last failed hoist_init(), or "". */
 const char *hoist_error_detail(void);
