@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# coll_kill.sh <it_coll> N: under cluster.sh (HOIST_DIRS) or harness.sh
+# (HOIST_RUNTIME_DIR). Starts N PEs of `it_coll kill` directly, rank i on
+# daemon i % K. The last rank kills itself (SIGKILL) while the others are in
+# an allreduce; they must get -ECONNRESET (it_coll checks, and its watchdog
+# turns a hang into a failure) and exit 0; the daemons must survive
+# (cluster.sh/harness.sh check that).
+set -u
+prog=$1
+n=$2
+if [ -n "${HOIST_DIRS:-}" ]; then
+	IFS=, read -r -a dirs <<<"$HOIST_DIRS"
+else
+	dirs=("${HOIST_RUNTIME_DIR:?run me under cluster.sh or harness.sh}")
+fi
+k=${#dirs[@]}
+job=collkill-$$
+pids=()
+# shellcheck disable=SC2317 # called from the EXIT trap
+kill_all() { for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; done; }
+trap kill_all EXIT
+for ((i = 0; i < n; i++)); do
+	HOIST_JOB=$job HOIST_SIZE=$n HOIST_RANK=$i HOIST_RUNTIME_DIR=${dirs[$((i % k))]} "$prog" kill &
+	pids+=($!)
+done
+fail=0
+for ((i = 0; i < n; i++)); do
+	wait "${pids[$i]}"
+	st=$?
+	if [ "$i" -eq $((n - 1)) ]; then
+		[ "$st" -eq 137 ] || { echo "[coll_kill.sh] FAIL: rank $i exited $st, expected SIGKILL (137)" >&2; fail=1; }
+	elif [ "$st" -ne 0 ]; then
+		echo "[coll_kill.sh] FAIL: surviving rank $i exited $st" >&2
+		fail=1
+	fi
+done
+[ "$fail" = 0 ] && echo "[coll_kill.sh] PASS: $((n - 1)) survivors got -ECONNRESET" >&2
+exit "$fail"
