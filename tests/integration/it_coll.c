@@ -443,10 +443,40 @@ static int run_kill(void)
 	return 0;
 }
 
+/* The PEs with IT_COLL_STALL set stop before an allreduce; coll_kill.sh
+ * kills their daemon: the others' allreduce fails with -ECONNRESET. */
+static int run_peer(void)
+{
+	it_init("it_coll peer", &me, &n);
+	it_watchdog(40);
+	int64_t *a = it_malloc(4096), *b = it_malloc(4096);
+	a[0] = me;
+	IT_OK(hoist_allreduce(b, a, 1, HOIST_INT64, HOIST_SUM));
+	if (b[0] != (int64_t)n * (n - 1) / 2)
+		IT_FAIL("allreduce before the loss: %lld", (long long)b[0]);
+	IT_OK(hoist_barrier());
+	const char *stall = getenv("IT_COLL_STALL");
+	if (stall && strcmp(stall, "1") == 0) {
+		fprintf(stderr, "[it_coll peer rank %d] stalling\n", me);
+		for (;;)
+			pause(); /* the script kills us after our daemon */
+	}
+	IT_WHERE("allreduce while a node is lost");
+	IT_EXPECT(hoist_allreduce(b, a, 512, HOIST_INT64, HOIST_SUM), -ECONNRESET);
+	IT_EXPECT(hoist_broadcast(b, a, 8, 0), -ECONNRESET);
+	hoist_finalize();
+	if (it_failures)
+		return 1;
+	fprintf(stderr, "[it_coll peer rank %d] PASS\n", me);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && strcmp(argv[1], "kill") == 0)
 		return run_kill();
+	if (argc > 1 && strcmp(argv[1], "peer") == 0)
+		return run_peer();
 	it_init("it_coll", &me, &n);
 	it_watchdog(110);
 	if (n > 64) {
