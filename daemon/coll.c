@@ -165,6 +165,14 @@ static int32_t node_index(const struct job *j, int32_t node)
 	return -1;
 }
 
+static void maps_free(struct job *j)
+{
+	free(j->coll_idx);
+	free(j->coll_ranks);
+	free(j->coll_start);
+	j->coll_idx = j->coll_ranks = j->coll_start = NULL;
+}
+
 /* Ranks grouped by node index (ascending within a node). */
 static int coll_maps(struct job *j)
 {
@@ -173,11 +181,10 @@ static int coll_maps(struct job *j)
 	j->coll_idx = malloc((size_t)j->size * sizeof(int32_t));
 	j->coll_ranks = malloc((size_t)j->size * sizeof(int32_t));
 	j->coll_start = calloc((size_t)j->nnodes + 1, sizeof(int32_t));
-	if (!j->coll_idx || !j->coll_ranks || !j->coll_start) {
-		free(j->coll_idx);
-		free(j->coll_ranks);
-		free(j->coll_start);
-		j->coll_idx = j->coll_ranks = j->coll_start = NULL;
+	int32_t *fill = calloc((size_t)j->nnodes, sizeof(int32_t));
+	if (!j->coll_idx || !j->coll_ranks || !j->coll_start || !fill) {
+		free(fill);
+		maps_free(j);
 		return -ENOMEM;
 	}
 	for (int32_t r = 0; r < j->size; r++) {
@@ -186,9 +193,6 @@ static int coll_maps(struct job *j)
 	}
 	for (int32_t k = 0; k < j->nnodes; k++)
 		j->coll_start[k + 1] += j->coll_start[k];
-	int32_t *fill = calloc((size_t)j->nnodes, sizeof(int32_t));
-	if (!fill)
-		return -ENOMEM; /* maps stay half made: coll_ranks is set below only */
 	for (int32_t r = 0; r < j->size; r++) {
 		int32_t k = j->coll_idx[r];
 		j->coll_ranks[j->coll_start[k] + fill[k]++] = r;
@@ -766,8 +770,6 @@ static void coll_start(struct daemon *d, struct job *j, struct coll *co)
 {
 	co->started = 1;
 	int rc = coll_maps(j);
-	if (!rc && !j->coll_ranks)
-		rc = -ENOMEM;
 	for (int32_t i = 0; !rc && i < j->size; i++)
 		if (co->has[i] && !j->pe[i])
 			rc = -ECONNRESET; /* posted, then left before we could read it */
@@ -930,8 +932,5 @@ void coll_job_free(struct job *j)
 		j->colls = co->next;
 		coll_free(co);
 	}
-	free(j->coll_idx);
-	free(j->coll_ranks);
-	free(j->coll_start);
-	j->coll_idx = j->coll_ranks = j->coll_start = NULL;
+	maps_free(j);
 }
