@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "am.h"
 #include "coll.h"
 #include "hoist_shm.h"
 #include "unit_util.h"
@@ -186,6 +187,25 @@ START_TEST(test_combine)
 }
 END_TEST
 
+START_TEST(test_wire_checks)
+{
+	/* what a peer sends is checked before anything is buffered */
+	struct wire_coll h = {.job = 1, .seq = 0, .kind = HOIST_COLL_ALLREDUCE, .total = 100000};
+	ck_assert(am_payload_ok(W_COLL, &h, sizeof(h), WIRE_AM_MAX_PAYLOAD));
+	ck_assert(!am_payload_ok(W_COLL, &h, sizeof(h), WIRE_AM_MAX_PAYLOAD + 1));
+	ck_assert(!am_payload_ok(W_COLL, &h, sizeof(h) - 1, 10));
+	h.off = 99990;
+	ck_assert(am_payload_ok(W_COLL, &h, sizeof(h), 10));
+	ck_assert(!am_payload_ok(W_COLL, &h, sizeof(h), 11)); /* past the stream */
+	h.off = UINT64_MAX - 4; /* off + plen overflows */
+	ck_assert(!am_payload_ok(W_COLL, &h, sizeof(h), 10));
+	struct wire_coll_abort a = {.job = 1, .seq = 3, .err = -EINVAL};
+	ck_assert(am_payload_ok(W_COLL_ABORT, &a, sizeof(a), 0));
+	ck_assert(!am_payload_ok(W_COLL_ABORT, &a, sizeof(a), 1));
+	ck_assert(!am_payload_ok(W_COLL_ABORT, &a, sizeof(a) + 8, 0));
+}
+END_TEST
+
 static Suite *coll_suite(void)
 {
 	Suite *s = suite_create("coll");
@@ -195,6 +215,7 @@ static Suite *coll_suite(void)
 	tcase_add_test(tc, test_ranges);
 	tcase_add_test(tc, test_random_never_out_of_bounds);
 	tcase_add_test(tc, test_combine);
+	tcase_add_test(tc, test_wire_checks);
 	suite_add_tcase(s, tc);
 	return s;
 }
