@@ -638,22 +638,23 @@ static uint64_t stream_bytes(const struct job *j, const struct coll *co, int32_t
 }
 
 /* What landed: write chunk m of node k's stream into the local dsts. */
-static int exchange_apply(struct job *j, struct coll *co, struct coll_msg *m)
+static int exchange_apply(struct job *j, struct coll *co, int32_t from, const struct wire_coll *h,
+			  const char *data, uint64_t plen)
 {
-	int32_t k = node_index(j, m->from), me = j->my_idx;
-	if (k < 0 || k == me || m->h.round != 0)
+	int32_t k = node_index(j, from), me = j->my_idx;
+	if (k < 0 || k == me || h->round != 0)
 		return -EPROTO;
 	uint64_t total = stream_bytes(j, co, k, me);
-	if (m->h.total != total || m->h.off % CHUNK || m->h.off > total ||
-	    m->plen != (total - m->h.off < CHUNK ? total - m->h.off : CHUNK) ||
+	if (h->total != total || h->off % CHUNK || h->off > total ||
+	    plen != (total - h->off < CHUNK ? total - h->off : CHUNK) ||
 	    co->peer_got[k] >= nchunks(total))
 		return -EPROTO;
 	int32_t nl = nranks_of(j, me);
-	uint64_t len = co->len, o = m->h.off, end = m->h.off + m->plen;
+	uint64_t len = co->len, o = h->off, end = h->off + plen;
 	while (o < end) {
 		uint64_t blk = o / len, inner = o % len;
 		uint64_t piece = len - inner < end - o ? len - inner : end - o;
-		const char *from = m->data + (o - m->h.off);
+		const char *piece_at = data + (o - h->off);
 		int32_t p;
 		uint64_t need;
 		if (co->kind == HOIST_COLL_ALLGATHER) {
@@ -662,7 +663,7 @@ static int exchange_apply(struct job *j, struct coll *co, struct coll_msg *m)
 				int32_t q = rank_at(j, me, qi);
 				char *dst = heap_at(j, q, co->sqe[q].remote_off);
 				if (dst)
-					memcpy(dst + (uint64_t)p * len + inner, from, piece);
+					memcpy(dst + (uint64_t)p * len + inner, piece_at, piece);
 			}
 			need = len;
 		} else {
@@ -670,7 +671,7 @@ static int exchange_apply(struct job *j, struct coll *co, struct coll_msg *m)
 			int32_t q = rank_at(j, me, (int32_t)(blk % (uint64_t)nl));
 			char *dst = heap_at(j, q, co->sqe[q].remote_off);
 			if (dst)
-				memcpy(dst + (uint64_t)p * len + inner, from, piece);
+				memcpy(dst + (uint64_t)p * len + inner, piece_at, piece);
 			need = (uint64_t)nl * len;
 		}
 		co->src_got[p] += piece;
@@ -693,7 +694,7 @@ static void exchange_run(struct daemon *d, struct job *j, struct coll *co)
 		co->q = m->next;
 		if (!co->q)
 			co->qtail = &co->q;
-		int rc = exchange_apply(j, co, m);
+		int rc = exchange_apply(j, co, m->from, &m->h, m->data, m->plen);
 		free(m);
 		if (rc)
 			coll_abort(d, j, co, rc, 1);
@@ -870,6 +871,16 @@ static void recv_chunk(struct daemon *d, struct job *j, struct coll *co, int32_t
 	if (co->started && (h->kind != co->kind || h->type != co->type || h->op != co->op ||
 			    h->root != co->root || h->len != co->len)) {
 		coll_abort(d, j, co, -EINVAL, 1);
+		return;
+	}
+	if (co->started && !co->q &&
+	    (co->kind == HOIST_COLL_ALLGATHER || co->kind == HOIST_COLL_ALLTOALL)) {
+		/* the usual case: straight from the receive buffer into the dsts */
+		int rc = exchange_apply(j, co, from, h, data, plen);
+		if (rc)
+			coll_abort(d, j, co, rc, 1);
+		else if (co->peers_left == 0)
+			coll_finish(d, j, co, 0);
 		return;
 	}
 	struct coll_msg *m = malloc(sizeof(*m) + plen);
