@@ -13,7 +13,7 @@ list=
 for ((i = 0; i < n; i++)); do list+="${list:+,}${dirs[$((i % k))]}"; done
 late=-1
 [ "$k" -gt 1 ] && [ "$n" -gt 1 ] && late=1
-IT_COLL_LATE=$late IT_COLL_ITERS=${IT_COLL_ITERS:-100} \
+IT_COLL_LATE=$late IT_COLL_ITERS=${IT_COLL_ITERS:-200} \
 	"$HOIST_HOISTRUN" -n "$n" --runtime-dirs "$list" --timeout 120 "$prog" || exit 1
 
 # The daemons ran them: every node counts the collectives it completed
