@@ -26,6 +26,7 @@ struct hoist_op {
 	void *dst;
 	uint64_t len;
 	struct hoist_op *next_nbi; /* list of nbi gets awaiting copy-out */
+	uint8_t *arrived;  /* collective: [size] source blocks landed (partial CQEs) */
 };
 
 /* A PE of the job attached to the same daemon (hoist_ptr, direct access). */
@@ -115,6 +116,8 @@ int hoist__check_daemon(struct hoist_ctx *c);
 int hoist__quiet(struct hoist_ctx *c);
 int hoist__barrier_notify(struct hoist_ctx *c, uint64_t phase);
 int hoist__wait_epoch(struct hoist_ctx *c, uint32_t target);
+/* Until op completed (its result) or the partial completion of pe came (0). */
+int hoist__wait_arrival(struct hoist_ctx *c, struct hoist_op *op, int pe);
 
 /* ptr.c: node-local peers */
 int hoist__peers_init(struct hoist_ctx *c, const int32_t *ranks, size_t n);

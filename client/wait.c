@@ -46,6 +46,11 @@ int hoist__reap(struct hoist_ctx *c)
 			/* a put (no completion asked) failed: report at quiet */
 			if (!c->sticky_err)
 				c->sticky_err = e->res ? e->res : -EIO;
+		} else if (e->flags & HOIST_CQE_F_PARTIAL) {
+			/* a collective's source block landed; not its end */
+			struct hoist_op *op = &c->ops[ud - 1];
+			if (op->busy && op->arrived && e->res >= 0 && e->res < c->size)
+				op->arrived[e->res] = 1;
 		} else {
 			struct hoist_op *op = &c->ops[ud - 1];
 			op->res = e->res;
@@ -114,6 +119,25 @@ int hoist__wait_op(struct hoist_ctx *c, struct hoist_op *op)
 		hoist__reap(c);
 		if (op->done)
 			return op->res;
+		uint32_t seen = hoist_load_relaxed(&c->ctrl->cq_tail);
+		if (seen != c->cq_head)
+			continue;
+		int rc = wait_step(c, &w, &c->ctrl->cq_tail, seen, HOIST_CQ_WAITING);
+		if (rc)
+			return rc;
+	}
+}
+
+int hoist__wait_arrival(struct hoist_ctx *c, struct hoist_op *op, int pe)
+{
+	struct waiter w = {0};
+	hoist__kick(c);
+	for (;;) {
+		hoist__reap(c);
+		if (op->done)
+			return op->res;
+		if (op->arrived[pe])
+			return 0;
 		uint32_t seen = hoist_load_relaxed(&c->ctrl->cq_tail);
 		if (seen != c->cq_head)
 			continue;

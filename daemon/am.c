@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "coll.h"
 #include "daemon.h"
 #include "log.h"
 
@@ -54,6 +55,15 @@ int am_payload_ok(uint8_t type, const void *ext, uint16_t hlen, uint64_t plen)
 		return hlen == sizeof(struct wire_barrier) && plen == 0;
 	case W_PE_GONE:
 		return hlen == sizeof(struct wire_pe_gone) && plen == 0;
+	case W_COLL_ABORT:
+		return hlen == sizeof(struct wire_coll_abort) && plen == 0;
+	case W_COLL: {
+		if (hlen != sizeof(struct wire_coll) || plen > WIRE_AM_MAX_PAYLOAD)
+			return 0;
+		struct wire_coll h;
+		memcpy(&h, ext, sizeof(h));
+		return h.off <= h.total && plen <= h.total - h.off;
+	}
 	case W_MEMBER: {
 		if (hlen != sizeof(struct wire_member))
 			return 0;
@@ -90,6 +100,22 @@ int am_dispatch(struct daemon *d, int32_t from, uint8_t type, const void *ext, u
 		struct job *j = progress_job_find(d, g.job);
 		if (j && g.pe >= 0 && g.pe < j->size)
 			job_pe_gone(d, j, g.pe, g.clean != 0, g.epoch, g.nonce);
+		return 0;
+	}
+	case W_COLL: {
+		struct wire_coll h;
+		memcpy(&h, ext, sizeof(h));
+		struct job *j = progress_job_find(d, h.job);
+		if (j)
+			coll_recv(d, j, from, &h, payload, plen);
+		return 0;
+	}
+	case W_COLL_ABORT: {
+		struct wire_coll_abort a;
+		memcpy(&a, ext, sizeof(a));
+		struct job *j = progress_job_find(d, a.job);
+		if (j)
+			coll_abort_recv(d, j, a.seq, a.err);
 		return 0;
 	}
 	case W_MEMBER: {

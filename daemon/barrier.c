@@ -20,6 +20,7 @@
 #include <stdlib.h>
 
 #include "am.h"
+#include "coll.h"
 #include "overlap.h"
 #include "hoist_futex.h"
 
@@ -40,6 +41,7 @@ void job_fail(struct job *j, int err)
 		return;
 	j->error = err;
 	j->bar_active = 0;
+	coll_job_fail(j, err);
 	for (int32_t r = 0; r < j->size; r++) {
 		struct client *c = j->pe[r];
 		if (!c)
@@ -191,6 +193,9 @@ void job_gone_early_free(struct job *j)
 void barrier_depart(struct daemon *d, struct job *j, struct client *c, int clean)
 {
 	j->pe[c->rank] = NULL;
+	/* a collective this PE never joined can never complete */
+	if (clean && j->prog_ready)
+		coll_pe_depart(d, j, c->rank);
 	depart(j, c->rank, clean, j->barrier_epoch);
 	if (!j->prog_ready)
 		return;

@@ -74,6 +74,7 @@ struct client {
 	uint64_t nonce;           /* random per attach: this incarnation of its rank */
 	int blocking;             /* HOIST_AUTO=0: no overlap stage */
 	struct overlap *ov;       /* automatic overlap state, NULL if blocking */
+	uint32_t coll_seq;        /* collective descriptors executed (coll.c) */
 
 	struct client_stats st;   /* written by the progress thread */
 	struct phase_stats_row phase_st[PHASE_STATS_MAX]; /* likewise */
@@ -123,6 +124,12 @@ struct job {
 	int32_t departed;         /* PEs gone since start */
 	struct gone_notice *early; /* departures heard before JOB_READY */
 	int32_t error;            /* sticky job error */
+	/* collectives (coll.c) */
+	struct coll *colls;       /* in flight or waiting, by number */
+	uint32_t coll_base;       /* every collective numbered below is finished */
+	int32_t *coll_idx;        /* [size]: node index of each rank */
+	int32_t *coll_ranks;      /* ranks grouped by node index */
+	int32_t *coll_start;      /* [nnodes + 1]: node k's ranks in coll_ranks */
 };
 
 /* Ranks of a job hosted by one node (CMD_ANNOUNCE / CMD_MEMBER). */
@@ -195,6 +202,9 @@ void progress_complete(struct daemon *d, struct client *c, int32_t pe, uint64_t 
 		       int32_t res, uint8_t opcode, int want_cqe, const struct xp_op *op);
 /* Post one completion to a client (and publish it). */
 void progress_cqe(struct client *c, uint64_t user_data, int32_t res, uint8_t opcode);
+/* A collective's partial completion (the block of PE pe landed), only while
+ * the CQ keeps room for every completion the client's op slots can await. */
+void progress_cqe_partial(struct client *c, uint64_t user_data, int32_t pe);
 
 /* The descriptor's local buffer: in the client's own heap or its staging
  * arena (validate_sqe checked the range). Not for inline payloads. */

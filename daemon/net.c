@@ -560,6 +560,8 @@ static int rx_begin(struct daemon *d, struct netconn *c)
 		return 0;
 	}
 	case W_MEMBER:
+	case W_COLL:
+	case W_COLL_ABORT:
 		if (!am_payload_ok(h->type, c->ext, h->hlen, h->plen))
 			return -EPROTO;
 		c->pctx = malloc(h->plen ? h->plen : 1);
@@ -613,7 +615,9 @@ static int rx_end(struct daemon *d, struct netconn *c)
 	}
 	case W_BARRIER:
 	case W_MEMBER:
-	case W_PE_GONE: {
+	case W_PE_GONE:
+	case W_COLL:
+	case W_COLL_ABORT: {
 		int rc2 = am_dispatch(d, c->node, h->type, c->ext, h->hlen, c->pctx, h->plen);
 		free(c->pctx);
 		c->pctx = NULL;

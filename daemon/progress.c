@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "am.h"
+#include "coll.h"
 #include "overlap.h"
 #include "hoist_futex.h"
 #include "log.h"
@@ -35,16 +36,22 @@ uint64_t now_ns(void)
 
 static void cq_flush(struct client *c);
 
-static void cq_post(struct client *c, uint64_t user_data, int32_t res, uint8_t opcode)
+static void cq_post_flags(struct client *c, uint64_t user_data, int32_t res, uint8_t opcode,
+			  uint16_t flags)
 {
 	struct hoist_cqe *e = &c->cq[c->cq_tail & c->cq_mask];
 	e->user_data = user_data;
 	e->res = res;
 	e->opcode = opcode;
-	e->flags = 0;
+	e->flags = flags;
 	c->cq_tail++;
 	if (res < 0)
 		STAT_INC(&c->st, errors);
+}
+
+static void cq_post(struct client *c, uint64_t user_data, int32_t res, uint8_t opcode)
+{
+	cq_post_flags(c, user_data, res, opcode, 0);
 }
 
 static void cq_flush(struct client *c)
@@ -70,6 +77,19 @@ void progress_cqe(struct client *c, uint64_t user_data, int32_t res, uint8_t opc
 		return;
 	}
 	cq_post(c, user_data, res, opcode);
+	cq_flush(c);
+}
+
+void progress_cqe_partial(struct client *c, uint64_t user_data, int32_t pe)
+{
+	/* the client's op slots (cq_entries / 2, plus quiet's) each await one
+	 * completion: partial ones use only the other half, so a final
+	 * completion always finds room; one dropped here is made up for by
+	 * the final one (hoist_wait_from treats the end as every arrival) */
+	uint32_t head = hoist_load_acquire(&c->ctrl->cq_head);
+	if (c->cq_tail - head + 2 >= c->cq_entries / 2)
+		return;
+	cq_post_flags(c, user_data, pe, HOIST_OP_COLL, HOIST_CQE_F_PARTIAL);
 	cq_flush(c);
 }
 
@@ -210,6 +230,13 @@ static enum exec_result execute(struct daemon *d, struct client *c, const struct
 	case HOIST_OP_NOP:
 		STAT_INC(&c->st, nops);
 		return EXEC_DONE;
+	case HOIST_OP_COLL:
+		/* the daemon reads src after this client's earlier puts and gets
+		 * completed; the node map decides who takes part */
+		if (c->outstanding || !c->job->prog_ready)
+			return EXEC_STALL;
+		*res = coll_post(d, c, sqe);
+		return *res ? EXEC_DONE : EXEC_ASYNC;
 	}
 	*res = -EINVAL;
 	return EXEC_DONE;
@@ -297,6 +324,7 @@ static void client_retire(struct daemon *d, struct client *c)
 			jp = &(*jp)->prog_next;
 		if (*jp)
 			*jp = j->prog_next;
+		coll_job_free(j);
 	}
 	if (cmdq_push(&d->to_control, CMD_CLIENT_FREE, c))
 		hlog_err("out of memory handing client %llu back; leaking it",
@@ -513,6 +541,7 @@ void progress_stop(struct daemon *d)
 	for (struct job *j = d->pjobs; j; j = j->prog_next) {
 		free(j->nodes);
 		j->nodes = NULL;
+		coll_job_free(j);
 	}
 	d->xport->stop(d);
 }

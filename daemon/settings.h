@@ -44,7 +44,9 @@
 	X(prefetch_chunk, UINT, "64", 1, 65536,                                                    \
 	  "prefetches in flight per destination node; the next chunk leaves when one lands")      \
 	X(prefetch_arena_bytes, SIZE, "8m", 4096, 1ull << 32,                                      \
-	  "per-client prefetch buffer (two halves for alternate phases)")
+	  "per-client prefetch buffer (two halves for alternate phases)")                          \
+	X(coll_ring_bytes, SIZE, "64k", 0, 1ull << 40,                                            \
+	  "allreduces of at least this many bytes over 3 or more nodes use the ring")
 
 enum settings_source { SRC_DEFAULT, SRC_FILE, SRC_ENV, SRC_FLAG };
 

@@ -39,14 +39,26 @@
 	X(pf_skipped, "predictions not prefetched (same node, unprofitable, no room)")            \
 	X(pf_invalidated, "own puts that invalidated predictions")                                 \
 	X(pf_chunks, "prefetch chunks issued")                                                     \
-	X(pf_history, "gets remembered across the client's phases now (a gauge)")
+	X(pf_history, "gets remembered across the client's phases now (a gauge)")                \
+	X(colls, "collective descriptors executed")
 
 /* per daemon; progress-thread counters (control-thread ones are separate) */
 #define HOISTD_PROGRESS_STATS(X)                                                                   \
 	X(loops_busy, "progress passes that found work")                                           \
 	X(sleeps, "times the progress thread went to sleep")                                       \
 	X(doorbells, "doorbell wakeups of the progress thread")                                    \
-	X(commands, "control-plane commands handled")
+	X(commands, "control-plane commands handled")                                              \
+	X(coll_done, "collectives completed on this node (once per collective, not per PE)")       \
+	X(coll_failed, "collectives failed (invalid, mismatched, or a PE or node lost)")           \
+	X(coll_broadcast, "broadcasts completed")                                                  \
+	X(coll_reduce, "reduces completed")                                                        \
+	X(coll_allreduce, "allreduces completed")                                                  \
+	X(coll_allgather, "allgathers completed")                                                  \
+	X(coll_alltoall, "alltoalls completed")                                                    \
+	X(coll_msgs_out, "collective chunks sent to other nodes")                                  \
+	X(coll_bytes_out, "collective payload bytes sent to other nodes")                          \
+	X(coll_bytes_in, "collective payload bytes received from other nodes")                     \
+	X(coll_early, "collective chunks that arrived before this node was ready for them")
 
 #define HOISTD_CONTROL_STATS(X)                                                                    \
 	X(attaches, "clients attached")                                                            \

@@ -1,11 +1,16 @@
 #include "validate.h"
 
 #include <errno.h>
+#include <string.h>
 
 int validate_sqe(const struct hoist_sqe *sqe, const struct validate_geom *g)
 {
 	if (sqe->opcode == HOIST_OP_INVALID || sqe->opcode >= HOIST_OP__COUNT)
 		return -EINVAL;
+	/* a collective is checked when it executes (validate_coll): even an
+	 * invalid one must count as this PE's part, or the others would wait */
+	if (sqe->opcode == HOIST_OP_COLL)
+		return 0;
 	if (sqe->flags & ~HOIST_SQE_F__ALL)
 		return -EINVAL;
 	if (sqe->reserved0 || sqe->reserved1)
@@ -44,6 +49,51 @@ int validate_sqe(const struct hoist_sqe *sqe, const struct validate_geom *g)
 	}
 	uint64_t local_size = (sqe->flags & HOIST_SQE_F_LOCAL_HEAP) ? g->heap_bytes : g->staging_bytes;
 	if (!hoist_range_ok(sqe->local_off, sqe->len, local_size))
+		return -EFAULT;
+	return 0;
+}
+
+int validate_coll(const struct hoist_sqe *sqe, const struct validate_geom *g)
+{
+	struct hoist_coll_args a;
+	memcpy(&a, sqe->inline_data, sizeof(a));
+	if ((sqe->flags & ~HOIST_SQE_F_CQE) || sqe->reserved0 || sqe->reserved1 ||
+	    sqe->seg != HOIST_SEG_HEAP || a.reserved0 || a.reserved1 ||
+	    (a.flags & ~HOIST_COLL_F_PARTIAL))
+		return -EINVAL;
+	if (a.kind < HOIST_COLL_BROADCAST || a.kind >= HOIST_COLL__COUNT)
+		return -EINVAL;
+	int rooted = a.kind == HOIST_COLL_BROADCAST || a.kind == HOIST_COLL_REDUCE;
+	if (rooted ? (sqe->pe < 0 || sqe->pe >= g->job_size) : sqe->pe != 0)
+		return -EINVAL;
+	uint64_t dlen = sqe->len, slen = sqe->len;
+	switch (a.kind) {
+	case HOIST_COLL_REDUCE:
+	case HOIST_COLL_ALLREDUCE:
+		if (a.type >= HOIST_COLL_TYPES || a.op >= HOIST_COLL_OPS)
+			return -EINVAL;
+		if (a.type >= HOIST_COLL_TYPE_FLOAT && a.op >= HOIST_COLL_OP_AND)
+			return -EINVAL; /* bitwise operations on floating point */
+		if (sqe->len % hoist_coll_type_size(a.type))
+			return -EINVAL;
+		break;
+	case HOIST_COLL_ALLTOALL:
+	case HOIST_COLL_ALLGATHER:
+		if (a.type || a.op)
+			return -EINVAL;
+		if (g->job_size > 0 && sqe->len > g->heap_bytes / (uint64_t)g->job_size)
+			return -EFAULT;
+		dlen = sqe->len * (uint64_t)g->job_size;
+		if (a.kind == HOIST_COLL_ALLTOALL)
+			slen = dlen;
+		break;
+	default:
+		if (a.type || a.op)
+			return -EINVAL;
+		break;
+	}
+	if (!hoist_range_ok(sqe->remote_off, dlen, g->heap_bytes) ||
+	    !hoist_range_ok(sqe->local_off, slen, g->heap_bytes))
 		return -EFAULT;
 	return 0;
 }

@@ -20,5 +20,10 @@ struct validate_geom {
 /* 0, or -EINVAL (opcode, flags, reserved fields, PE, segment, inline
  * length), -EFAULT (remote or local range outside its segment). */
 int validate_sqe(const struct hoist_sqe *sqe, const struct validate_geom *g);
+/* A collective descriptor (validate_sqe accepts every HOIST_OP_COLL so
+ * that an invalid one still takes its place in the job's sequence): 0,
+ * -EINVAL (flags, reserved fields, kind, type/op, root, len not a multiple
+ * of the element) or -EFAULT (dst or src range outside the heap). */
+int validate_coll(const struct hoist_sqe *sqe, const struct validate_geom *g);
 
 #endif

@@ -38,7 +38,11 @@ enum wire_type {
 	W_PE_GONE = 11,   /* ext: wire_pe_gone */
 	W_PING = 12,      /* ext: none; answered by W_PONG with the same tag */
 	W_PONG = 13,
-	W__COUNT
+	/* 20..23: reserved (packed operations) */
+	W_COLL = 24,       /* ext: wire_coll; payload: one chunk of a collective */
+	W_COLL_ABORT = 25, /* ext: wire_coll_abort */
+	/* 26, 27: reserved (collectives) */
+	W__COUNT = 28
 };
 
 struct wire_hdr {
@@ -123,6 +127,29 @@ struct wire_pe_gone {
 	uint64_t nonce; /* the incarnation that left (wire_rank.nonce) */
 };
 
+/* One chunk (at most WIRE_AM_MAX_PAYLOAD bytes) of the stream one node
+ * sends another in one step of a collective. The collective's parameters
+ * ride along: the receiver checks they are its own (a mismatch fails the
+ * collective everywhere, W_COLL_ABORT). */
+struct wire_coll {
+	uint64_t job;
+	uint32_t seq;   /* the job's collective number */
+	uint8_t kind, type, op, reserved;
+	int32_t root;
+	uint32_t round; /* step of the sender's algorithm (0 for exchanges) */
+	uint64_t len;   /* the descriptor's len */
+	uint64_t off;   /* of this chunk in the step's stream */
+	uint64_t total; /* bytes of the step's stream */
+};
+
+struct wire_coll_abort {
+	uint64_t job;
+	uint32_t seq;
+	int32_t err; /* -errno every PE gets */
+};
+
+_Static_assert(sizeof(struct wire_coll) == 48, "wire coll");
+_Static_assert(sizeof(struct wire_coll_abort) == 16, "wire coll abort");
 _Static_assert(sizeof(struct wire_hdr) == 16, "wire header");
 _Static_assert(sizeof(struct wire_target) == 32, "wire target");
 _Static_assert(sizeof(struct wire_direct) == 56, "wire direct");

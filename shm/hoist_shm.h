@@ -36,7 +36,10 @@ enum hoist_opcode {
 				      * remote_off names the next phase */
 	HOIST_OP_NOP = 6,            /* completes at once (tests, wakeups) */
 	HOIST_OP_PHASE = 7,          /* a phase boundary named remote_off (no barrier) */
-	HOIST_OP__COUNT
+	/* 8..11: reserved (packed operations) */
+	HOIST_OP_COLL = 12,          /* collective: see struct hoist_coll_args */
+	/* 13..15: reserved (collectives) */
+	HOIST_OP__COUNT = 16
 };
 
 /* sqe.flags */
@@ -69,13 +72,65 @@ struct hoist_sqe {
 	uint8_t inline_data[HOIST_INLINE_MAX];
 };
 
+/* ---- collective descriptor (HOIST_OP_COLL) ----------------------------
+ * Every PE of the job posts one per collective, in the same order; the
+ * daemon keeps a per-client count of them that names the collective.
+ *   pe          root (broadcast, reduce), else 0
+ *   seg         HOIST_SEG_HEAP
+ *   remote_off  dst: offset in the caller's own heap
+ *   local_off   src: offset in the caller's own heap
+ *   len         bytes per block: broadcast nbytes; reduce/allreduce
+ *               count * element size; allgather/alltoall nbytes per PE
+ *               (dst of both and src of alltoall hold size * len)
+ *   inline_data struct hoist_coll_args
+ * The daemon validates every field when it executes the descriptor; an
+ * invalid one still counts as that PE's part of the collective, which then
+ * fails with the error on every PE (nobody is left waiting). The CQE
+ * (always posted) completes it; with HOIST_COLL_F_PARTIAL the daemon also
+ * posts a HOIST_CQE_F_PARTIAL completion per source PE whose block landed
+ * in dst (allgather, alltoall), res = that PE, while the CQ has room. */
+enum hoist_coll_kind {
+	HOIST_COLL_BROADCAST = 1,
+	HOIST_COLL_REDUCE = 2,
+	HOIST_COLL_ALLREDUCE = 3,
+	HOIST_COLL_ALLGATHER = 4,
+	HOIST_COLL_ALLTOALL = 5,
+	HOIST_COLL__COUNT
+};
+
+/* element types and operations: the numbering of hoist_type_t / hoist_op_t */
+#define HOIST_COLL_TYPES 5u /* int32, int64, uint64, float, double */
+#define HOIST_COLL_OPS 7u   /* sum, prod, min, max, and, or, xor */
+#define HOIST_COLL_TYPE_FLOAT 3u
+#define HOIST_COLL_OP_AND 4u
+
+#define HOIST_COLL_F_PARTIAL 0x1u /* post a partial CQE per arrived source block */
+
+struct hoist_coll_args {
+	uint8_t kind;  /* enum hoist_coll_kind */
+	uint8_t type;  /* reductions: hoist_type_t */
+	uint8_t op;    /* reductions: hoist_op_t */
+	uint8_t flags; /* HOIST_COLL_F_* */
+	uint32_t reserved0; /* must be 0 */
+	uint64_t reserved1; /* must be 0 */
+};
+_Static_assert(sizeof(struct hoist_coll_args) == HOIST_INLINE_MAX, "coll args fit inline_data");
+
+static inline uint32_t hoist_coll_type_size(uint8_t type)
+{
+	return type == 0 || type == 3 ? 4u : 8u;
+}
+
 /* ---- completion (CQE) ------------------------------------------------ */
+
+/* cqe.flags */
+#define HOIST_CQE_F_PARTIAL 0x1u /* HOIST_OP_COLL: the block of PE res arrived; not the end */
 
 struct hoist_cqe {
 	uint64_t user_data; /* from the SQE */
 	int32_t res;        /* 0 or -errno */
 	uint16_t opcode;    /* the SQE's opcode, for diagnostics */
-	uint16_t flags;     /* reserved, 0 */
+	uint16_t flags;     /* HOIST_CQE_F_*, else 0 */
 };
 
 /* ---- control page ---------------------------------------------------- */

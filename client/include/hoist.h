@@ -109,6 +109,59 @@ void *hoist_ptr(const void *sym_addr, int pe);
 /* The daemon's reason for the last failed hoist_init(), or "". */
 const char *hoist_error_detail(void);
 
+/* ---- collectives ----------------------------------------------------------
+ * Over all PEs of the job. dst and src are symmetric (inside the caller's
+ * heap); every PE calls the collectives in the same order with the same
+ * kind, size, type, op and root. Each call posts one descriptor; the
+ * node's daemon combines the local PEs' data, exchanges it with the other
+ * nodes' daemons, and writes dst. In place (dst == src) works.
+ *
+ * Ordering: the daemon reads src after this PE's earlier puts and gets
+ * have completed (the collective waits for them, like a quiet); src must
+ * not change and dst must not be read until the collective completed
+ * (hoist_wait, or hoist_wait_from for one block). Completion is local: other
+ * PEs may not have their results yet. Collectives are not barriers and do
+ * not start phases; hoist_quiet does not wait for split-phase collectives.
+ *
+ * Errors: -EINVAL for a bad kind/type/op/root, bitwise operations (AND,
+ * OR, XOR) on HOIST_FLOAT/HOIST_DOUBLE, a count whose bytes overflow, or
+ * PEs that disagree on the parameters; -EFAULT when dst or src (with its
+ * size) is not inside the heap; -ECONNRESET when a PE or node of the job
+ * died (or a PE finalized without joining). An invalid call still takes
+ * its place in the sequence: the collective fails on EVERY PE with the
+ * error, nobody is left waiting. (A non-root PE of a reduce may complete
+ * before a mismatch elsewhere is noticed: its dst is not written.) */
+typedef enum { HOIST_INT32, HOIST_INT64, HOIST_UINT64, HOIST_FLOAT, HOIST_DOUBLE } hoist_type_t;
+typedef enum { HOIST_SUM, HOIST_PROD, HOIST_MIN, HOIST_MAX, HOIST_AND, HOIST_OR, HOIST_XOR } hoist_op_t;
+typedef struct hoist_req hoist_req_t; /* opaque */
+
+/* nbytes from root's src into every PE's dst */
+int hoist_broadcast(void *dst, const void *src, size_t nbytes, int root);
+/* element-wise op over every PE's src into root's dst (other dsts untouched);
+ * integer SUM/PROD wrap around */
+int hoist_reduce(void *dst, const void *src, size_t count, hoist_type_t type, hoist_op_t op, int root);
+/* the same into every PE's dst; every PE gets bit-identical results */
+int hoist_allreduce(void *dst, const void *src, size_t count, hoist_type_t type, hoist_op_t op);
+int hoist_allgather(void *dst, const void *src, size_t nbytes);   /* dst holds size * nbytes */
+int hoist_alltoall(void *dst, const void *src, size_t nbytes);    /* nbytes per pair of PEs */
+
+/* Split-phase forms: post and return a request (several may be in flight,
+ * interleaved with puts/gets); hoist_wait completes it. A NULL req is
+ * -EINVAL (the collective still runs and is waited for). */
+int hoist_broadcast_start(void *dst, const void *src, size_t nbytes, int root, hoist_req_t **req);
+int hoist_reduce_start(void *dst, const void *src, size_t count, hoist_type_t type, hoist_op_t op,
+		       int root, hoist_req_t **req);
+int hoist_allreduce_start(void *dst, const void *src, size_t count, hoist_type_t type, hoist_op_t op,
+			  hoist_req_t **req);
+int hoist_allgather_start(void *dst, const void *src, size_t nbytes, hoist_req_t **req);
+int hoist_alltoall_start(void *dst, const void *src, size_t nbytes, hoist_req_t **req);
+/* allgather/alltoall requests: returns 0 once the block from pe has landed
+ * in dst (blocks are delivered as they arrive, in any order), or the
+ * collective's error. -EINVAL for other kinds or pe outside the job. */
+int hoist_wait_from(hoist_req_t *req, int pe);
+int hoist_wait(hoist_req_t *req);  /* completes and frees req; its result */
+int hoist_test(hoist_req_t *req);  /* 1 complete (still hoist_wait it), 0 not yet, or -errno */
+
 /* libhoist is not thread-safe: call it from one thread of the process. */
 
 #ifdef __cplusplus

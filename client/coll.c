@@ -1,0 +1,244 @@
+/*
+ * Collectives. Each call posts ONE descriptor (HOIST_OP_COLL); this node's
+ * daemon gathers the local PEs' contributions from their heaps, runs the
+ * inter-node algorithm with the other daemons and writes every local PE's
+ * dst before its completion. Split-phase forms return a request; for
+ * allgather/alltoall the daemon also reports each source PE's block as it
+ * lands (partial completions), which hoist_wait_from() waits for.
+ *
+ * Arguments are checked by the daemon, not here: an invalid call must
+ * still take its place in the job's sequence of collectives so that the
+ * collective fails on every PE instead of leaving the others waiting.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+_Static_assert(HOIST_INT32 == 0 && HOIST_FLOAT == HOIST_COLL_TYPE_FLOAT &&
+		       HOIST_DOUBLE + 1 == HOIST_COLL_TYPES,
+	       "hoist_type_t numbering is the wire's");
+_Static_assert(HOIST_SUM == 0 && HOIST_AND == HOIST_COLL_OP_AND && HOIST_XOR + 1 == HOIST_COLL_OPS,
+	       "hoist_op_t numbering is the wire's");
+
+struct hoist_req {
+	struct hoist_op *op;
+	uint8_t kind;
+	int size;
+	uint8_t arrived[]; /* exchanges: [size], set by partial completions */
+};
+
+/* Heap offset of p, or an offset the daemon rejects (-EFAULT). */
+static uint64_t heap_off(const struct hoist_ctx *c, const void *p)
+{
+	if (!p || (const char *)p < c->heap_base || (const char *)p >= c->heap_base + c->heap_bytes)
+		return UINT64_MAX;
+	return (uint64_t)((const char *)p - c->heap_base);
+}
+
+static uint8_t small(int v)
+{
+	return v < 0 || v > 255 ? 255 : (uint8_t)v;
+}
+
+static int coll_start(uint8_t kind, void *dst, const void *src, uint64_t len, int type, int op,
+		      int root, int want_partial, hoist_req_t **out)
+{
+	struct hoist_ctx *c = &hoist__g;
+	if (!c->initialized)
+		return -ENOTCONN;
+	int exch = kind == HOIST_COLL_ALLGATHER || kind == HOIST_COLL_ALLTOALL;
+	struct hoist_req *r = malloc(sizeof(*r) + (exch ? (size_t)c->size : 0));
+	if (!r)
+		return -ENOMEM;
+	/* nbi gets into src must have landed: only a quiet copies them out */
+	if (c->nbi_head) {
+		int rc = hoist__quiet(c);
+		if (rc) {
+			free(r);
+			return rc;
+		}
+	}
+	int rc = hoist__op_alloc(c, &r->op);
+	if (rc) {
+		free(r);
+		return rc;
+	}
+	r->kind = kind;
+	r->size = c->size;
+	if (exch)
+		memset(r->arrived, 0, (size_t)c->size);
+	r->op->arrived = exch ? r->arrived : NULL;
+	struct hoist_coll_args a = {.kind = kind, .flags = want_partial ? HOIST_COLL_F_PARTIAL : 0};
+	if (kind == HOIST_COLL_REDUCE || kind == HOIST_COLL_ALLREDUCE) {
+		a.type = small(type);
+		a.op = small(op);
+	}
+	struct hoist_sqe *sqe;
+	rc = hoist__sqe_get(c, &sqe);
+	if (rc) {
+		hoist__op_free(c, r->op);
+		free(r);
+		return rc;
+	}
+	*sqe = (struct hoist_sqe){.opcode = HOIST_OP_COLL,
+				  .pe = root,
+				  .user_data = hoist__op_udata(c, r->op),
+				  .remote_off = heap_off(c, dst),
+				  .local_off = heap_off(c, src),
+				  .len = len};
+	memcpy(sqe->inline_data, &a, sizeof(a));
+	hoist__sqe_submit(c);
+	*out = r;
+	return 0;
+}
+
+static int finish(hoist_req_t *r, int rc)
+{
+	int wrc = hoist_wait(r);
+	return rc ? rc : wrc;
+}
+
+/* A NULL request pointer is an error, but the descriptor is still posted
+ * (and waited for): the other PEs are not left waiting. */
+static int start_or_finish(int rc, hoist_req_t *r, hoist_req_t **req)
+{
+	if (rc)
+		return rc;
+	if (!req)
+		return finish(r, -EINVAL);
+	*req = r;
+	return 0;
+}
+
+static uint64_t bytes_of(size_t count, hoist_type_t type)
+{
+	uint64_t es = (unsigned)type < HOIST_COLL_TYPES ? hoist_coll_type_size((uint8_t)type) : 1;
+	if (count > UINT64_MAX / es)
+		return UINT64_MAX; /* the daemon rejects it */
+	return (uint64_t)count * es;
+}
+
+HOIST_API int hoist_broadcast_start(void *dst, const void *src, size_t nbytes, int root,
+				   hoist_req_t **req)
+{
+	hoist_req_t *r = NULL;
+	int rc = coll_start(HOIST_COLL_BROADCAST, dst, src, nbytes, 0, 0, root, 0, &r);
+	return start_or_finish(rc, r, req);
+}
+
+HOIST_API int hoist_reduce_start(void *dst, const void *src, size_t count, hoist_type_t type,
+				hoist_op_t op, int root, hoist_req_t **req)
+{
+	hoist_req_t *r = NULL;
+	int rc = coll_start(HOIST_COLL_REDUCE, dst, src, bytes_of(count, type), (int)type, (int)op,
+			    root, 0, &r);
+	return start_or_finish(rc, r, req);
+}
+
+HOIST_API int hoist_allreduce_start(void *dst, const void *src, size_t count, hoist_type_t type,
+				   hoist_op_t op, hoist_req_t **req)
+{
+	hoist_req_t *r = NULL;
+	int rc = coll_start(HOIST_COLL_ALLREDUCE, dst, src, bytes_of(count, type), (int)type,
+			    (int)op, 0, 0, &r);
+	return start_or_finish(rc, r, req);
+}
+
+HOIST_API int hoist_allgather_start(void *dst, const void *src, size_t nbytes, hoist_req_t **req)
+{
+	hoist_req_t *r = NULL;
+	int rc = coll_start(HOIST_COLL_ALLGATHER, dst, src, nbytes, 0, 0, 0, 1, &r);
+	return start_or_finish(rc, r, req);
+}
+
+HOIST_API int hoist_alltoall_start(void *dst, const void *src, size_t nbytes, hoist_req_t **req)
+{
+	hoist_req_t *r = NULL;
+	int rc = coll_start(HOIST_COLL_ALLTOALL, dst, src, nbytes, 0, 0, 0, 1, &r);
+	return start_or_finish(rc, r, req);
+}
+
+HOIST_API int hoist_broadcast(void *dst, const void *src, size_t nbytes, int root)
+{
+	hoist_req_t *r;
+	int rc = coll_start(HOIST_COLL_BROADCAST, dst, src, nbytes, 0, 0, root, 0, &r);
+	return rc ? rc : hoist_wait(r);
+}
+
+HOIST_API int hoist_reduce(void *dst, const void *src, size_t count, hoist_type_t type,
+			   hoist_op_t op, int root)
+{
+	hoist_req_t *r;
+	int rc = coll_start(HOIST_COLL_REDUCE, dst, src, bytes_of(count, type), (int)type, (int)op,
+			    root, 0, &r);
+	return rc ? rc : hoist_wait(r);
+}
+
+HOIST_API int hoist_allreduce(void *dst, const void *src, size_t count, hoist_type_t type,
+			      hoist_op_t op)
+{
+	hoist_req_t *r;
+	int rc = coll_start(HOIST_COLL_ALLREDUCE, dst, src, bytes_of(count, type), (int)type,
+			    (int)op, 0, 0, &r);
+	return rc ? rc : hoist_wait(r);
+}
+
+HOIST_API int hoist_allgather(void *dst, const void *src, size_t nbytes)
+{
+	hoist_req_t *r;
+	int rc = coll_start(HOIST_COLL_ALLGATHER, dst, src, nbytes, 0, 0, 0, 0, &r);
+	return rc ? rc : hoist_wait(r);
+}
+
+HOIST_API int hoist_alltoall(void *dst, const void *src, size_t nbytes)
+{
+	hoist_req_t *r;
+	int rc = coll_start(HOIST_COLL_ALLTOALL, dst, src, nbytes, 0, 0, 0, 0, &r);
+	return rc ? rc : hoist_wait(r);
+}
+
+HOIST_API int hoist_wait(hoist_req_t *req)
+{
+	struct hoist_ctx *c = &hoist__g;
+	if (!req)
+		return -EINVAL;
+	if (!c->initialized) {
+		free(req);
+		return -ENOTCONN;
+	}
+	struct hoist_op *op = req->op;
+	int rc = op->done ? op->res : hoist__wait_op(c, op);
+	op->arrived = NULL; /* req's memory goes */
+	if (op->done) /* else the daemon is gone: the slot stays taken */
+		hoist__op_free(c, op);
+	free(req);
+	return rc;
+}
+
+HOIST_API int hoist_test(hoist_req_t *req)
+{
+	struct hoist_ctx *c = &hoist__g;
+	if (!req)
+		return -EINVAL;
+	if (!c->initialized)
+		return -ENOTCONN;
+	hoist__kick(c);
+	hoist__reap(c);
+	if (!req->op->done) {
+		int rc = hoist__check_daemon(c);
+		return rc ? rc : 0;
+	}
+	return 1;
+}
+
+HOIST_API int hoist_wait_from(hoist_req_t *req, int pe)
+{
+	struct hoist_ctx *c = &hoist__g;
+	if (!req || pe < 0 || pe >= req->size || !req->op->arrived)
+		return -EINVAL;
+	if (!c->initialized)
+		return -ENOTCONN;
+	return hoist__wait_arrival(c, req->op, pe);
+}

@@ -1,0 +1,947 @@
+/*
+ * Hierarchical collectives, progress-thread side.
+ *
+ * A job's collectives are numbered: a client's k-th HOIST_OP_COLL
+ * descriptor is collective k of the job on every node (every PE calls them
+ * in the same order). State is kept per number (struct coll, a list sorted
+ * by number), so several may be in flight (split-phase forms) and chunks
+ * that a faster daemon sends before this node got there are buffered.
+ *
+ * When every local PE has posted collective k (and the parameters agree),
+ * the daemon reads the local contributions straight from the PEs' heaps
+ * into one node contribution and runs ONE algorithm among the job's nodes
+ * (j->nodes, sorted; node index = position in it):
+ *
+ *   broadcast  binomial tree from the root's node
+ *   reduce     binomial tree into the root's node
+ *   allreduce  recursive doubling (non-powers of two: the first 2*rem
+ *              nodes pair up before and after), or for large vectors over
+ *              3+ nodes a ring: reduce-scatter then allgather
+ *   allgather  direct exchange: each node sends its PEs' blocks to every
+ *              other node; blocks are written into dst as they arrive
+ *   alltoall   direct (pairwise) exchange: node a sends node b the blocks
+ *              of (p on a) -> (q on b), written into q's dst on arrival
+ *
+ * Every step's stream goes in chunks of at most WIRE_AM_MAX_PAYLOAD
+ * (W_COLL, the parameters in each chunk's header). Steps of the tree and
+ * doubling algorithms run in order: a chunk of a later step waits in the
+ * queue. Results are scattered into each local PE's dst, then each gets
+ * its CQE; allgather/alltoall post a partial CQE per source PE as its
+ * block lands (HOIST_COLL_F_PARTIAL), which hoist_wait_from() waits for.
+ *
+ * Failure: an invalid descriptor or disagreeing parameters (here, or in a
+ * chunk from another node) fail the collective on this node and, through
+ * W_COLL_ABORT, on every other; a PE or node lost fails the job (job_fail
+ * -> coll_job_fail) on every node, so nobody waits forever.
+ */
+#include "coll.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "am.h"
+#include "daemon.h"
+#include "log.h"
+#include "validate.h"
+
+#define CHUNK WIRE_AM_MAX_PAYLOAD
+#define COLL_WINDOW 65536u /* collectives ahead of the oldest unfinished one */
+/* A header-only chunk every node sends every other in a broadcast or reduce:
+ * in a tree, data does not reach every node from every other, so without it
+ * nodes that disagree on the root (or the kind) could wait for each other
+ * forever. Allreduce and the exchanges need none: a node completes only
+ * after data from every node reached it, each hop checking parameters. */
+#define CHECK_ROUND UINT32_MAX
+
+struct coll_msg {
+	struct coll_msg *next;
+	int32_t from;          /* sender's node id */
+	struct wire_coll h;
+	uint64_t plen;
+	char data[];
+};
+
+struct coll {
+	struct coll *next;
+	uint32_t seq;
+	int32_t posted;        /* local PEs that posted it */
+	int32_t err;           /* failed: every local PE gets it */
+	int started, finished;
+	struct hoist_sqe *sqe; /* [size]: the local PEs' descriptors */
+	uint8_t *has;          /* [size]: posted here */
+	uint8_t *cqe_sent;     /* [size]: final completion posted */
+	/* parameters (the first local descriptor's) */
+	uint8_t kind, type, op;
+	int32_t root;
+	uint64_t len;
+	/* stepped algorithms */
+	int ring;
+	char *buf;
+	uint32_t round, nrounds;
+	uint32_t got;          /* chunks of this round's stream received */
+	int sent;              /* this round's stream sent */
+	int32_t checks;        /* CHECK_ROUND headers received */
+	/* exchanges */
+	uint32_t *peer_got;    /* [nnodes]: chunks received */
+	int32_t peers_left;
+	uint64_t *src_got;     /* [size]: bytes of each source PE landed */
+	uint8_t *announced;    /* [size]: partial completion posted */
+	struct coll_msg *q, **qtail;
+};
+
+struct step {
+	int32_t to, from;      /* node indices, -1: none */
+	uint64_t soff, slen;   /* part of buf sent */
+	uint64_t roff, rlen;   /* part of buf received */
+	int reduce;            /* combine into buf, else copy */
+};
+
+/* ---- reductions ---------------------------------------------------------- */
+
+/* Integers wrap (computed unsigned); min/max compare in the real type. */
+#define COMBINE(T, U)                                                                              \
+	do {                                                                                       \
+		for (uint64_t i = 0; i < n; i++) {                                                 \
+			T x, y, z;                                                                 \
+			memcpy(&x, (char *)dst + i * sizeof(T), sizeof(T));                      \
+			memcpy(&y, (const char *)src + i * sizeof(T), sizeof(T));                \
+			switch (op) {                                                              \
+			case 0: z = (T)((U)x + (U)y); break;                                       \
+			case 1: z = (T)((U)x * (U)y); break;                                       \
+			case 2: z = y < x ? y : x; break;                                          \
+			case 3: z = y > x ? y : x; break;                                          \
+			default: z = BITWISE(T, U); break;                                         \
+			}                                                                          \
+			memcpy((char *)dst + i * sizeof(T), &z, sizeof(T));                      \
+		}                                                                                  \
+	} while (0)
+
+static inline uint64_t bitwise(uint8_t op, uint64_t x, uint64_t y)
+{
+	return op == 4 ? (x & y) : op == 5 ? (x | y) : (x ^ y);
+}
+
+void coll_combine(uint8_t type, uint8_t op, void *dst, const void *src, uint64_t bytes)
+{
+	uint64_t n = bytes / hoist_coll_type_size(type);
+	switch (type) {
+	case 0:
+#define BITWISE(T, U) (T)(U)bitwise(op, (uint64_t)(U)x, (uint64_t)(U)y)
+		COMBINE(int32_t, uint32_t);
+		break;
+	case 1:
+		COMBINE(int64_t, uint64_t);
+		break;
+	case 2:
+		COMBINE(uint64_t, uint64_t);
+		break;
+#undef BITWISE
+#define BITWISE(T, U) x /* rejected by validate_coll */
+	case 3:
+		COMBINE(float, float);
+		break;
+	case 4:
+		COMBINE(double, double);
+		break;
+#undef BITWISE
+	}
+}
+
+/* ---- per-job maps ---------------------------------------------------------- */
+
+static int32_t node_index(const struct job *j, int32_t node)
+{
+	int32_t lo = 0, hi = j->nnodes - 1;
+	while (lo <= hi) {
+		int32_t mid = (lo + hi) / 2;
+		if (j->nodes[mid] == node)
+			return mid;
+		if (j->nodes[mid] < node)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+	return -1;
+}
+
+static void maps_free(struct job *j)
+{
+	free(j->coll_idx);
+	free(j->coll_ranks);
+	free(j->coll_start);
+	j->coll_idx = j->coll_ranks = j->coll_start = NULL;
+}
+
+/* Ranks grouped by node index (ascending within a node). */
+static int coll_maps(struct job *j)
+{
+	if (j->coll_ranks)
+		return 0;
+	j->coll_idx = malloc((size_t)j->size * sizeof(int32_t));
+	j->coll_ranks = malloc((size_t)j->size * sizeof(int32_t));
+	j->coll_start = calloc((size_t)j->nnodes + 1, sizeof(int32_t));
+	int32_t *fill = calloc((size_t)j->nnodes, sizeof(int32_t));
+	if (!j->coll_idx || !j->coll_ranks || !j->coll_start || !fill) {
+		free(fill);
+		maps_free(j);
+		return -ENOMEM;
+	}
+	for (int32_t r = 0; r < j->size; r++) {
+		j->coll_idx[r] = node_index(j, j->node_of[r]);
+		j->coll_start[j->coll_idx[r] + 1]++;
+	}
+	for (int32_t k = 0; k < j->nnodes; k++)
+		j->coll_start[k + 1] += j->coll_start[k];
+	for (int32_t r = 0; r < j->size; r++) {
+		int32_t k = j->coll_idx[r];
+		j->coll_ranks[j->coll_start[k] + fill[k]++] = r;
+	}
+	free(fill);
+	return 0;
+}
+
+static inline int32_t nranks_of(const struct job *j, int32_t k)
+{
+	return j->coll_start[k + 1] - j->coll_start[k];
+}
+
+static inline int32_t rank_at(const struct job *j, int32_t k, int32_t i)
+{
+	return j->coll_ranks[j->coll_start[k] + i];
+}
+
+/* ---- state ----------------------------------------------------------------- */
+
+static void coll_free(struct coll *co)
+{
+	while (co->q) {
+		struct coll_msg *m = co->q;
+		co->q = m->next;
+		free(m);
+	}
+	free(co->sqe);
+	free(co->has);
+	free(co->cqe_sent);
+	free(co->buf);
+	free(co->peer_got);
+	free(co->src_got);
+	free(co->announced);
+	free(co);
+}
+
+static struct coll *coll_get(struct job *j, uint32_t seq, int create)
+{
+	if ((int32_t)(seq - j->coll_base) < 0 || seq - j->coll_base >= COLL_WINDOW)
+		return NULL; /* finished long ago, or absurdly far ahead */
+	struct coll **pp = &j->colls;
+	while (*pp && (int32_t)((*pp)->seq - seq) < 0)
+		pp = &(*pp)->next;
+	if (*pp && (*pp)->seq == seq)
+		return *pp;
+	if (!create)
+		return NULL;
+	struct coll *co = calloc(1, sizeof(*co));
+	if (!co)
+		return NULL;
+	co->seq = seq;
+	co->sqe = calloc((size_t)j->size, sizeof(*co->sqe));
+	co->has = calloc((size_t)j->size, 1);
+	co->cqe_sent = calloc((size_t)j->size, 1);
+	if (!co->sqe || !co->has || !co->cqe_sent) {
+		coll_free(co);
+		return NULL;
+	}
+	co->qtail = &co->q;
+	co->next = *pp;
+	*pp = co;
+	return co;
+}
+
+/* Free finished collectives from the oldest on; later chunks of them are
+ * recognised by their number and dropped. */
+static void coll_retire(struct job *j)
+{
+	while (j->colls && j->colls->seq == j->coll_base && j->colls->finished &&
+	       (j->colls->posted == j->nlocal || j->error)) {
+		struct coll *co = j->colls;
+		j->colls = co->next;
+		coll_free(co);
+		j->coll_base++;
+	}
+}
+
+static char *heap_at(const struct job *j, int32_t r, uint64_t off)
+{
+	struct client *c = j->pe[r];
+	return c ? (char *)c->heap.base + off : NULL;
+}
+
+static void count_kind(struct daemon *d, uint8_t kind)
+{
+	switch (kind) {
+	case HOIST_COLL_BROADCAST: STAT_INC(&d->pst, coll_broadcast); break;
+	case HOIST_COLL_REDUCE: STAT_INC(&d->pst, coll_reduce); break;
+	case HOIST_COLL_ALLREDUCE: STAT_INC(&d->pst, coll_allreduce); break;
+	case HOIST_COLL_ALLGATHER: STAT_INC(&d->pst, coll_allgather); break;
+	case HOIST_COLL_ALLTOALL: STAT_INC(&d->pst, coll_alltoall); break;
+	}
+}
+
+/* Final completions to every local PE that posted and has none yet. */
+static void complete_posted(struct job *j, struct coll *co, int32_t res)
+{
+	for (int32_t i = 0; i < j->size; i++) {
+		if (!co->has[i] || co->cqe_sent[i])
+			continue;
+		co->cqe_sent[i] = 1;
+		struct client *c = j->pe[i];
+		if (c)
+			progress_cqe(c, co->sqe[i].user_data, res, HOIST_OP_COLL);
+	}
+}
+
+static void release_work(struct coll *co)
+{
+	free(co->buf);
+	co->buf = NULL;
+	while (co->q) {
+		struct coll_msg *m = co->q;
+		co->q = m->next;
+		free(m);
+	}
+	co->qtail = &co->q;
+}
+
+static void coll_finish(struct daemon *d, struct job *j, struct coll *co, int32_t res)
+{
+	if (co->finished)
+		return;
+	co->finished = 1;
+	if (res) {
+		co->err = res;
+		STAT_INC(&d->pst, coll_failed);
+	} else {
+		STAT_INC(&d->pst, coll_done);
+		count_kind(d, co->kind);
+	}
+	complete_posted(j, co, res);
+	release_work(co);
+	/* freed by coll_retire() at the end of the entry point: co stays valid
+	 * for the caller */
+}
+
+/* Fail collective co here and (send) on every other node of the job. */
+static void coll_abort(struct daemon *d, struct job *j, struct coll *co, int32_t err, int send)
+{
+	if (co->finished)
+		return;
+	if (send && j->prog_ready) {
+		struct wire_coll_abort a = {.job = j->id, .seq = co->seq, .err = err};
+		for (int32_t k = 0; k < j->nnodes; k++)
+			if (j->nodes[k] != d->net.self)
+				d->xport->am_send(d, j->nodes[k], W_COLL_ABORT, &a, sizeof(a), NULL, 0);
+	}
+	hlog_debug("job %s collective %u failed: %d", j->key, co->seq, err);
+	coll_finish(d, j, co, err);
+}
+
+/* ---- sending ------------------------------------------------------------------- */
+
+static inline uint32_t nchunks(uint64_t bytes)
+{
+	return bytes ? (uint32_t)((bytes + CHUNK - 1) / CHUNK) : 1;
+}
+
+/* One step's stream to node index k, in chunks (an empty stream is one
+ * empty chunk: the receiver counts chunks). */
+static int send_stream(struct daemon *d, struct job *j, struct coll *co, int32_t k, uint32_t round,
+		       const char *data, uint64_t total)
+{
+	struct wire_coll h = {.job = j->id, .seq = co->seq, .kind = co->kind, .type = co->type,
+			      .op = co->op, .root = co->root, .round = round, .len = co->len,
+			      .total = total};
+	uint64_t off = 0;
+	do {
+		uint64_t n = total - off < CHUNK ? total - off : CHUNK;
+		h.off = off;
+		int rc = d->xport->am_send(d, j->nodes[k], W_COLL, &h, sizeof(h), data + off, n);
+		if (rc)
+			return rc;
+		STAT_INC(&d->pst, coll_msgs_out);
+		STAT_ADD(&d->pst, coll_bytes_out, n);
+		off += n;
+	} while (off < total);
+	return 0;
+}
+
+/* ---- stepped algorithms: broadcast, reduce, allreduce ------------------------------ */
+
+static uint32_t ceil_log2(uint32_t n)
+{
+	uint32_t r = 0;
+	while ((1u << r) < n)
+		r++;
+	return r;
+}
+
+static uint32_t floor_log2(uint32_t n)
+{
+	uint32_t r = 0;
+	while ((2u << r) <= n)
+		r++;
+	return r;
+}
+
+/* Bytes [lo, hi) of segment s of n of the vector (element aligned). */
+static void segment(const struct coll *co, int32_t n, int32_t s, uint64_t *off, uint64_t *len)
+{
+	uint64_t es = hoist_coll_type_size(co->type), count = co->len / es;
+	uint64_t lo = count * (uint64_t)s / (uint64_t)n, hi = count * (uint64_t)(s + 1) / (uint64_t)n;
+	*off = lo * es;
+	*len = (hi - lo) * es;
+}
+
+static inline int32_t mod(int32_t a, int32_t n)
+{
+	return ((a % n) + n) % n;
+}
+
+static void plan(const struct job *j, const struct coll *co, uint32_t r, struct step *s)
+{
+	int32_t n = j->nnodes, me = j->my_idx;
+	*s = (struct step){.to = -1, .from = -1, .slen = co->len, .rlen = co->len};
+	if (co->kind == HOIST_COLL_BROADCAST || co->kind == HOIST_COLL_REDUCE) {
+		int32_t rn = j->coll_idx[co->root], v = mod(me - rn, n), bit = 1 << r;
+		if (co->kind == HOIST_COLL_BROADCAST) {
+			if (v < bit && v + bit < n)
+				s->to = (v + bit + rn) % n;
+			else if (v >= bit && v < 2 * bit)
+				s->from = (v - bit + rn) % n;
+		} else if (!(v & (bit - 1))) {
+			if (v & bit)
+				s->to = (v - bit + rn) % n;
+			else if (v + bit < n)
+				s->from = (v + bit + rn) % n;
+			s->reduce = 1;
+		}
+		return;
+	}
+	s->reduce = 1;
+	if (co->ring) {
+		int32_t sk, rk;
+		if (r < (uint32_t)n - 1) {
+			sk = mod(me - (int32_t)r, n);
+			rk = mod(me - (int32_t)r - 1, n);
+		} else {
+			int32_t st = (int32_t)r - (n - 1);
+			sk = mod(me + 1 - st, n);
+			rk = mod(me - st, n);
+			s->reduce = 0;
+		}
+		s->to = (me + 1) % n;
+		s->from = mod(me - 1, n);
+		segment(co, n, sk, &s->soff, &s->slen);
+		segment(co, n, rk, &s->roff, &s->rlen);
+		return;
+	}
+	/* recursive doubling; nodes [0, 2*rem) pair up around it */
+	uint32_t L = floor_log2((uint32_t)n);
+	int32_t p2 = 1 << L, rem = n - p2;
+	if (r == 0) {
+		if (me < 2 * rem) {
+			if (me & 1)
+				s->from = me - 1;
+			else
+				s->to = me + 1;
+		}
+	} else if (r <= L) {
+		int32_t nr = me < 2 * rem ? ((me & 1) ? me / 2 : -1) : me - rem;
+		if (nr >= 0) {
+			int32_t pr = nr ^ (1 << (r - 1));
+			int32_t pidx = pr < rem ? pr * 2 + 1 : pr + rem;
+			s->to = s->from = pidx;
+		}
+	} else if (me < 2 * rem) {
+		if (me & 1)
+			s->to = me - 1;
+		else
+			s->from = me + 1;
+		s->reduce = 0;
+	}
+}
+
+/* The results into the local PEs' dst; then every local PE completes. */
+static void scatter_done(struct daemon *d, struct job *j, struct coll *co)
+{
+	for (int32_t i = 0; i < j->size; i++) {
+		if (!co->has[i])
+			continue;
+		if (co->kind == HOIST_COLL_REDUCE && i != co->root)
+			continue;
+		char *dst = heap_at(j, i, co->sqe[i].remote_off);
+		if (dst && co->len)
+			memcpy(dst, co->buf, co->len);
+	}
+	coll_finish(d, j, co, 0);
+}
+
+/* Is m, a chunk of round co->round, what the plan expects? Apply it. */
+static int apply_chunk(struct job *j, struct coll *co, const struct step *s, struct coll_msg *m)
+{
+	if (node_index(j, m->from) != s->from || m->h.total != s->rlen || m->h.off % CHUNK ||
+	    m->h.off > m->h.total || m->plen != (m->h.total - m->h.off < CHUNK ? m->h.total - m->h.off : CHUNK) ||
+	    co->got >= nchunks(s->rlen))
+		return -EPROTO;
+	char *at = co->buf + s->roff + m->h.off;
+	if (s->reduce)
+		coll_combine(co->type, co->op, at, m->data, m->plen);
+	else if (m->plen)
+		memcpy(at, m->data, m->plen);
+	co->got++;
+	return 0;
+}
+
+static int needs_checks(const struct coll *co)
+{
+	return co->kind == HOIST_COLL_BROADCAST || co->kind == HOIST_COLL_REDUCE;
+}
+
+static void rounds_run(struct daemon *d, struct job *j, struct coll *co)
+{
+	if (needs_checks(co)) {
+		struct coll_msg **pp = &co->q;
+		while (*pp) {
+			struct coll_msg *m = *pp;
+			if (m->h.round != CHECK_ROUND) {
+				pp = &m->next;
+				continue;
+			}
+			*pp = m->next;
+			if (!*pp)
+				co->qtail = pp;
+			int bad = m->plen || m->h.total || node_index(j, m->from) < 0 ||
+				  ++co->checks > j->nnodes - 1;
+			free(m);
+			if (bad) {
+				coll_abort(d, j, co, -EPROTO, 1);
+				return;
+			}
+		}
+	}
+	while (!co->finished && co->round < co->nrounds) {
+		struct step s;
+		plan(j, co, co->round, &s);
+		if (!co->sent) {
+			co->sent = 1;
+			if (s.to >= 0) {
+				int rc = send_stream(d, j, co, s.to, co->round, co->buf + s.soff, s.slen);
+				if (rc) {
+					coll_abort(d, j, co, -ECONNRESET, 1);
+					return;
+				}
+			}
+		}
+		if (s.from >= 0) {
+			struct coll_msg **pp = &co->q;
+			while (*pp) {
+				struct coll_msg *m = *pp;
+				if (m->h.round != co->round) {
+					pp = &m->next;
+					continue;
+				}
+				*pp = m->next;
+				if (!*pp)
+					co->qtail = pp;
+				int rc = apply_chunk(j, co, &s, m);
+				free(m);
+				if (rc) {
+					coll_abort(d, j, co, rc, 1);
+					return;
+				}
+			}
+			if (co->got < nchunks(s.rlen))
+				return; /* the rest comes with later chunks */
+		}
+		co->round++;
+		co->got = 0;
+		co->sent = 0;
+	}
+	if (!co->finished && (!needs_checks(co) || co->checks == j->nnodes - 1))
+		scatter_done(d, j, co);
+}
+
+/* The node's contribution: the local PEs' vectors combined (reductions) or
+ * the root's (broadcast, on the root's node). */
+static int rounds_start(struct daemon *d, struct job *j, struct coll *co)
+{
+	int32_t n = j->nnodes;
+	co->buf = malloc(co->len ? co->len : 1);
+	if (!co->buf)
+		return -ENOMEM;
+	if (needs_checks(co)) {
+		for (int32_t k = 0; k < n; k++)
+			if (k != j->my_idx && send_stream(d, j, co, k, CHECK_ROUND, co->buf, 0))
+				return -ECONNRESET;
+	}
+	if (co->kind == HOIST_COLL_BROADCAST) {
+		if (j->coll_idx[co->root] == j->my_idx && co->len)
+			memcpy(co->buf, heap_at(j, co->root, co->sqe[co->root].local_off), co->len);
+		co->nrounds = ceil_log2((uint32_t)n);
+	} else {
+		int first = 1;
+		for (int32_t i = 0; i < j->size; i++) {
+			if (!co->has[i] || !co->len)
+				continue;
+			const char *src = heap_at(j, i, co->sqe[i].local_off);
+			if (first)
+				memcpy(co->buf, src, co->len);
+			else
+				coll_combine(co->type, co->op, co->buf, src, co->len);
+			first = 0;
+		}
+		if (co->kind == HOIST_COLL_REDUCE) {
+			co->nrounds = ceil_log2((uint32_t)n);
+		} else if (n >= 3 && co->len >= d->cfg.coll_ring_bytes) {
+			co->ring = 1;
+			co->nrounds = 2 * (uint32_t)n - 2;
+		} else {
+			co->nrounds = n > 1 ? floor_log2((uint32_t)n) + 2 : 0;
+		}
+	}
+	rounds_run(d, j, co);
+	return 0;
+}
+
+/* ---- exchanges: allgather, alltoall ------------------------------------------------ */
+
+static void partial(struct job *j, struct coll *co, int32_t p)
+{
+	if (co->announced[p])
+		return;
+	co->announced[p] = 1;
+	for (int32_t i = 0; i < j->size; i++) {
+		struct hoist_coll_args a;
+		if (!co->has[i])
+			continue;
+		memcpy(&a, co->sqe[i].inline_data, sizeof(a));
+		if ((a.flags & HOIST_COLL_F_PARTIAL) && j->pe[i])
+			progress_cqe_partial(j->pe[i], co->sqe[i].user_data, p);
+	}
+}
+
+/* Bytes node k streams to node index `to` in an exchange. */
+static uint64_t stream_bytes(const struct job *j, const struct coll *co, int32_t k, int32_t to)
+{
+	uint64_t b = (uint64_t)nranks_of(j, k) * co->len;
+	return co->kind == HOIST_COLL_ALLTOALL ? b * (uint64_t)nranks_of(j, to) : b;
+}
+
+/* What landed: write chunk m of node k's stream into the local dsts. */
+static int exchange_apply(struct job *j, struct coll *co, int32_t from, const struct wire_coll *h,
+			  const char *data, uint64_t plen)
+{
+	int32_t k = node_index(j, from), me = j->my_idx;
+	if (k < 0 || k == me || h->round != 0)
+		return -EPROTO;
+	uint64_t total = stream_bytes(j, co, k, me);
+	if (h->total != total || h->off % CHUNK || h->off > total ||
+	    plen != (total - h->off < CHUNK ? total - h->off : CHUNK) ||
+	    co->peer_got[k] >= nchunks(total))
+		return -EPROTO;
+	int32_t nl = nranks_of(j, me);
+	uint64_t len = co->len, o = h->off, end = h->off + plen;
+	while (o < end) {
+		uint64_t blk = o / len, inner = o % len;
+		uint64_t piece = len - inner < end - o ? len - inner : end - o;
+		const char *piece_at = data + (o - h->off);
+		int32_t p;
+		uint64_t need;
+		if (co->kind == HOIST_COLL_ALLGATHER) {
+			p = rank_at(j, k, (int32_t)blk);
+			for (int32_t qi = 0; qi < nl; qi++) {
+				int32_t q = rank_at(j, me, qi);
+				char *dst = heap_at(j, q, co->sqe[q].remote_off);
+				if (dst)
+					memcpy(dst + (uint64_t)p * len + inner, piece_at, piece);
+			}
+			need = len;
+		} else {
+			p = rank_at(j, k, (int32_t)(blk / (uint64_t)nl));
+			int32_t q = rank_at(j, me, (int32_t)(blk % (uint64_t)nl));
+			char *dst = heap_at(j, q, co->sqe[q].remote_off);
+			if (dst)
+				memcpy(dst + (uint64_t)p * len + inner, piece_at, piece);
+			need = (uint64_t)nl * len;
+		}
+		co->src_got[p] += piece;
+		if (co->src_got[p] == need)
+			partial(j, co, p);
+		o += piece;
+	}
+	if (++co->peer_got[k] == nchunks(total)) {
+		for (int32_t i = 0; i < nranks_of(j, k); i++) /* empty blocks */
+			partial(j, co, rank_at(j, k, i));
+		co->peers_left--;
+	}
+	return 0;
+}
+
+static void exchange_run(struct daemon *d, struct job *j, struct coll *co)
+{
+	while (co->q && !co->finished) {
+		struct coll_msg *m = co->q;
+		co->q = m->next;
+		if (!co->q)
+			co->qtail = &co->q;
+		int rc = exchange_apply(j, co, m->from, &m->h, m->data, m->plen);
+		free(m);
+		if (rc)
+			coll_abort(d, j, co, rc, 1);
+	}
+	if (!co->finished && co->peers_left == 0)
+		coll_finish(d, j, co, 0);
+}
+
+/* Every source is read (into the streams) before any dst is written: in
+ * place (dst == src) works. */
+static int exchange_start(struct daemon *d, struct job *j, struct coll *co)
+{
+	int32_t n = j->nnodes, me = j->my_idx, nl = nranks_of(j, me);
+	uint64_t len = co->len;
+	co->peer_got = calloc((size_t)n, sizeof(*co->peer_got));
+	co->src_got = calloc((size_t)j->size, sizeof(*co->src_got));
+	co->announced = calloc((size_t)j->size, 1);
+	if (!co->peer_got || !co->src_got || !co->announced)
+		return -ENOMEM;
+	co->peers_left = n - 1;
+	for (int32_t s = 1; s <= n; s++) {
+		/* pairwise order; ourselves last: in place, writing our dsts
+		 * overwrites sources the other streams still read */
+		int32_t k = (me + s) % n;
+		uint64_t total = stream_bytes(j, co, me, k);
+		char *st = malloc(total ? total : 1);
+		if (!st)
+			return -ENOMEM;
+		int32_t nk = nranks_of(j, k);
+		for (int32_t pi = 0; pi < nl; pi++) {
+			int32_t p = rank_at(j, me, pi);
+			const char *src = heap_at(j, p, co->sqe[p].local_off);
+			if (co->kind == HOIST_COLL_ALLGATHER) {
+				memcpy(st + (uint64_t)pi * len, src, len);
+				continue;
+			}
+			for (int32_t qi = 0; qi < nk; qi++)
+				memcpy(st + ((uint64_t)pi * (uint64_t)nk + (uint64_t)qi) * len,
+				       src + (uint64_t)rank_at(j, k, qi) * len, len);
+		}
+		int rc = 0;
+		if (k != me) {
+			rc = send_stream(d, j, co, k, 0, st, total);
+		} else { /* local blocks: st is the snapshot */
+			for (int32_t qi = 0; qi < nl; qi++) {
+				int32_t q = rank_at(j, me, qi);
+				char *dst = heap_at(j, q, co->sqe[q].remote_off);
+				for (int32_t pi = 0; pi < nl && dst; pi++) {
+					int32_t p = rank_at(j, me, pi);
+					uint64_t from = co->kind == HOIST_COLL_ALLGATHER
+								? (uint64_t)pi * len
+								: ((uint64_t)pi * (uint64_t)nl + (uint64_t)qi) * len;
+					memcpy(dst + (uint64_t)p * len, st + from, len);
+				}
+			}
+		}
+		free(st);
+		if (rc)
+			return -ECONNRESET;
+		if (k == me)
+			for (int32_t pi = 0; pi < nl; pi++)
+				partial(j, co, rank_at(j, me, pi));
+	}
+	exchange_run(d, j, co);
+	return 0;
+}
+
+static void recv_chunk(struct daemon *d, struct job *j, struct coll *co, int32_t from,
+		       const struct wire_coll *h, const void *data, uint64_t plen);
+
+/* ---- entry points ---------------------------------------------------------------- */
+
+static void coll_start(struct daemon *d, struct job *j, struct coll *co)
+{
+	co->started = 1;
+	int rc = coll_maps(j);
+	for (int32_t i = 0; !rc && i < j->size; i++)
+		if (co->has[i] && !j->pe[i])
+			rc = -ECONNRESET; /* posted, then left before we could read it */
+	if (!rc) {
+		if (co->kind == HOIST_COLL_ALLGATHER || co->kind == HOIST_COLL_ALLTOALL)
+			rc = exchange_start(d, j, co);
+		else
+			rc = rounds_start(d, j, co);
+	}
+	if (rc)
+		coll_abort(d, j, co, rc, 1);
+}
+
+static int params_match(const struct coll *co, const struct hoist_sqe *sqe)
+{
+	struct hoist_coll_args a;
+	memcpy(&a, sqe->inline_data, sizeof(a));
+	return a.kind == co->kind && a.type == co->type && a.op == co->op && sqe->pe == co->root &&
+	       sqe->len == co->len;
+}
+
+int coll_post(struct daemon *d, struct client *c, const struct hoist_sqe *sqe)
+{
+	struct job *j = c->job;
+	uint32_t seq = c->coll_seq++;
+	STAT_INC(&c->st, colls);
+	if (j->error)
+		return j->error;
+	struct coll *co = coll_get(j, seq, 1);
+	if (!co) {
+		job_fail(j, -ENOMEM);
+		return -ENOMEM;
+	}
+	co->has[c->rank] = 1;
+	co->sqe[c->rank] = *sqe;
+	co->posted++;
+	if (co->finished) { /* failed before this PE got here */
+		complete_posted(j, co, co->err);
+		coll_retire(j);
+		return 0;
+	}
+	struct validate_geom g = {.job_size = j->size, .heap_bytes = c->heap.bytes,
+				  .staging_bytes = c->staging.bytes};
+	int rc = validate_coll(sqe, &g);
+	if (!rc && j->departed)
+		rc = -ECONNRESET; /* a PE left: it can never take part */
+	if (!rc) {
+		if (co->posted == 1) {
+			struct hoist_coll_args a;
+			memcpy(&a, sqe->inline_data, sizeof(a));
+			co->kind = a.kind;
+			co->type = a.type;
+			co->op = a.op;
+			co->root = sqe->pe;
+			co->len = sqe->len;
+		} else if (!params_match(co, sqe)) {
+			rc = -EINVAL;
+		}
+	}
+	/* the first poster fixed the parameters; an invalid one may come first */
+	if (rc) {
+		coll_abort(d, j, co, rc, 1);
+	} else if (co->posted == j->nlocal) {
+		/* chunks that came early: a parameter mismatch fails it */
+		for (struct coll_msg *m = co->q; m && !rc; m = m->next)
+			if (m->h.kind != co->kind || m->h.type != co->type || m->h.op != co->op ||
+			    m->h.root != co->root || m->h.len != co->len)
+				rc = -EINVAL;
+		if (rc)
+			coll_abort(d, j, co, rc, 1);
+		else
+			coll_start(d, j, co);
+	}
+	coll_retire(j);
+	return 0;
+}
+
+void coll_recv(struct daemon *d, struct job *j, int32_t from, const struct wire_coll *h,
+	       const void *data, uint64_t plen)
+{
+	STAT_ADD(&d->pst, coll_bytes_in, plen);
+	if (j->error)
+		return;
+	struct coll *co = coll_get(j, h->seq, 1);
+	if (!co) {
+		if ((int32_t)(h->seq - j->coll_base) >= 0 && h->seq - j->coll_base < COLL_WINDOW)
+			job_fail(j, -ENOMEM);
+		return; /* finished here already (e.g. it failed): drop */
+	}
+	if (!co->finished)
+		recv_chunk(d, j, co, from, h, data, plen);
+	coll_retire(j);
+}
+
+static void recv_chunk(struct daemon *d, struct job *j, struct coll *co, int32_t from,
+		       const struct wire_coll *h, const void *data, uint64_t plen)
+{
+	if (co->started && (h->kind != co->kind || h->type != co->type || h->op != co->op ||
+			    h->root != co->root || h->len != co->len)) {
+		coll_abort(d, j, co, -EINVAL, 1);
+		return;
+	}
+	if (co->started && !co->q &&
+	    (co->kind == HOIST_COLL_ALLGATHER || co->kind == HOIST_COLL_ALLTOALL)) {
+		/* the usual case: straight from the receive buffer into the dsts */
+		int rc = exchange_apply(j, co, from, h, data, plen);
+		if (rc)
+			coll_abort(d, j, co, rc, 1);
+		else if (co->peers_left == 0)
+			coll_finish(d, j, co, 0);
+		return;
+	}
+	struct coll_msg *m = malloc(sizeof(*m) + plen);
+	if (!m) {
+		coll_abort(d, j, co, -ENOMEM, 1);
+		return;
+	}
+	m->next = NULL;
+	m->from = from;
+	m->h = *h;
+	m->plen = plen;
+	if (plen)
+		memcpy(m->data, data, plen);
+	*co->qtail = m;
+	co->qtail = &m->next;
+	if (!co->started) {
+		STAT_INC(&d->pst, coll_early);
+		return;
+	}
+	if (co->kind == HOIST_COLL_ALLGATHER || co->kind == HOIST_COLL_ALLTOALL)
+		exchange_run(d, j, co);
+	else
+		rounds_run(d, j, co);
+}
+
+void coll_abort_recv(struct daemon *d, struct job *j, uint32_t seq, int32_t err)
+{
+	if (err >= 0 || err < -4095)
+		err = -EPROTO;
+	struct coll *co = coll_get(j, seq, 1);
+	if (co)
+		coll_abort(d, j, co, err, 0);
+	coll_retire(j);
+}
+
+void coll_job_fail(struct job *j, int err)
+{
+	struct daemon *d = j->d;
+	for (struct coll *co = j->colls, *next; co; co = next) {
+		next = co->next; /* nothing is freed before coll_retire() */
+		coll_abort(d, j, co, err, 0);
+	}
+	coll_retire(j);
+}
+
+void coll_pe_depart(struct daemon *d, struct job *j, int32_t pe)
+{
+	for (struct coll *co = j->colls, *next; co; co = next) {
+		next = co->next;
+		if (!co->has[pe])
+			coll_abort(d, j, co, -ECONNRESET, 1);
+	}
+	coll_retire(j);
+}
+
+void coll_job_free(struct job *j)
+{
+	while (j->colls) {
+		struct coll *co = j->colls;
+		j->colls = co->next;
+		coll_free(co);
+	}
+	maps_free(j);
+}
