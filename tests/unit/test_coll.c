@@ -187,6 +187,37 @@ START_TEST(test_combine)
 }
 END_TEST
 
+/* x op y and y op x to the bit: two nodes of a recursive doubling step
+ * compute both, and every PE must get the same result (-0.0 vs +0.0, NaN) */
+START_TEST(test_minmax_commutative)
+{
+	double nan = __builtin_nan(""), dv[] = {0.0, -0.0, 1.0, -1.0, nan, -nan};
+	float fv[] = {0.0f, -0.0f, 2.0f, -2.0f, __builtin_nanf(""), -__builtin_nanf("")};
+	for (uint8_t op = 2; op <= 3; op++) {
+		for (int i = 0; i < 6; i++) {
+			for (int k = 0; k < 6; k++) {
+				double a = dv[i], b = dv[k], x = a, y = b;
+				coll_combine(4, op, &x, &b, 8);
+				coll_combine(4, op, &y, &a, 8);
+				ck_assert_msg(memcmp(&x, &y, 8) == 0, "double op %u: %g, %g", op, a, b);
+				float fa = fv[i], fb = fv[k], fx = fa, fy = fb;
+				coll_combine(3, op, &fx, &fb, 4);
+				coll_combine(3, op, &fy, &fa, 4);
+				ck_assert_msg(memcmp(&fx, &fy, 4) == 0, "float op %u: %g, %g", op, fa, fb);
+				if (a != a || b != b) /* a NaN wins */
+					ck_assert(x != x);
+			}
+		}
+	}
+	double z = 0.0, mz = -0.0;
+	coll_combine(4, 2, &z, &mz, 8); /* min(+0, -0) = -0 */
+	ck_assert(z == 0 && __builtin_signbit(z));
+	z = -0.0, mz = 0.0;
+	coll_combine(4, 3, &z, &mz, 8); /* max(-0, +0) = +0 */
+	ck_assert(z == 0 && !__builtin_signbit(z));
+}
+END_TEST
+
 START_TEST(test_wire_checks)
 {
 	/* what a peer sends is checked before anything is buffered */
@@ -215,6 +246,7 @@ static Suite *coll_suite(void)
 	tcase_add_test(tc, test_ranges);
 	tcase_add_test(tc, test_random_never_out_of_bounds);
 	tcase_add_test(tc, test_combine);
+	tcase_add_test(tc, test_minmax_commutative);
 	tcase_add_test(tc, test_wire_checks);
 	suite_add_tcase(s, tc);
 	return s;
