@@ -928,6 +928,11 @@ void coll_abort_recv(struct daemon *d, struct job *j, uint32_t seq, int32_t err)
 	coll_retire(j);
 }
 
+/* No coll_retire() here: job_fail() also runs inside the collective code,
+ * when am_send finds a peer unreachable on the spot (peer_lost -> job_fail)
+ * while rounds_run, exchange_start, coll_abort or coll_pe_depart still hold
+ * a collective (and its successor). The failed collectives are freed by the
+ * next entry point's coll_retire() or with the job (coll_job_free). */
 void coll_job_fail(struct job *j, int err)
 {
 	struct daemon *d = j->d;
@@ -935,7 +940,6 @@ void coll_job_fail(struct job *j, int err)
 		next = co->next; /* nothing is freed before coll_retire() */
 		coll_abort(d, j, co, err, 0);
 	}
-	coll_retire(j);
 }
 
 void coll_pe_depart(struct daemon *d, struct job *j, int32_t pe)
