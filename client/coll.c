@@ -52,14 +52,14 @@ static int coll_start(uint8_t kind, void *dst, const void *src, uint64_t len, in
 	struct hoist_req *r = malloc(sizeof(*r) + (exch ? (size_t)c->size : 0));
 	if (!r)
 		return -ENOMEM;
-	/* nbi gets into src must have landed: only a quiet copies them out */
-	if (c->nbi_head) {
-		int rc = hoist__quiet(c);
-		if (rc) {
-			free(r);
-			return rc;
-		}
-	}
+	/* nbi gets into src must have landed: only a quiet copies them out.
+	 * Its error (an earlier operation's) is returned, but the collective
+	 * is posted all the same: skipping it would shift this PE's numbering
+	 * of the job's collectives, and the others would wait for it forever
+	 * or pair its next collective with this one. */
+	int pre = 0;
+	if (c->nbi_head)
+		pre = hoist__quiet(c);
 	int rc = hoist__op_alloc(c, &r->op);
 	if (rc) {
 		free(r);
@@ -91,7 +91,7 @@ static int coll_start(uint8_t kind, void *dst, const void *src, uint64_t len, in
 	memcpy(sqe->inline_data, &a, sizeof(a));
 	hoist__sqe_submit(c);
 	*out = r;
-	return 0;
+	return pre;
 }
 
 static int finish(hoist_req_t *r, int rc)
@@ -100,14 +100,16 @@ static int finish(hoist_req_t *r, int rc)
 	return rc ? rc : wrc;
 }
 
-/* A NULL request pointer is an error, but the descriptor is still posted
- * (and waited for): the other PEs are not left waiting. */
+/* coll_start posted the descriptor iff r is set; its error is then still
+ * reported, after the collective was waited for. A NULL request pointer is
+ * an error, but the descriptor is still posted (and waited for): the other
+ * PEs are not left waiting. */
 static int start_or_finish(int rc, hoist_req_t *r, hoist_req_t **req)
 {
-	if (rc)
+	if (!r)
 		return rc;
-	if (!req)
-		return finish(r, -EINVAL);
+	if (rc || !req)
+		return finish(r, rc ? rc : -EINVAL);
 	*req = r;
 	return 0;
 }
@@ -162,41 +164,41 @@ HOIST_API int hoist_alltoall_start(void *dst, const void *src, size_t nbytes, ho
 
 HOIST_API int hoist_broadcast(void *dst, const void *src, size_t nbytes, int root)
 {
-	hoist_req_t *r;
+	hoist_req_t *r = NULL;
 	int rc = coll_start(HOIST_COLL_BROADCAST, dst, src, nbytes, 0, 0, root, 0, &r);
-	return rc ? rc : hoist_wait(r);
+	return r ? finish(r, rc) : rc;
 }
 
 HOIST_API int hoist_reduce(void *dst, const void *src, size_t count, hoist_type_t type,
 			   hoist_op_t op, int root)
 {
-	hoist_req_t *r;
+	hoist_req_t *r = NULL;
 	int rc = coll_start(HOIST_COLL_REDUCE, dst, src, bytes_of(count, type), (int)type, (int)op,
 			    root, 0, &r);
-	return rc ? rc : hoist_wait(r);
+	return r ? finish(r, rc) : rc;
 }
 
 HOIST_API int hoist_allreduce(void *dst, const void *src, size_t count, hoist_type_t type,
 			      hoist_op_t op)
 {
-	hoist_req_t *r;
+	hoist_req_t *r = NULL;
 	int rc = coll_start(HOIST_COLL_ALLREDUCE, dst, src, bytes_of(count, type), (int)type,
 			    (int)op, 0, 0, &r);
-	return rc ? rc : hoist_wait(r);
+	return r ? finish(r, rc) : rc;
 }
 
 HOIST_API int hoist_allgather(void *dst, const void *src, size_t nbytes)
 {
-	hoist_req_t *r;
+	hoist_req_t *r = NULL;
 	int rc = coll_start(HOIST_COLL_ALLGATHER, dst, src, nbytes, 0, 0, 0, 0, &r);
-	return rc ? rc : hoist_wait(r);
+	return r ? finish(r, rc) : rc;
 }
 
 HOIST_API int hoist_alltoall(void *dst, const void *src, size_t nbytes)
 {
-	hoist_req_t *r;
+	hoist_req_t *r = NULL;
 	int rc = coll_start(HOIST_COLL_ALLTOALL, dst, src, nbytes, 0, 0, 0, 0, &r);
-	return rc ? rc : hoist_wait(r);
+	return r ? finish(r, rc) : rc;
 }
 
 HOIST_API int hoist_wait(hoist_req_t *req)

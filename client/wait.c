@@ -240,7 +240,11 @@ int hoist__op_alloc(struct hoist_ctx *c, struct hoist_op **out)
 				return 0;
 			}
 		}
-		/* every op slot holds an nbi get: complete them first */
+		/* every op slot is taken: a quiet frees those of nbi gets, but
+		 * not the requests of split-phase collectives (only hoist_wait
+		 * does): with none of the former, looping would never end */
+		if (!c->nbi_head)
+			return -EBUSY;
 		int rc = hoist__quiet(c);
 		if (rc)
 			return rc;

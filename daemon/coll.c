@@ -99,18 +99,30 @@ struct step {
 
 /* ---- reductions ---------------------------------------------------------- */
 
-/* Integers wrap (computed unsigned); min/max compare in the real type. */
-#define COMBINE(T, U)                                                                              \
+/* Integers wrap (computed unsigned); min/max compare in the real type.
+ * Min/max must be commutative to the bit: two nodes of a recursive
+ * doubling step compute x op y and y op x, and every PE gets bit-identical
+ * results. Where neither operand is smaller (equal, -0.0 vs +0.0, NaNs) a
+ * NaN wins over a number, else the bits decide: min takes -0.0, max +0.0
+ * (IEEE 754-2019 minimum/maximum). B: an unsigned type of T's width. */
+#define TIE(B, x, y, is_min)                                                                       \
+	((x) != (x) && (y) == (y)   ? (x)                                                          \
+	 : (y) != (y) && (x) == (x) ? (y)                                                          \
+	 : (((B)bits_of_x > (B)bits_of_y) == (is_min)) ? (x) : (y))
+#define COMBINE(T, U, B)                                                                           \
 	do {                                                                                       \
 		for (uint64_t i = 0; i < n; i++) {                                                 \
 			T x, y, z;                                                                 \
+			B bits_of_x, bits_of_y;                                                    \
 			memcpy(&x, (char *)dst + i * sizeof(T), sizeof(T));                      \
 			memcpy(&y, (const char *)src + i * sizeof(T), sizeof(T));                \
+			memcpy(&bits_of_x, &x, sizeof(T));                                         \
+			memcpy(&bits_of_y, &y, sizeof(T));                                         \
 			switch (op) {                                                              \
 			case 0: z = (T)((U)x + (U)y); break;                                       \
 			case 1: z = (T)((U)x * (U)y); break;                                       \
-			case 2: z = y < x ? y : x; break;                                          \
-			case 3: z = y > x ? y : x; break;                                          \
+			case 2: z = y < x ? y : x < y ? x : TIE(B, x, y, 1); break;                \
+			case 3: z = y > x ? y : x > y ? x : TIE(B, x, y, 0); break;                \
 			default: z = BITWISE(T, U); break;                                         \
 			}                                                                          \
 			memcpy((char *)dst + i * sizeof(T), &z, sizeof(T));                      \
@@ -128,21 +140,21 @@ void coll_combine(uint8_t type, uint8_t op, void *dst, const void *src, uint64_t
 	switch (type) {
 	case 0:
 #define BITWISE(T, U) (T)(U)bitwise(op, (uint64_t)(U)x, (uint64_t)(U)y)
-		COMBINE(int32_t, uint32_t);
+		COMBINE(int32_t, uint32_t, uint32_t);
 		break;
 	case 1:
-		COMBINE(int64_t, uint64_t);
+		COMBINE(int64_t, uint64_t, uint64_t);
 		break;
 	case 2:
-		COMBINE(uint64_t, uint64_t);
+		COMBINE(uint64_t, uint64_t, uint64_t);
 		break;
 #undef BITWISE
 #define BITWISE(T, U) x /* rejected by validate_coll */
 	case 3:
-		COMBINE(float, float);
+		COMBINE(float, float, uint32_t);
 		break;
 	case 4:
-		COMBINE(double, double);
+		COMBINE(double, double, uint64_t);
 		break;
 #undef BITWISE
 	}
@@ -916,6 +928,11 @@ void coll_abort_recv(struct daemon *d, struct job *j, uint32_t seq, int32_t err)
 	coll_retire(j);
 }
 
+/* No coll_retire() here: job_fail() also runs inside the collective code,
+ * when am_send finds a peer unreachable on the spot (peer_lost -> job_fail)
+ * while rounds_run, exchange_start, coll_abort or coll_pe_depart still hold
+ * a collective (and its successor). The failed collectives are freed by the
+ * next entry point's coll_retire() or with the job (coll_job_free). */
 void coll_job_fail(struct job *j, int err)
 {
 	struct daemon *d = j->d;
@@ -923,7 +940,6 @@ void coll_job_fail(struct job *j, int err)
 		next = co->next; /* nothing is freed before coll_retire() */
 		coll_abort(d, j, co, err, 0);
 	}
-	coll_retire(j);
 }
 
 void coll_pe_depart(struct daemon *d, struct job *j, int32_t pe)

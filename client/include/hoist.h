@@ -147,7 +147,12 @@ int hoist_alltoall(void *dst, const void *src, size_t nbytes);    /* nbytes per 
 
 /* Split-phase forms: post and return a request (several may be in flight,
  * interleaved with puts/gets); hoist_wait completes it. A NULL req is
- * -EINVAL (the collective still runs and is waited for). */
+ * -EINVAL (the collective still runs and is waited for). Requests and nbi
+ * gets share the library's operation slots (half the daemon's CQ entries):
+ * with every slot held by a request not yet waited for, a start returns
+ * -EBUSY and posts nothing (every PE should see the same). An error of an
+ * earlier operation (reported as by hoist_quiet) is returned after the
+ * collective was posted and waited for: it still takes its place. */
 int hoist_broadcast_start(void *dst, const void *src, size_t nbytes, int root, hoist_req_t **req);
 int hoist_reduce_start(void *dst, const void *src, size_t count, hoist_type_t type, hoist_op_t op,
 		       int root, hoist_req_t **req);

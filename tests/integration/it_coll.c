@@ -212,6 +212,28 @@ static void do_exchange(int alltoall, size_t len, int inplace, uint64_t seed)
 
 /* ---- parts ---------------------------------------------------------------- */
 
+/* Signed zeros: odd PEs give -0.0, even ones +0.0 (and a NaN in the
+ * second element from the last PE). Every PE must get the same bits
+ * (min -0.0, max +0.0, a NaN wins), whichever node combined in which
+ * order. */
+static void part_signed_zero(void)
+{
+	for (int op = HOIST_MIN; op <= HOIST_MAX; op++) {
+		IT_WHERE("signed zeros, %s", oname[op]);
+		double v[2] = {me & 1 ? -0.0 : 0.0, me == n - 1 ? __builtin_nan("") : 1.0 * me};
+		memcpy(A, v, sizeof(v));
+		IT_OK(hoist_allreduce(B, A, 2, HOIST_DOUBLE, (hoist_op_t)op));
+		double r[2];
+		memcpy(r, B, sizeof(r));
+		int want_neg = op == HOIST_MIN && n > 1;
+		if (r[0] != 0 || (__builtin_signbit(r[0]) != 0) != want_neg)
+			IT_FAIL("%s of +-0.0 over %d PEs gave %g (sign %d)", oname[op], n, r[0],
+				__builtin_signbit(r[0]) != 0);
+		if (r[1] == r[1])
+			IT_FAIL("%s with a NaN gave %g", oname[op], r[1]);
+	}
+}
+
 static void part_every_op(void)
 {
 	static const size_t counts[] = {1, 3, 1000, 17000};
@@ -494,6 +516,7 @@ int main(int argc, char **argv)
 	unsigned iters = getenv("IT_COLL_ITERS") ? (unsigned)atoi(getenv("IT_COLL_ITERS")) : 200;
 
 	part_every_op();
+	part_signed_zero();
 	part_shapes();
 	part_invalid();
 	part_random(iters);

@@ -2,11 +2,13 @@
  * collective descriptor's checks and the element-wise reductions. */
 #include <check.h>
 #include <errno.h>
+#include <malloc.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "am.h"
 #include "coll.h"
+#include "daemon.h"
 #include "hoist_shm.h"
 #include "unit_util.h"
 #include "validate.h"
@@ -187,6 +189,131 @@ START_TEST(test_combine)
 }
 END_TEST
 
+/* x op y and y op x to the bit: two nodes of a recursive doubling step
+ * compute both, and every PE must get the same result (-0.0 vs +0.0, NaN) */
+START_TEST(test_minmax_commutative)
+{
+	double nan = __builtin_nan(""), dv[] = {0.0, -0.0, 1.0, -1.0, nan, -nan};
+	float fv[] = {0.0f, -0.0f, 2.0f, -2.0f, __builtin_nanf(""), -__builtin_nanf("")};
+	for (uint8_t op = 2; op <= 3; op++) {
+		for (int i = 0; i < 6; i++) {
+			for (int k = 0; k < 6; k++) {
+				double a = dv[i], b = dv[k], x = a, y = b;
+				coll_combine(4, op, &x, &b, 8);
+				coll_combine(4, op, &y, &a, 8);
+				ck_assert_msg(memcmp(&x, &y, 8) == 0, "double op %u: %g, %g", op, a, b);
+				float fa = fv[i], fb = fv[k], fx = fa, fy = fb;
+				coll_combine(3, op, &fx, &fb, 4);
+				coll_combine(3, op, &fy, &fa, 4);
+				ck_assert_msg(memcmp(&fx, &fy, 4) == 0, "float op %u: %g, %g", op, fa, fb);
+				if (a != a || b != b) /* a NaN wins */
+					ck_assert(x != x);
+			}
+		}
+	}
+	double z = 0.0, mz = -0.0;
+	coll_combine(4, 2, &z, &mz, 8); /* min(+0, -0) = -0 */
+	ck_assert(z == 0 && __builtin_signbit(z));
+	z = -0.0, mz = 0.0;
+	coll_combine(4, 3, &z, &mz, 8); /* max(-0, +0) = +0 */
+	ck_assert(z == 0 && !__builtin_signbit(z));
+}
+END_TEST
+
+/* ---- a node that loses its peer while sending ----------------------------
+ * The tcp transport's am_send can find the peer unreachable on the spot
+ * (connect fails at once: ENETUNREACH, EMFILE): peer_lost() then fails
+ * every job on that node (job_fail -> coll_job_fail) before am_send
+ * returns. The collective code that was sending must not have its state
+ * freed under it. One local PE (rank 0), rank 1 on node 1. */
+static struct job *lost_job;
+static int lost_sends;
+
+static int am_send_lost(struct daemon *d, int32_t node, uint8_t type, const void *ext,
+			uint16_t hlen, const void *payload, uint64_t plen)
+{
+	(void)d, (void)node, (void)type, (void)ext, (void)hlen, (void)payload, (void)plen;
+	if (lost_sends++ == 0)
+		job_fail(lost_job, -ECONNRESET); /* what peer_lost() does */
+	return -ECONNRESET;
+}
+
+static const struct transport_ops lost_xport = {.name = "lost", .am_send = am_send_lost};
+
+static void run_peer_lost(uint8_t kind, uint8_t type, uint8_t op, uint64_t len)
+{
+	static struct daemon d;
+	memset(&d, 0, sizeof(d));
+	d.xport = &lost_xport;
+	d.net.self = 0;
+	d.cfg.coll_ring_bytes = 1u << 20;
+	struct hoist_ctrl *ctrl = calloc(1, sizeof(*ctrl));
+	struct hoist_cqe *cq = calloc(8, sizeof(*cq));
+	char *heap = calloc(1, 4096);
+	struct job *j = calloc(1, sizeof(*j));
+	struct client *c = calloc(1, sizeof(*c));
+	int32_t node_of[2] = {0, 1}, nodes[2] = {0, 1};
+	struct client *pe[2] = {c, NULL};
+	uint8_t gone[2] = {0, 0};
+	ck_assert(ctrl && cq && heap && j && c);
+	snprintf(j->key, sizeof(j->key), "lost");
+	j->size = 2;
+	j->heap_bytes = 4096;
+	j->d = &d;
+	j->node_of = node_of;
+	j->pe = pe;
+	j->pe_gone = gone;
+	j->nodes = nodes;
+	j->nnodes = 2;
+	j->my_idx = 0;
+	j->nlocal = 1;
+	j->local = 1;
+	j->prog_ready = 1;
+	c->job = j;
+	c->rank = 0;
+	c->heap.base = heap;
+	c->heap.bytes = 4096;
+	c->ctrl = ctrl;
+	c->cq = cq;
+	c->cq_entries = 8;
+	c->cq_mask = 7;
+	lost_job = j;
+	lost_sends = 0;
+
+	struct hoist_sqe e = coll(kind, type, op, 0, len);
+	e.remote_off = 0;
+	e.local_off = 2048;
+	e.user_data = 77;
+	ck_assert_int_eq(coll_post(&d, c, &e), 0);
+	ck_assert_int_ge(lost_sends, 1);
+	ck_assert_int_eq(j->error, -ECONNRESET);
+	/* exactly one completion, the failure */
+	ck_assert_uint_eq(c->cq_tail, 1);
+	ck_assert(cq[0].user_data == 77 && cq[0].res < 0 && cq[0].flags == 0);
+	coll_job_free(j);
+	free(c);
+	free(j);
+	free(heap);
+	free(cq);
+	free(ctrl);
+}
+
+START_TEST(test_peer_lost_while_sending)
+{
+	/* freed memory reads as zeros: a use after free then acts on it (and
+	 * fails) in the plain build too, not only under ASan */
+	mallopt(M_PERTURB, 0x100);
+	/* rounds: the send of a doubling step */
+	run_peer_lost(HOIST_COLL_ALLREDUCE, 1, 0, 64);
+	/* rounds: the header-only checks of a broadcast */
+	run_peer_lost(HOIST_COLL_BROADCAST, 0, 0, 64);
+	/* exchange: the stream to the other node */
+	run_peer_lost(HOIST_COLL_ALLGATHER, 0, 0, 8);
+	/* an invalid descriptor: the abort sent to every node */
+	run_peer_lost(HOIST_COLL_ALLREDUCE, 3, 4, 64);
+}
+END_TEST
+
 START_TEST(test_wire_checks)
 {
 	/* what a peer sends is checked before anything is buffered */
@@ -215,7 +342,9 @@ static Suite *coll_suite(void)
 	tcase_add_test(tc, test_ranges);
 	tcase_add_test(tc, test_random_never_out_of_bounds);
 	tcase_add_test(tc, test_combine);
+	tcase_add_test(tc, test_minmax_commutative);
 	tcase_add_test(tc, test_wire_checks);
+	tcase_add_test(tc, test_peer_lost_while_sending);
 	suite_add_tcase(s, tc);
 	return s;
 }
