@@ -74,6 +74,8 @@ struct client {
 	uint64_t nonce;           /* random per attach: this incarnation of its rank */
 	int blocking;             /* HOIST_AUTO=0: no overlap stage */
 	struct overlap *ov;       /* automatic overlap state, NULL if blocking */
+	struct xp_multi *multi;   /* strided/vector descriptor being issued */
+	int agg_held;             /* ops of an aggregation region may be held */
 
 	struct client_stats st;   /* written by the progress thread */
 	struct phase_stats_row phase_st[PHASE_STATS_MAX]; /* likewise */

@@ -105,6 +105,12 @@ static void check(struct client *c, int32_t pe, uint64_t off, uint64_t len)
 	count_conflict(c, b, p, seq);
 }
 
+void overlap_access(struct client *c, int32_t pe, uint64_t off, uint64_t len)
+{
+	if (c->ov)
+		check(c, pe, off, len);
+}
+
 int overlap_put_begin(struct client *c, const struct hoist_sqe *sqe, uint64_t *seq)
 {
 	struct overlap *o = c->ov;

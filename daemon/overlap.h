@@ -87,6 +87,11 @@ int overlap_put_begin(struct client *c, const struct hoist_sqe *sqe, uint64_t *s
 void overlap_put_issued(struct client *c, const struct hoist_sqe *sqe, uint64_t seq);
 void overlap_put_done(struct client *c, int32_t pe, uint64_t seq);
 
+/* A remote access to [off, off+len) that is not a plain get (the bounding
+ * box of a strided/vector get): conflict check only, not recorded for
+ * prefetch. */
+void overlap_access(struct client *c, int32_t pe, uint64_t off, uint64_t len);
+
 /* A remote get: 1 = served now (*res), 2 = will complete when its
  * prefetch lands, 0 = issue it normally (it was checked and recorded). */
 int overlap_get(struct daemon *d, struct client *c, const struct hoist_sqe *sqe, int32_t node,

@@ -44,7 +44,11 @@
 	X(prefetch_chunk, UINT, "64", 1, 65536,                                                    \
 	  "prefetches in flight per destination node; the next chunk leaves when one lands")      \
 	X(prefetch_arena_bytes, SIZE, "8m", 4096, 1ull << 32,                                      \
-	  "per-client prefetch buffer (two halves for alternate phases)")
+	  "per-client prefetch buffer (two halves for alternate phases)")                          \
+	X(coalesce, UINT, "1", 0, 1,                                                               \
+	  "1: small operations pending together for one node travel in one packed message")      \
+	X(coalesce_max, SIZE, "4k", 0, 60u << 10,                                                  \
+	  "largest put/get that coalescing packs (bigger ones go alone)")
 
 enum settings_source { SRC_DEFAULT, SRC_FILE, SRC_ENV, SRC_FLAG };
 

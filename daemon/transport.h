@@ -19,6 +19,7 @@
 
 struct daemon;
 struct client;
+struct xp_multi; /* a multi-element descriptor in progress (progress.c) */
 
 /* rma() results */
 #define XP_STALL 0    /* no credit or buffer space now: retry later */
@@ -32,6 +33,8 @@ struct xp_op {
 	uint64_t gen;
 	uint64_t seq;     /* a put's sequence in the conflict lists, 0 none */
 	char *dst;        /* a get's destination, NULL: the descriptor's buffer */
+	struct xp_multi *multi; /* one element of a strided/vector descriptor:
+				 * the descriptor completes with its last one */
 };
 
 struct transport_ops {
@@ -56,6 +59,10 @@ struct transport_ops {
 	void (*timers)(struct daemon *d, uint64_t now); /* heartbeats, timeouts */
 	/* The client leaves: forget it in everything still in flight. */
 	void (*orphan)(struct daemon *d, struct client *c);
+	/* Optional (NULL: operations are never held back). Packing transports
+	 * may hold operations of aggregation regions (HOIST_SQE_F_AGG) in an
+	 * open pack across progress passes; this sends every held pack now. */
+	void (*pack_release)(struct daemon *d);
 };
 
 extern const struct transport_ops self_transport;
