@@ -1156,11 +1156,13 @@ static int pack_close(struct daemon *d, struct peer *p)
 	uint64_t single = (uint64_t)pk->nelem * SINGLE_HDR_BYTES;
 	STAT_INC(&p->st, packs_out);
 	STAT_ADD(&p->st, ops_packed, pk->nelem);
+	if (pk->mixed)
+		STAT_INC(&p->st, packs_mixed);
 	if (single > packed)
 		STAT_ADD(&p->st, hdr_bytes_saved, single - packed);
 	pk->slots = NULL;
 	pk->cap = pk->nelem = pk->plen = pk->rlen = 0;
-	pk->hold = 0;
+	pk->hold = pk->mixed = 0;
 	return 0;
 }
 
@@ -1172,7 +1174,7 @@ static void pack_fail_open(struct daemon *d, struct peer *p, int res)
 	uint32_t n = pk->nelem;
 	pk->slots = NULL;
 	pk->cap = pk->nelem = pk->plen = pk->rlen = 0;
-	pk->hold = 0;
+	pk->hold = pk->mixed = 0;
 	for (uint32_t k = 0; k < n; k++)
 		progress_complete(d, s[k].client, s[k].pe, s[k].user_data, res, s[k].opcode, 1,
 				  &s[k].op);
@@ -1217,6 +1219,9 @@ static int pack_add(struct daemon *d, struct peer *p, struct client *c, const st
 			return -ENOMEM;
 		pk->job = c->job->id;
 		pk->hold = 1;
+		pk->first = c;
+	} else if (pk->first != c) {
+		pk->mixed = 1;
 	}
 	if (pk->nelem == pk->cap) {
 		uint32_t cap = pk->cap ? pk->cap * 2 : 16;

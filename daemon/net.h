@@ -35,6 +35,7 @@ struct job;
 	X(packs_out, "packed-operation messages sent to the peer")                                 \
 	X(ops_packed, "operations sent inside packs (ops_packed / packs_out: per pack)")          \
 	X(hdr_bytes_saved, "header bytes (request + reply) saved by packing")                      \
+	X(packs_mixed, "packs carrying operations of several local clients (processes)")        \
 	X(packs_in, "packed-operation messages served for the peer")                               \
 	X(packs_refused, "malformed packs from the peer (connection dropped)")
 
@@ -109,6 +110,8 @@ struct pack_open {
 	uint64_t job;
 	struct pack_slot *slots;
 	int hold;              /* only aggregation-region ops in it */
+	int mixed;             /* ops of several clients */
+	struct client *first;  /* the client of its first op */
 };
 
 /* A request we sent and await the reply of (ring per peer). */
