@@ -533,9 +533,11 @@ static int serve_pack(struct daemon *d, struct netconn *c, struct peer *p)
 	if (pos != plen)
 		return -EPROTO;
 
-	char *out = malloc(rlen ? rlen : 1);
-	if (!out)
+	/* the reply is written in place into the send buffer */
+	uint64_t hl = sizeof(struct wire_hdr) + sizeof(struct wire_pack_reply);
+	if (ob_reserve(&c->out, hl + rlen))
 		return -ENOMEM;
+	char *frame = c->out.buf + c->out.tail, *out = frame + hl;
 	struct job *j = progress_job_find(d, w.job);
 	uint64_t rpos = 0;
 	pos = 0;
@@ -570,55 +572,80 @@ static int serve_pack(struct daemon *d, struct netconn *c, struct peer *p)
 		rpos += sizeof(r) + wire_pad8(r.len);
 	}
 	STAT_INC(&p->st, packs_in);
+	struct wire_hdr h = {.plen = (uint32_t)rpos, .type = W_PACK_REPLY,
+			     .hlen = sizeof(struct wire_pack_reply), .tag = c->hdr.tag};
 	struct wire_pack_reply rep = {.nelem = w.nelem};
-	int rc = frame_queue(c, W_PACK_REPLY, c->hdr.tag, &rep, sizeof(rep), out, rpos);
-	free(out);
-	return rc;
+	memcpy(frame, &h, sizeof(h));
+	memcpy(frame + sizeof(h), &rep, sizeof(rep));
+	c->out.tail += hl + rpos;
+	return 0;
 }
 
-/* The reply to our pack f (payload in c->pctx): check it whole, then
- * complete every element in order. */
+/* Bytes of our pack f's reply as they arrive: element results and get
+ * data straight to the destinations (no staging copy). Checked as it goes;
+ * a malformed reply marks pk_err (the frame's end drops the connection,
+ * which fails every element). A client that left has its slots cleared
+ * (net_orphan_client): its data is dropped. */
+static void pack_stream(struct netconn *c, struct inflight *f, const char *in, uint64_t n)
+{
+	if (!f)
+		c->pk_err = 1;
+	while (n && !c->pk_err) {
+		if (c->pk_hgot < sizeof(c->pk_res)) {
+			uint32_t take = (uint32_t)sizeof(c->pk_res) - c->pk_hgot;
+			if (take > n)
+				take = (uint32_t)n;
+			memcpy((char *)&c->pk_res + c->pk_hgot, in, take);
+			c->pk_hgot += take;
+			in += take;
+			n -= take;
+			if (c->pk_hgot < sizeof(c->pk_res))
+				return;
+			struct wire_pack_res r = c->pk_res;
+			struct pack_slot *s = c->pk_k < f->npk ? &f->pk[c->pk_k] : NULL;
+			if (!s || (r.len && (r.status || !s->is_get || r.len != s->len)) ||
+			    (!r.status && s->is_get && r.len != s->len) || r.status > 0) {
+				c->pk_err = 1;
+				return;
+			}
+			s->res = r.status;
+			c->pk_dgot = 0;
+			c->pk_dlen = wire_pad8(r.len);
+		}
+		uint64_t take = c->pk_dlen - c->pk_dgot;
+		if (take > n)
+			take = n;
+		struct pack_slot *s = &f->pk[c->pk_k];
+		if (take && c->pk_dgot < c->pk_res.len && s->client) {
+			uint64_t data = c->pk_res.len - c->pk_dgot;
+			memcpy(s->dst + c->pk_dgot, in, take < data ? take : data);
+		}
+		c->pk_dgot += take;
+		in += take;
+		n -= take;
+		if (c->pk_dgot == c->pk_dlen) {
+			c->pk_k++;
+			c->pk_hgot = 0;
+		}
+	}
+}
+
+/* The reply to our pack f is complete: every element in order. */
 static int pack_reply(struct daemon *d, struct netconn *c, struct peer *p, struct inflight *f)
 {
 	struct wire_pack_reply rep;
 	memcpy(&rep, c->ext, sizeof(rep));
-	const char *in = c->pctx;
-	uint64_t plen = c->hdr.plen, pos = 0;
-	if (rep.nelem != f->npk || (rep.status && plen))
-		return -EPROTO;
-	for (uint32_t k = 0; !rep.status && k < rep.nelem; k++) {
-		struct wire_pack_res r;
-		if (plen - pos < sizeof(r))
-			return -EPROTO;
-		memcpy(&r, in + pos, sizeof(r));
-		pos += sizeof(r);
-		if (r.len && (r.status || !f->pk[k].is_get || r.len != f->pk[k].len ||
-			      plen - pos < wire_pad8(r.len)))
-			return -EPROTO;
-		if (!r.status && f->pk[k].is_get && r.len != f->pk[k].len)
-			return -EPROTO;
-		pos += wire_pad8(r.len);
-	}
-	if (pos != plen)
+	if (c->pk_err || rep.nelem != f->npk || rep.status > 0 ||
+	    (!rep.status && (c->pk_k != f->npk || c->pk_hgot)))
 		return -EPROTO;
 	struct pack_slot *s = f->pk;
 	uint32_t ns = f->npk;
 	f->pk = NULL;
 	f->npk = 0;
 	p->ring_head++; /* completions may issue more into this ring */
-	pos = 0;
-	for (uint32_t k = 0; k < ns; k++) {
-		struct wire_pack_res r = {.status = rep.status};
-		if (!rep.status) {
-			memcpy(&r, in + pos, sizeof(r));
-			pos += sizeof(r);
-			if (r.len && s[k].client)
-				memcpy(s[k].dst, in + pos, r.len);
-			pos += wire_pad8(r.len);
-		}
-		progress_complete(d, s[k].client, s[k].pe, s[k].user_data, r.status, s[k].opcode,
-				  s[k].want_cqe, &s[k].op);
-	}
+	for (uint32_t k = 0; k < ns; k++)
+		progress_complete(d, s[k].client, s[k].pe, s[k].user_data, rep.status ? rep.status : s[k].res,
+				  s[k].opcode, s[k].want_cqe, &s[k].op);
 	pack_free_slots(s);
 	return 0;
 }
@@ -659,6 +686,7 @@ static int rx_begin(struct daemon *d, struct netconn *c)
 	c->pdst = NULL;
 	c->pgot = 0;
 	c->pctx = NULL;
+	c->pk_stream = 0;
 	if (c->phase != PH_UP) {
 		if ((h->type != W_HELLO && h->type != W_AUTH) || h->plen > HS_MAX || h->hlen)
 			return -EPROTO;
@@ -713,8 +741,16 @@ static int rx_begin(struct daemon *d, struct netconn *c)
 		} else {
 			struct inflight *f = ring_front(p, h->tag);
 			if (!c->outgoing || !f || f->type != W_PACK ||
-			    h->hlen != sizeof(struct wire_pack_reply))
+			    h->hlen != sizeof(struct wire_pack_reply) || h->plen > WIRE_AM_MAX_PAYLOAD)
 				goto bad_pack;
+			struct wire_pack_reply rep;
+			memcpy(&rep, c->ext, sizeof(rep));
+			if (rep.status && h->plen)
+				goto bad_pack;
+			c->pk_stream = 1;
+			c->pk_err = 0;
+			c->pk_k = c->pk_hgot = 0;
+			return 0;
 		}
 		if (h->plen > WIRE_AM_MAX_PAYLOAD)
 			goto bad_pack;
@@ -901,6 +937,9 @@ static int conn_read(struct daemon *d, struct netconn *c)
 			uint64_t take = avail < need ? avail : need;
 			if (c->pdst && take)
 				memcpy(c->pdst + c->pgot, c->rbuf + c->rpos, take);
+			else if (c->pk_stream && take)
+				pack_stream(c, ring_front(&d->net.peers[c->node], c->hdr.tag),
+					    c->rbuf + c->rpos, take);
 			c->rpos += (uint32_t)take;
 			c->pgot += take;
 			if (c->pgot < c->hdr.plen)

@@ -81,6 +81,12 @@ struct netconn {
 	char *pdst;            /* payload destination, NULL: discard */
 	uint64_t pgot;
 	void *pctx;            /* what the payload belongs to */
+	/* a W_PACK_REPLY is parsed while it streams in: get data goes
+	 * straight to each element's destination */
+	uint8_t pk_stream, pk_err;
+	uint32_t pk_k, pk_hgot;     /* element, bytes of its result header */
+	uint64_t pk_dgot, pk_dlen;  /* its data bytes so far, padded length */
+	struct wire_pack_res pk_res;
 
 	struct netconn *next;  /* daemon's list of incoming connections */
 	int dead;              /* closed during an event batch: free after it */
@@ -96,6 +102,7 @@ struct pack_slot {
 	uint8_t want_cqe;
 	uint8_t is_get;
 	int32_t pe;
+	int32_t res;           /* from the reply */
 	struct xp_op op;
 };
 
