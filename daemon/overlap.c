@@ -102,6 +102,9 @@ static void check(struct client *c, int32_t pe, uint64_t off, uint64_t len)
 	struct overlap *o = c->ov;
 	uint64_t b = o->conf.st.box_clear, p = o->conf.st.precise;
 	uint64_t seq = conflict_check(&o->conf, pe, off, len);
+	struct put_run *r = &o->run;
+	if (r->active && r->pe == pe && len && off < r->end && off + len > r->start)
+		seq = r->seq;
 	count_conflict(c, b, p, seq);
 }
 
@@ -135,9 +138,38 @@ int overlap_put_begin(struct client *c, const struct hoist_sqe *sqe, uint64_t *s
 	return 0;
 }
 
+/* The run goes into the conflict lists as one put. */
+static void run_flush(struct overlap *o)
+{
+	struct put_run *r = &o->run;
+	if (!r->active)
+		return;
+	r->active = 0;
+	if (conflict_add(&o->conf, r->pe, r->start, r->end - r->start, r->seq) != 0)
+		o->nputs--; /* not tracked (cannot happen below the cap) */
+}
+
 void overlap_put_issued(struct client *c, const struct hoist_sqe *sqe, uint64_t seq)
 {
 	struct overlap *o = c->ov;
+	struct put_run *r = &o->run;
+	if (r->active && r->pe == sqe->pe && sqe->len && sqe->remote_off == r->end &&
+	    sqe->remote_off + sqe->len > r->end) {
+		r->end += sqe->len;
+		r->seq = seq;
+		o->put_seq = seq;
+		STAT_INC(&c->st, deferred_puts);
+		return;
+	}
+	run_flush(o);
+	if (sqe->len && seq > o->conf.last_seq) {
+		*r = (struct put_run){.active = 1, .pe = sqe->pe, .start = sqe->remote_off,
+				      .end = sqe->remote_off + sqe->len, .first = seq, .seq = seq};
+		o->put_seq = seq;
+		o->nputs++;
+		STAT_INC(&c->st, deferred_puts);
+		return;
+	}
 	if (conflict_add(&o->conf, sqe->pe, sqe->remote_off, sqe->len, seq) == 0) {
 		o->put_seq = seq;
 		o->nputs++;
@@ -148,9 +180,15 @@ void overlap_put_issued(struct client *c, const struct hoist_sqe *sqe, uint64_t 
 void overlap_put_done(struct client *c, int32_t pe, uint64_t seq)
 {
 	struct overlap *o = c->ov;
+	struct put_run *r = &o->run;
 	uint32_t before = conflict_outstanding(&o->conf, pe);
 	conflict_retire(&o->conf, pe, seq);
 	o->nputs -= before - conflict_outstanding(&o->conf, pe);
+	/* the run is complete with its newest put (one connection, in order) */
+	if (r->active && r->pe == pe && seq >= r->seq) {
+		r->active = 0;
+		o->nputs--;
+	}
 }
 
 /* ---- prefetch ------------------------------------------------------------ */

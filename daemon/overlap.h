@@ -50,8 +50,21 @@ struct pf_slot {
 	char *w_dst;
 };
 
+/* Puts that continue one another (the next starts where the last ended,
+ * same PE) are kept as one run outside the tree until a put breaks the
+ * run: small puts walking through an array then cost no tree insertion
+ * each (they dominated the small-put message rate). The run completes
+ * with its newest put. */
+struct put_run {
+	int active;
+	int32_t pe;
+	uint64_t start, end;
+	uint64_t first, seq; /* sequences of its oldest and newest put */
+};
+
 struct overlap {
 	struct conflict conf;
+	struct put_run run;
 	struct phase_table ph;
 	uint64_t put_seq;
 	uint32_t nputs, conf_cap; /* outstanding puts, and their cap */
