@@ -42,7 +42,10 @@ struct transport_ops {
 	int (*start)(struct daemon *d);   /* 0 or -errno */
 	void (*stop)(struct daemon *d);
 	/* Client c's put/get descriptor to PE sqe->pe, hosted by node; op
-	 * (may be NULL) comes back with the completion. Client operations
+	 * (may be NULL) comes back with the completion. Elements of strided
+	 * and vector descriptors come here one by one (op->multi set); a
+	 * transport may pack them and other small operations for one node
+	 * into one message (tcp: W_PACK), or send each alone. Client operations
 	 * count in c->outstanding until they complete; prefetches do not.
 	 * XP_* or -errno (failed now). */
 	int (*rma)(struct daemon *d, struct client *c, const struct hoist_sqe *sqe, int32_t node,
