@@ -312,6 +312,17 @@ static int multi_new(struct client *c, const struct hoist_sqe *sqe, struct xp_mu
 	return 0;
 }
 
+static void multi_count(struct client *c, const struct hoist_sqe *sqe, const struct xp_multi *m)
+{
+	uint64_t bytes = sqe->len * (is_strided(sqe->opcode) ? m->count : 1);
+	STAT_INC(&c->st, multi_ops);
+	STAT_ADD(&c->st, multi_elems, m->count);
+	if (is_multi_put(sqe->opcode))
+		STAT_ADD(&c->st, put_bytes, bytes);
+	else
+		STAT_ADD(&c->st, get_bytes, bytes);
+}
+
 /* Same node: every element is one copy, in index order. */
 static void multi_local(struct client *c, struct client *t, const struct hoist_sqe *sqe,
 			const struct xp_multi *m)
@@ -364,13 +375,8 @@ static enum exec_result multi_exec(struct daemon *d, struct client *c, const str
 		*res = multi_new(c, sqe, &m, &lo, &hi);
 		if (*res)
 			return EXEC_DONE;
-		STAT_INC(&c->st, multi_ops);
-		STAT_ADD(&c->st, multi_elems, m->count);
-		if (put)
-			STAT_ADD(&c->st, put_bytes, sqe->len * (is_strided(sqe->opcode) ? m->count : 1));
-		else
-			STAT_ADD(&c->st, get_bytes, sqe->len * (is_strided(sqe->opcode) ? m->count : 1));
 		if (t) {
+			multi_count(c, sqe, m);
 			multi_local(c, t, sqe, m);
 			multi_free(m);
 			return EXEC_DONE;
@@ -391,6 +397,7 @@ static enum exec_result multi_exec(struct daemon *d, struct client *c, const str
 				overlap_access(c, sqe->pe, lo, hi - lo);
 			}
 		}
+		multi_count(c, sqe, m);
 		c->multi = m;
 	} else {
 		node = j->node_of[sqe->pe];
