@@ -170,6 +170,8 @@ struct daemon {
 	const struct transport_ops *xport; /* to other nodes */
 	struct progress_stats pst;
 	uint64_t heartbeat;      /* bumped by the progress thread (watchdog) */
+	int more_pending;        /* this pass left descriptors for the next
+				  * one: open packs may wait to fill up */
 };
 
 /* progress.c */

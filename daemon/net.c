@@ -539,7 +539,7 @@ static int serve_pack(struct daemon *d, struct netconn *c, struct peer *p)
 		return -ENOMEM;
 	char *frame = c->out.buf + c->out.tail, *out = frame + hl;
 	struct job *j = progress_job_find(d, w.job);
-	uint64_t rpos = 0;
+	uint64_t rpos = 0, ops = 0, bytes = 0;
 	pos = 0;
 	for (uint32_t k = 0; k < w.nelem; k++) {
 		struct wire_pack_elem e;
@@ -565,13 +565,15 @@ static int serve_pack(struct daemon *d, struct netconn *c, struct peer *p)
 			memset(out + rpos + sizeof(r) + e.len, 0, wire_pad8(e.len) - e.len);
 		}
 		if (!r.status) {
-			STAT_INC(&p->st, ops_in);
-			STAT_ADD(&p->st, bytes_in, e.len);
+			ops++;
+			bytes += e.len;
 		}
 		memcpy(out + rpos, &r, sizeof(r));
 		rpos += sizeof(r) + wire_pad8(r.len);
 	}
 	STAT_INC(&p->st, packs_in);
+	STAT_ADD(&p->st, ops_in, ops);
+	STAT_ADD(&p->st, bytes_in, bytes);
 	struct wire_hdr h = {.plen = (uint32_t)rpos, .type = W_PACK_REPLY,
 			     .hlen = sizeof(struct wire_pack_reply), .tag = c->hdr.tag};
 	struct wire_pack_reply rep = {.nelem = w.nelem};
@@ -1103,7 +1105,9 @@ static void net_flush(struct daemon *d)
 		return;
 	for (int32_t i = 0; i < n->nnodes; i++) {
 		struct peer *p = &n->peers[i];
-		if (p->pack.nelem && !p->pack.hold && pack_close(d, p))
+		/* a client still has descriptors queued: the pack may grow in the
+		 * next pass (one send per pack is most of a small op's cost) */
+		if (p->pack.nelem && !p->pack.hold && !d->more_pending && pack_close(d, p))
 			hlog_err("out of memory sending a pack to node %d", i);
 		if (p->conn && p->conn->phase == PH_UP && ob_pending(&p->conn->out)) {
 			int rc = conn_flush(d, p->conn);

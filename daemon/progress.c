@@ -515,7 +515,8 @@ static unsigned drain(struct daemon *d, struct client *c)
 		client_break(c, "sq_tail ahead of the ring");
 		return 0;
 	}
-	if (avail > d->cfg.batch)
+	int capped = avail > d->cfg.batch;
+	if (capped)
 		avail = (uint32_t)d->cfg.batch;
 
 	struct validate_geom geom = {
@@ -556,6 +557,8 @@ static unsigned drain(struct daemon *d, struct client *c)
 		c->sq_head++;
 		done++;
 	}
+	if (capped && done == avail)
+		d->more_pending = 1; /* the next pass has work at once */
 	if (done) {
 		/* pairs with hoist_load_acquire(&ctrl->sq_head) in the client:
 		 * consumed descriptors and their staged payloads may be reused */
@@ -726,6 +729,7 @@ static void *progress_main(void *arg)
 	for (;;) {
 		if (cmdq_pending(&d->to_progress) && handle_commands(d))
 			break;
+		d->more_pending = 0;
 		unsigned work = poll_all(d);
 		if (net) {
 			/* the sockets are checked on every pass: a remote reply is
