@@ -13,9 +13,10 @@
  * until the region ends. Gets in a region complete at its end (their dst
  * must not be read before). A conflict ends aggregation early and later
  * operations of the region are issued normally: a get of a remote range an
- * aggregated put of this region writes (bounding box per PE), a put whose
- * source is the destination of an aggregated get still in flight, or any
- * synchronisation (fence, quiet, barrier) in the region.
+ * aggregated put of this region writes (bounding box per PE), or a put
+ * whose source is the destination of an aggregated get still in flight.
+ * Synchronisation in the region (fence, quiet, barrier: descriptors
+ * without the flag) makes the daemon send what it holds.
  */
 #include <errno.h>
 #include <stdlib.h>

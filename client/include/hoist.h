@@ -120,9 +120,10 @@ int hoist_get_vec(void *dst, int pe, const void *src_base, const hoist_vec_t *ve
  * at once and complete at hoist_aggregate_end: do not read their dst (nor
  * put from it) before. A conflict ends aggregation early and the rest of
  * the region is issued normally: a get of a remote range an aggregated put
- * of the region writes, a put from the dst of an aggregated get, or a
- * fence/quiet/barrier inside the region. Results are the same as without
- * the region. Regions nest (the outermost end sends). end returns the first
+ * of the region writes (bounding box per PE), or a put from the dst of an
+ * aggregated get. A fence, quiet or barrier inside the region sends (and,
+ * quiet/barrier, completes) what was aggregated so far. Results are the
+ * same as without the region. Regions nest (the outermost end sends). end returns the first
  * error of the region's operations. 0 or -errno (-EINVAL: end without
  * begin). */
 int hoist_aggregate_begin(void);
