@@ -17,6 +17,7 @@
 
 #include "am.h"
 #include "overlap.h"
+#include "pack.h"
 #include "daemon.h"
 #include "transport.h"
 #include "hoist.pb-c.h"
@@ -499,78 +500,22 @@ static void serve_get(struct daemon *d, struct netconn *c, struct peer *p)
 		hlog_err("out of memory answering node %d", c->node);
 }
 
-/* A peer's W_PACK (payload in c->pctx). Two passes: the structure first
- * (a malformed pack is refused whole: -EPROTO drops the connection, no
- * element has been applied), then every element, each checked against its
- * target's heap on its own. The reply is packed likewise. */
+/* A peer's W_PACK (payload in c->pctx): checked whole first (a malformed
+ * pack is refused: -EPROTO drops the connection, no element applied), then
+ * every element against its target (pack.c); the reply is written in
+ * place into the send buffer. */
 static int serve_pack(struct daemon *d, struct netconn *c, struct peer *p)
 {
 	struct wire_pack w;
 	memcpy(&w, c->ext, sizeof(w));
-	const char *in = c->pctx;
-	uint64_t plen = c->hdr.plen, pos = 0, rlen = 0;
-	if (w.reserved || w.nelem == 0 || w.nelem > plen / sizeof(struct wire_pack_elem))
+	uint64_t rlen, ops, bytes;
+	if (pack_check(&w, c->pctx, c->hdr.plen, &rlen))
 		return -EPROTO;
-	for (uint32_t k = 0; k < w.nelem; k++) {
-		struct wire_pack_elem e;
-		if (plen - pos < sizeof(e))
-			return -EPROTO;
-		memcpy(&e, in + pos, sizeof(e));
-		pos += sizeof(e);
-		if (e.reserved0 || e.reserved1 || (e.op != WIRE_PACK_PUT && e.op != WIRE_PACK_GET))
-			return -EPROTO;
-		if (e.op == WIRE_PACK_PUT) {
-			if (plen - pos < wire_pad8(e.len))
-				return -EPROTO;
-			pos += wire_pad8(e.len);
-			rlen += sizeof(struct wire_pack_res);
-		} else {
-			rlen += sizeof(struct wire_pack_res) + wire_pad8(e.len);
-		}
-		if (rlen > WIRE_AM_MAX_PAYLOAD)
-			return -EPROTO; /* its reply could not travel as one message */
-	}
-	if (pos != plen)
-		return -EPROTO;
-
-	/* the reply is written in place into the send buffer */
 	uint64_t hl = sizeof(struct wire_hdr) + sizeof(struct wire_pack_reply);
 	if (ob_reserve(&c->out, hl + rlen))
 		return -ENOMEM;
-	char *frame = c->out.buf + c->out.tail, *out = frame + hl;
-	struct job *j = progress_job_find(d, w.job);
-	uint64_t rpos = 0, ops = 0, bytes = 0;
-	pos = 0;
-	for (uint32_t k = 0; k < w.nelem; k++) {
-		struct wire_pack_elem e;
-		memcpy(&e, in + pos, sizeof(e));
-		pos += sizeof(e);
-		const char *data = in + pos;
-		if (e.op == WIRE_PACK_PUT)
-			pos += wire_pad8(e.len);
-		struct wire_pack_res r = {0};
-		struct client *t = NULL;
-		if (!j || e.pe < 0 || e.pe >= j->size || !(t = j->pe[e.pe]))
-			r.status = -ECONNRESET; /* the PE is not (any more) here */
-		else if (e.seg != HOIST_SEG_HEAP)
-			r.status = -EINVAL;
-		else if (!hoist_range_ok(e.off, e.len, t->heap.bytes))
-			r.status = -EFAULT;
-		char *at = r.status ? NULL : (char *)t->heap.base + e.off;
-		if (at && e.op == WIRE_PACK_PUT) {
-			memmove(at, data, e.len);
-		} else if (at) {
-			r.len = e.len;
-			memcpy(out + rpos + sizeof(r), at, e.len);
-			memset(out + rpos + sizeof(r) + e.len, 0, wire_pad8(e.len) - e.len);
-		}
-		if (!r.status) {
-			ops++;
-			bytes += e.len;
-		}
-		memcpy(out + rpos, &r, sizeof(r));
-		rpos += sizeof(r) + wire_pad8(r.len);
-	}
+	char *frame = c->out.buf + c->out.tail;
+	uint64_t rpos = pack_execute(d, &w, c->pctx, frame + hl, &ops, &bytes);
 	STAT_INC(&p->st, packs_in);
 	STAT_ADD(&p->st, ops_in, ops);
 	STAT_ADD(&p->st, bytes_in, bytes);
