@@ -150,6 +150,41 @@ static int region_only(int me, int n)
 	return it_failures ? 1 : 0;
 }
 
+/* IT_PACK_MIXED=1 (packs.sh, 4 PEs on 2 nodes, ranks 0 and 1 on node 0):
+ * rank 0 holds a put to rank 2 in an aggregation region while rank 1 puts
+ * to rank 2 normally: rank 1's put joins the held pack, which therefore
+ * carries operations of two processes (packs_mixed), deterministically.
+ * The two PEs of node 0 hand over with local puts into each other's heap
+ * (same node: executed at once, no pack). */
+static int mixed_only(int me, int n)
+{
+	volatile uint64_t *flags = it_malloc(64);
+	uint64_t *cells = it_malloc(64);
+	flags[0] = flags[1] = 0;
+	cells[0] = cells[1] = 0;
+	IT_OK(hoist_barrier(), "start");
+	uint64_t one = 1, a = val(0, 2, 0, 9), b = val(1, 2, 1, 9);
+	if (n == 4 && me == 0) {
+		IT_OK(hoist_aggregate_begin(), "begin");
+		IT_OK(hoist_put(2, &cells[0], &a, 8), "held put");
+		IT_OK(hoist_put(1, (void *)&flags[1], &one, 8), "tell rank 1");
+		while (!flags[0])
+			hoist_cpu_relax();
+		IT_OK(hoist_aggregate_end(), "end");
+	} else if (n == 4 && me == 1) {
+		while (!flags[1])
+			hoist_cpu_relax();
+		IT_OK(hoist_put(2, &cells[1], &b, 8), "put joining the held pack");
+		IT_OK(hoist_quiet(), "quiet");
+		IT_OK(hoist_put(0, (void *)&flags[0], &one, 8), "tell rank 0");
+	}
+	IT_OK(hoist_barrier(), "end");
+	if (me == 2 && (cells[0] != a || cells[1] != b))
+		IT_FAIL("held/joined puts: %" PRIx64 " %" PRIx64, cells[0], cells[1]);
+	IT_OK(hoist_finalize(), "finalize");
+	return it_failures ? 1 : 0;
+}
+
 int main(void)
 {
 	int me, n;
@@ -158,6 +193,8 @@ int main(void)
 	struct hoist_ctx *c = hoist__ctx();
 	if (getenv("IT_PACK_REGION"))
 		return region_only(me, n);
+	if (getenv("IT_PACK_MIXED"))
+		return mixed_only(me, n);
 
 	uint64_t *slots = it_malloc((size_t)n * K * 8);
 	uint64_t *ro = it_malloc(64 * 7 * 8 + 8);
