@@ -1050,10 +1050,15 @@ static void net_flush(struct daemon *d)
 		return;
 	for (int32_t i = 0; i < n->nnodes; i++) {
 		struct peer *p = &n->peers[i];
-		/* a client still has descriptors queued: the pack may grow in the
-		 * next pass (one send per pack is most of a small op's cost) */
-		if (p->pack.nelem && !p->pack.hold && !d->more_pending && pack_close(d, p))
-			hlog_err("out of memory sending a pack to node %d", i);
+		/* a client still has descriptors queued and this pack grew: it
+		 * may grow in the next pass too (one send per pack is most of a
+		 * small op's cost); one that did not grow goes now, so an op in
+		 * it never waits for another client's stream */
+		if (p->pack.nelem && !p->pack.hold && (!d->more_pending || !p->pack.grew)) {
+			if (pack_close(d, p))
+				hlog_err("out of memory sending a pack to node %d", i);
+		}
+		p->pack.grew = 0;
 		if (p->conn && p->conn->phase == PH_UP && ob_pending(&p->conn->out)) {
 			int rc = conn_flush(d, p->conn);
 			if (rc)
@@ -1241,6 +1246,7 @@ static int pack_add(struct daemon *d, struct peer *p, struct client *c, const st
 		s->dst = op && op->dst ? op->dst : client_buf(c, sqe);
 	if (!(sqe->flags & HOIST_SQE_F_AGG))
 		pk->hold = 0;
+	pk->grew = 1;
 	c->outstanding++;
 	STAT_INC(&p->st, ops_out);
 	STAT_ADD(&p->st, bytes_out, sqe->len);

@@ -118,6 +118,7 @@ struct pack_open {
 	struct pack_slot *slots;
 	int hold;              /* only aggregation-region ops in it */
 	int mixed;             /* ops of several clients */
+	int grew;              /* ops added in this progress pass */
 	struct client *first;  /* the client of its first op */
 };
 
