@@ -582,7 +582,7 @@ static int pack_reply(struct daemon *d, struct netconn *c, struct peer *p, struc
 {
 	struct wire_pack_reply rep;
 	memcpy(&rep, c->ext, sizeof(rep));
-	if (c->pk_err || rep.nelem != f->npk || rep.status > 0 ||
+	if (!f || c->pk_err || rep.nelem != f->npk || rep.status > 0 ||
 	    (!rep.status && (c->pk_k != f->npk || c->pk_hgot)))
 		return -EPROTO;
 	struct pack_slot *s = f->pk;
