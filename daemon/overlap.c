@@ -455,3 +455,53 @@ int overlap_get(struct daemon *d, struct client *c, const struct hoist_sqe *sqe,
 		return 0;
 	}
 }
+
+int overlap_get_box(struct daemon *d, struct client *c, int32_t pe, uint64_t off, uint64_t len,
+		    uint64_t payload, int32_t node, const char **box)
+{
+	struct overlap *o = c->ov;
+	check(c, pe, off, len);
+	/* a sparse box would move up to stride/len times the data */
+	if (!o->in_phase || !len || len > 4 * payload || len > o->half_bytes)
+		return 0;
+	uint32_t n_before;
+	phase_current(&o->ph, &n_before);
+	int i = phase_get(&o->ph, pe, off, len);
+	if (i < 0) {
+		STAT_INC(&c->st, pf_misses);
+		uint32_t n;
+		struct phase_get *g = phase_current(&o->ph, &n);
+		if (g && n > n_before) { /* recorded: is it worth prefetching? */
+			uint64_t lead = now_ns() - o->phase_start_ns;
+			uint64_t copy = COPY_FIXED_NS + len / 1024 * COPY_NS_PER_KIB;
+			if (node == d->net.self || lead < copy)
+				g[n - 1].cookie |= COOKIE_UNPROFITABLE;
+			else
+				g[n - 1].cookie &= ~(uint64_t)COOKIE_UNPROFITABLE;
+		}
+		return 0;
+	}
+	if ((uint32_t)i >= o->nslots)
+		return 0;
+	struct pf_slot *s = &o->slots[i];
+	switch (s->state) {
+	case PF_READY:
+		*box = o->arena + s->arena_off;
+		s->state = PF_TAKEN;
+		hoist_store_relaxed(&o->table[i].state, HOIST_PF_EMPTY);
+		STAT_INC(&c->st, pf_hits);
+		return 1;
+	case PF_ISSUED:
+		/* in flight: it lands unused (a gather cannot wait for it the
+		 * way a plain get does); fetch the elements now */
+		STAT_INC(&c->st, pf_late);
+		return 0;
+	case PF_QUEUED:
+		s->state = PF_TAKEN;
+		STAT_INC(&c->st, pf_late);
+		return 0;
+	default:
+		s->state = PF_TAKEN;
+		return 0;
+	}
+}

@@ -110,6 +110,14 @@ void overlap_access(struct client *c, int32_t pe, uint64_t off, uint64_t len);
 int overlap_get(struct daemon *d, struct client *c, const struct hoist_sqe *sqe, int32_t node,
 		int *res);
 
+/* A remote strided/vector get whose elements lie in [off, off+len) (its
+ * bounding box, payload bytes of data): recorded for phase prefetch as one
+ * contiguous unit when the box is dense enough (at most 4x the payload and
+ * half the arena). 1 = the box has landed: *box points at its data in the
+ * arena (the caller gathers the elements), 0 = issue it normally. */
+int overlap_get_box(struct daemon *d, struct client *c, int32_t pe, uint64_t off, uint64_t len,
+		    uint64_t payload, int32_t node, const char **box);
+
 /* Notify: remember the next phase, drop this phase's mispredictions. */
 void overlap_notify(struct daemon *d, struct client *c, uint64_t next_phase);
 /* The next phase starts (barrier completed, or hoist_phase). */

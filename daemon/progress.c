@@ -323,6 +323,19 @@ static void multi_count(struct client *c, const struct hoist_sqe *sqe, const str
 		STAT_ADD(&c->st, get_bytes, bytes);
 }
 
+/* A get's elements from a copy of their bounding box starting at lo. */
+static void multi_gather(const struct hoist_sqe *sqe, const struct xp_multi *m, char *local,
+			 const char *box, uint64_t lo)
+{
+	uint64_t pos = 0;
+	for (uint64_t k = 0; k < m->count; k++) {
+		uint64_t off, len;
+		multi_elem(sqe, m, k, &off, &len);
+		memcpy(local + pos, box + (off - lo), len);
+		pos += len;
+	}
+}
+
 /* Same node: every element is one copy, in index order. */
 static void multi_local(struct client *c, struct client *t, const struct hoist_sqe *sqe,
 			const struct xp_multi *m)
@@ -345,10 +358,12 @@ static void multi_local(struct client *c, struct client *t, const struct hoist_s
 /* A strided or vector descriptor. The elements go to the transport one by
  * one; tcp packs them (no per-element message), one without packing sends
  * each alone. Conflict checks and the put deferral use the bounding box of
- * the remote elements. Strided/vector gets are not recorded for phase
- * prefetch: a prediction is one contiguous (pe, off, len), and fetching the
- * box would move up to stride/len times the data. Resumable: a stall keeps
- * the state in c->multi and the same descriptor comes back. */
+ * the remote elements. A get is recorded for phase prefetch as its
+ * bounding box when that is dense (at most 4x its data): when the phase
+ * runs again the box is prefetched like a plain get and the elements are
+ * gathered from it; sparser ones are not (the box would move up to
+ * stride/len times the data). Resumable: a stall keeps the state in
+ * c->multi and the same descriptor comes back. */
 static enum exec_result multi_exec(struct daemon *d, struct client *c, const struct hoist_sqe *sqe,
 				   int *res)
 {
@@ -394,7 +409,15 @@ static enum exec_result multi_exec(struct daemon *d, struct client *c, const str
 				if (o->put_seq != m->seq)
 					m->seq = 0; /* not recorded */
 			} else {
-				overlap_access(c, sqe->pe, lo, hi - lo);
+				const char *pf = NULL;
+				uint64_t bytes = sqe->len * (is_strided(sqe->opcode) ? m->count : 1);
+				if (overlap_get_box(d, c, sqe->pe, lo, hi - lo, bytes, node, &pf)) {
+					/* served from the phase's prefetch of the box */
+					multi_count(c, sqe, m);
+					multi_gather(sqe, m, client_buf(c, sqe), pf, lo);
+					multi_free(m);
+					return EXEC_DONE;
+				}
 			}
 		}
 		multi_count(c, sqe, m);
