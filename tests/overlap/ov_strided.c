@@ -70,6 +70,7 @@ int main(int argc, char **argv)
 	}
 	if (rc)
 		fprintf(stderr, "pe %d: %s\n", me, hoist_strerror(rc));
+	free(buf);
 	int frc = hoist_finalize();
 	return rc || bad || frc ? 1 : 0;
 }
