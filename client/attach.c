@@ -127,6 +127,8 @@ static void ctx_release(struct hoist_ctx *c, uint64_t staging_bytes)
 	staging_fini(&c->stage);
 	symheap_fini(&c->heap);
 	free(c->ops);
+	free(c->agg_lo);
+	free(c->agg_hi);
 	if (c->doorbell >= 0)
 		close(c->doorbell);
 	if (c->sock >= 0)

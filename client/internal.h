@@ -19,13 +19,16 @@
 struct hoist_op {
 	uint8_t busy;
 	uint8_t done;
-	uint8_t copyout;   /* get into staging: copy to dst when done */
+	uint8_t copyout;   /* get into staging: 1 copy to dst when done, 2 scatter
+			    * count elements of elem bytes at dst_stride */
 	int32_t res;
 	int64_t stage_id;  /* staging record, -1 if none */
 	uint64_t stage_off;
 	void *dst;
 	uint64_t len;
 	struct hoist_op *next_nbi; /* list of nbi gets awaiting copy-out */
+	ptrdiff_t dst_stride;
+	uint64_t elem, count;
 	uint8_t *arrived;  /* collective: [size] source blocks landed (partial CQEs) */
 };
 
@@ -83,6 +86,14 @@ struct hoist_ctx {
 	int peers_contig;         /* peers[i].rank == peers[0].rank + i */
 	int direct;               /* HOIST_DIRECT: put/get to local PEs by memmove */
 	uint64_t direct_puts, direct_gets, direct_bytes; /* done that way (tests, bench) */
+
+	/* aggregation region (vec.c) */
+	int agg_depth;         /* hoist_aggregate_begin nesting */
+	int agg_broken;        /* a conflict ended it early: normal issue */
+	uint64_t *agg_lo, *agg_hi; /* [size] box of aggregated puts per PE */
+	char *agg_get_lo, *agg_get_hi; /* box of aggregated gets' local dst */
+	uint64_t agg_early_ends; /* regions ended early (for tests) */
+	uint64_t agg_ops;        /* operations aggregated (for tests) */
 };
 
 extern struct hoist_ctx hoist__g;
@@ -142,6 +153,23 @@ static inline struct hoist_peer *hoist__peer_find(struct hoist_ctx *c, int pe)
 	}
 	return lo < n && c->peers[lo].rank == pe ? &c->peers[lo] : NULL;
 }
+
+/* vec.c: aggregation regions */
+/* HOIST_SQE_F_AGG while a region aggregates, else 0 */
+static inline uint8_t hoist__agg_flag(const struct hoist_ctx *c)
+{
+	return (c->agg_depth && !c->agg_broken) ? HOIST_SQE_F_AGG : 0;
+}
+/* Inside an aggregating region: may a put (remote [roff, +n) at pe, local
+ * source src) / a get (remote [roff, +n) at pe into dst) be aggregated?
+ * Records it; a conflict ends aggregation early (returns 0). */
+int hoist__agg_put(struct hoist_ctx *c, int pe, uint64_t roff, uint64_t n, const void *src);
+int hoist__agg_get(struct hoist_ctx *c, int pe, uint64_t roff, uint64_t n, const void *dst);
+/* a finished staged get: copy (or scatter) its data out */
+void hoist__op_copyout(struct hoist_ctx *c, struct hoist_op *op);
+int hoist__put_common(int pe, void *dst, const void *src, size_t n, int nbi);
+int64_t hoist__stage_alloc_wait(struct hoist_ctx *c, uint64_t len, uint64_t *off);
+size_t hoist__chunk_bytes(const struct hoist_ctx *c);
 
 static inline uint64_t hoist__op_udata(struct hoist_ctx *c, struct hoist_op *op)
 {

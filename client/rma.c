@@ -63,7 +63,7 @@ static inline char *direct_base(struct hoist_ctx *c, int pe)
 	if (!c->direct)
 		return NULL;
 	struct hoist_peer *p = hoist__peer_find(c, pe);
-	if (!p || p->state < 0 || c->nbi_head ||
+	if (!p || p->state < 0 || c->nbi_head || c->agg_depth ||
 	    __atomic_load_n(&c->ctrl->job_error, __ATOMIC_RELAXED))
 		return NULL;
 	/* pairs with the daemon's hoist_store_release(&ctrl->sq_head) after
@@ -112,6 +112,28 @@ static int64_t stage_alloc_wait(struct hoist_ctx *c, uint64_t len, uint64_t *off
 	}
 }
 
+int64_t hoist__stage_alloc_wait(struct hoist_ctx *c, uint64_t len, uint64_t *off)
+{
+	return stage_alloc_wait(c, len, off);
+}
+
+size_t hoist__chunk_bytes(const struct hoist_ctx *c)
+{
+	return chunk_bytes(c);
+}
+
+void hoist__op_copyout(struct hoist_ctx *c, struct hoist_op *op)
+{
+	const char *from = c->staging_base + op->stage_off;
+	if (op->copyout == 2) {
+		for (uint64_t i = 0; i < op->count; i++)
+			memcpy((char *)op->dst + (ptrdiff_t)i * op->dst_stride, from + i * op->elem,
+			       op->elem);
+		return;
+	}
+	memcpy(op->dst, from, op->len);
+}
+
 /* *direct: done by the library itself (complete on return). */
 static int put_common(int pe, void *dst, const void *src, size_t n, int nbi, int *direct)
 {
@@ -134,11 +156,12 @@ static int put_common(int pe, void *dst, const void *src, size_t n, int nbi, int
 		return 0;
 	}
 	struct hoist_sqe *sqe;
+	uint8_t agg = c->agg_depth ? (uint8_t)(hoist__agg_put(c, pe, roff, n, src) ? HOIST_SQE_F_AGG : 0) : 0;
 
 	if (n <= HOIST_INLINE_MAX) {
 		if ((rc = hoist__sqe_get(c, &sqe)))
 			return rc;
-		*sqe = (struct hoist_sqe){.opcode = HOIST_OP_PUT, .flags = HOIST_SQE_F_INLINE, .pe = pe,
+		*sqe = (struct hoist_sqe){.opcode = HOIST_OP_PUT, .flags = HOIST_SQE_F_INLINE | agg, .pe = pe,
 					  .remote_off = roff, .len = n};
 		memcpy(sqe->inline_data, src, n);
 		hoist__sqe_submit(c);
@@ -151,7 +174,7 @@ static int put_common(int pe, void *dst, const void *src, size_t n, int nbi, int
 			size_t len = n - done < SQE_MAX_BYTES ? n - done : SQE_MAX_BYTES;
 			if ((rc = hoist__sqe_get(c, &sqe)))
 				return rc;
-			*sqe = (struct hoist_sqe){.opcode = HOIST_OP_PUT, .flags = HOIST_SQE_F_LOCAL_HEAP,
+			*sqe = (struct hoist_sqe){.opcode = HOIST_OP_PUT, .flags = HOIST_SQE_F_LOCAL_HEAP | agg,
 						  .pe = pe, .remote_off = roff + done, .len = len,
 						  .local_off = loff + done};
 			hoist__sqe_submit(c);
@@ -170,8 +193,8 @@ static int put_common(int pe, void *dst, const void *src, size_t n, int nbi, int
 			staging_release(&c->stage, id);
 			return rc;
 		}
-		*sqe = (struct hoist_sqe){.opcode = HOIST_OP_PUT, .pe = pe, .remote_off = roff + done,
-					  .len = len, .local_off = soff};
+		*sqe = (struct hoist_sqe){.opcode = HOIST_OP_PUT, .flags = agg, .pe = pe,
+					  .remote_off = roff + done, .len = len, .local_off = soff};
 		staging_bind_sq(&c->stage, id, c->sq_tail);
 		hoist__sqe_submit(c);
 		done += len;
@@ -179,15 +202,23 @@ static int put_common(int pe, void *dst, const void *src, size_t n, int nbi, int
 	return 0;
 }
 
+int hoist__put_common(int pe, void *dst, const void *src, size_t n, int nbi)
+{
+	int direct;
+	return put_common(pe, dst, src, n, nbi, &direct);
+}
+
 HOIST_API int hoist_put(int pe, void *dst, const void *src, size_t n)
 {
 	int direct;
 	int rc = put_common(pe, dst, src, n, 0, &direct);
 	/* HOIST_AUTO=0, the blocking baseline: the put is remotely complete
-	 * before the call returns (a quiet orders every piece of it). A direct
-	 * put is complete already; the quiet is still owed to what was posted
-	 * since the last one (its errors are reported here). */
-	if (rc == 0 && !hoist__g.auto_overlap && n && (!direct || hoist__g.posted_since_quiet))
+	 * before the call returns (a quiet orders every piece of it); inside
+	 * an aggregating region the region's end does that. A direct put is
+	 * complete already; the quiet is still owed to what was posted since
+	 * the last one (its errors are reported here). */
+	if (rc == 0 && !hoist__g.auto_overlap && n && !hoist__agg_flag(&hoist__g) &&
+	    (!direct || hoist__g.posted_since_quiet))
 		rc = hoist__quiet(&hoist__g);
 	return rc;
 }
@@ -208,7 +239,8 @@ static int post_get(struct hoist_ctx *c, int pe, uint64_t roff, uint64_t len, ui
 		return rc;
 	*sqe = (struct hoist_sqe){.opcode = HOIST_OP_GET,
 				  .flags = (uint8_t)((to_heap ? HOIST_SQE_F_LOCAL_HEAP : 0) |
-						     (user_data ? HOIST_SQE_F_CQE : 0)),
+						     (user_data ? HOIST_SQE_F_CQE : 0) |
+						     hoist__agg_flag(c)),
 				  .pe = pe, .user_data = user_data, .remote_off = roff, .len = len,
 				  .local_off = local_off};
 	hoist__sqe_submit(c);
@@ -220,7 +252,7 @@ static void get_finish(struct hoist_ctx *c, struct hoist_op *op, int *err)
 {
 	int rc = hoist__wait_op(c, op);
 	if (rc == 0 && op->copyout)
-		memcpy(op->dst, c->staging_base + op->stage_off, op->len);
+		hoist__op_copyout(c, op);
 	if (rc && !*err)
 		*err = rc;
 	hoist__op_free(c, op);
@@ -262,6 +294,9 @@ HOIST_API int hoist_get(void *dst, int pe, const void *src, size_t n)
 		return 0;
 	if (!dst)
 		return -EINVAL;
+	/* inside an aggregation region a get completes at the region's end */
+	if (c->agg_depth && hoist__agg_get(c, pe, roff, n, dst))
+		return hoist_get_nbi(dst, pe, src, n);
 	char *base = direct_base(c, pe);
 	if (base) {
 		memmove(dst, base + roff, n);

@@ -36,7 +36,7 @@ int hoist__quiet(struct hoist_ctx *c)
 		struct hoist_op *next = op->next_nbi;
 		int orc = op->done ? op->res : hoist__wait_op(c, op);
 		if (orc == 0 && op->copyout)
-			memcpy(op->dst, c->staging_base + op->stage_off, op->len);
+			hoist__op_copyout(c, op);
 		if (orc && !rc)
 			rc = orc;
 		hoist__op_free(c, op);

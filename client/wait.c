@@ -178,11 +178,16 @@ int hoist__sqe_get(struct hoist_ctx *c, struct hoist_sqe **out)
 			if (c->sq_tail - c->sq_head_seen < c->sq_mask + 1)
 				break;
 			/* the daemon drains on its own; sleep on cq_tail is not
-			 * meaningful here, so spin/yield and check liveness */
+			 * meaningful here, so spin/yield and check liveness. A full
+			 * ring means the daemon is the bottleneck: give it the CPU
+			 * soon when it shares ours (sched_yield is a no-op when
+			 * nothing else is runnable) */
 			if (++w.spins % 4096 == 0) {
 				int rc = hoist__check_daemon(c);
 				if (rc)
 					return rc;
+				sched_yield();
+			} else if (w.spins % 64 == 0) {
 				sched_yield();
 			} else {
 				hoist_cpu_relax();

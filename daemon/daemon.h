@@ -75,6 +75,8 @@ struct client {
 	int blocking;             /* HOIST_AUTO=0: no overlap stage */
 	struct overlap *ov;       /* automatic overlap state, NULL if blocking */
 	uint32_t coll_seq;        /* collective descriptors executed (coll.c) */
+	struct xp_multi *multi;   /* strided/vector descriptor being issued */
+	int agg_held;             /* ops of an aggregation region may be held */
 
 	struct client_stats st;   /* written by the progress thread */
 	struct phase_stats_row phase_st[PHASE_STATS_MAX]; /* likewise */
@@ -175,6 +177,8 @@ struct daemon {
 	const struct transport_ops *xport; /* to other nodes */
 	struct progress_stats pst;
 	uint64_t heartbeat;      /* bumped by the progress thread (watchdog) */
+	int more_pending;        /* this pass left descriptors for the next
+				  * one: open packs may wait to fill up */
 };
 
 /* progress.c */

@@ -17,6 +17,7 @@
 
 #include "am.h"
 #include "overlap.h"
+#include "pack.h"
 #include "daemon.h"
 #include "transport.h"
 #include "hoist.pb-c.h"
@@ -31,6 +32,9 @@ static char EP_LISTEN, EP_DOORBELL, EP_CMDQ;
 
 static void conn_free(struct daemon *d, struct netconn *c);
 static void peer_lost(struct daemon *d, struct peer *p, const char *why);
+static void pack_fail_open(struct daemon *d, struct peer *p, int res);
+static void pack_free_slots(struct pack_slot *s);
+static int pack_close(struct daemon *d, struct peer *p);
 
 /* ---- output buffers ---------------------------------------------------- */
 
@@ -357,9 +361,22 @@ static void peer_lost(struct daemon *d, struct peer *p, const char *why)
 	}
 	while (p->ring_head != p->ring_tail) {
 		struct inflight *f = &p->ring[p->ring_head++ % p->window];
+		if (f->type == W_PACK) {
+			struct pack_slot *s = f->pk;
+			uint32_t ns = f->npk;
+			f->pk = NULL;
+			f->npk = 0;
+			for (uint32_t k = 0; k < ns; k++)
+				progress_complete(d, s[k].client, s[k].pe, s[k].user_data, -ECONNRESET,
+						  s[k].opcode, 1, &s[k].op);
+			pack_free_slots(s);
+			continue;
+		}
 		progress_complete(d, f->client, f->pe, f->user_data, -ECONNRESET, f->opcode, 1, &f->op);
 	}
 	p->ring_head = p->ring_tail = 0;
+	if (p->pack.nelem)
+		pack_fail_open(d, p, -ECONNRESET);
 	for (struct job *j = d->pjobs; j; j = j->prog_next) {
 		if (!j->prog_ready)
 			continue;
@@ -483,6 +500,103 @@ static void serve_get(struct daemon *d, struct netconn *c, struct peer *p)
 		hlog_err("out of memory answering node %d", c->node);
 }
 
+/* A peer's W_PACK (payload in c->pctx): checked whole first (a malformed
+ * pack is refused: -EPROTO drops the connection, no element applied), then
+ * every element against its target (pack.c); the reply is written in
+ * place into the send buffer. */
+static int serve_pack(struct daemon *d, struct netconn *c, struct peer *p)
+{
+	struct wire_pack w;
+	memcpy(&w, c->ext, sizeof(w));
+	uint64_t rlen, ops, bytes;
+	if (pack_check(&w, c->pctx, c->hdr.plen, &rlen))
+		return -EPROTO;
+	uint64_t hl = sizeof(struct wire_hdr) + sizeof(struct wire_pack_reply);
+	if (ob_reserve(&c->out, hl + rlen))
+		return -ENOMEM;
+	char *frame = c->out.buf + c->out.tail;
+	uint64_t rpos = pack_execute(d, &w, c->pctx, frame + hl, &ops, &bytes);
+	STAT_INC(&p->st, packs_in);
+	STAT_ADD(&p->st, ops_in, ops);
+	STAT_ADD(&p->st, bytes_in, bytes);
+	struct wire_hdr h = {.plen = (uint32_t)rpos, .type = W_PACK_REPLY,
+			     .hlen = sizeof(struct wire_pack_reply), .tag = c->hdr.tag};
+	struct wire_pack_reply rep = {.nelem = w.nelem};
+	memcpy(frame, &h, sizeof(h));
+	memcpy(frame + sizeof(h), &rep, sizeof(rep));
+	c->out.tail += hl + rpos;
+	return 0;
+}
+
+/* Bytes of our pack f's reply as they arrive: element results and get
+ * data straight to the destinations (no staging copy). Checked as it goes;
+ * a malformed reply marks pk_err (the frame's end drops the connection,
+ * which fails every element). A client that left has its slots cleared
+ * (net_orphan_client): its data is dropped. */
+static void pack_stream(struct netconn *c, struct inflight *f, const char *in, uint64_t n)
+{
+	if (!f)
+		c->pk_err = 1;
+	while (n && !c->pk_err) {
+		if (c->pk_hgot < sizeof(c->pk_res)) {
+			uint32_t take = (uint32_t)sizeof(c->pk_res) - c->pk_hgot;
+			if (take > n)
+				take = (uint32_t)n;
+			memcpy((char *)&c->pk_res + c->pk_hgot, in, take);
+			c->pk_hgot += take;
+			in += take;
+			n -= take;
+			if (c->pk_hgot < sizeof(c->pk_res))
+				return;
+			struct wire_pack_res r = c->pk_res;
+			struct pack_slot *s = c->pk_k < f->npk ? &f->pk[c->pk_k] : NULL;
+			if (!s || (r.len && (r.status || !s->is_get || r.len != s->len)) ||
+			    (!r.status && s->is_get && r.len != s->len) || r.status > 0) {
+				c->pk_err = 1;
+				return;
+			}
+			s->res = r.status;
+			c->pk_dgot = 0;
+			c->pk_dlen = wire_pad8(r.len);
+		}
+		uint64_t take = c->pk_dlen - c->pk_dgot;
+		if (take > n)
+			take = n;
+		struct pack_slot *s = &f->pk[c->pk_k];
+		if (take && c->pk_dgot < c->pk_res.len && s->client) {
+			uint64_t data = c->pk_res.len - c->pk_dgot;
+			memcpy(s->dst + c->pk_dgot, in, take < data ? take : data);
+		}
+		c->pk_dgot += take;
+		in += take;
+		n -= take;
+		if (c->pk_dgot == c->pk_dlen) {
+			c->pk_k++;
+			c->pk_hgot = 0;
+		}
+	}
+}
+
+/* The reply to our pack f is complete: every element in order. */
+static int pack_reply(struct daemon *d, struct netconn *c, struct peer *p, struct inflight *f)
+{
+	struct wire_pack_reply rep;
+	memcpy(&rep, c->ext, sizeof(rep));
+	if (!f || c->pk_err || rep.nelem != f->npk || rep.status > 0 ||
+	    (!rep.status && (c->pk_k != f->npk || c->pk_hgot)))
+		return -EPROTO;
+	struct pack_slot *s = f->pk;
+	uint32_t ns = f->npk;
+	f->pk = NULL;
+	f->npk = 0;
+	p->ring_head++; /* completions may issue more into this ring */
+	for (uint32_t k = 0; k < ns; k++)
+		progress_complete(d, s[k].client, s[k].pe, s[k].user_data, rep.status ? rep.status : s[k].res,
+				  s[k].opcode, s[k].want_cqe, &s[k].op);
+	pack_free_slots(s);
+	return 0;
+}
+
 /* ---- completing our own requests -------------------------------------- */
 
 static struct inflight *ring_front(struct peer *p, uint64_t tag)
@@ -519,6 +633,7 @@ static int rx_begin(struct daemon *d, struct netconn *c)
 	c->pdst = NULL;
 	c->pgot = 0;
 	c->pctx = NULL;
+	c->pk_stream = 0;
 	if (c->phase != PH_UP) {
 		if ((h->type != W_HELLO && h->type != W_AUTH) || h->plen > HS_MAX || h->hlen)
 			return -EPROTO;
@@ -549,7 +664,7 @@ static int rx_begin(struct daemon *d, struct netconn *c)
 	}
 	case W_GET_REPLY: {
 		struct inflight *f = ring_front(p, h->tag);
-		if (!c->outgoing || !f || h->hlen != sizeof(struct wire_reply))
+		if (!c->outgoing || !f || f->type == W_PACK || h->hlen != sizeof(struct wire_reply))
 			return -EPROTO;
 		struct wire_reply r;
 		memcpy(&r, c->ext, sizeof(r));
@@ -567,6 +682,35 @@ static int rx_begin(struct daemon *d, struct netconn *c)
 		c->pctx = malloc(h->plen ? h->plen : 1);
 		c->pdst = c->pctx;
 		return c->pctx ? 0 : -ENOMEM;
+	case W_PACK:
+	case W_PACK_REPLY: {
+		if (h->type == W_PACK) {
+			if (c->outgoing || h->hlen != sizeof(struct wire_pack))
+				goto bad_pack;
+		} else {
+			struct inflight *f = ring_front(p, h->tag);
+			if (!c->outgoing || !f || f->type != W_PACK ||
+			    h->hlen != sizeof(struct wire_pack_reply) || h->plen > WIRE_AM_MAX_PAYLOAD)
+				goto bad_pack;
+			struct wire_pack_reply rep;
+			memcpy(&rep, c->ext, sizeof(rep));
+			if (rep.status && h->plen)
+				goto bad_pack;
+			c->pk_stream = 1;
+			c->pk_err = 0;
+			c->pk_k = c->pk_hgot = 0;
+			return 0;
+		}
+		if (h->plen > WIRE_AM_MAX_PAYLOAD)
+			goto bad_pack;
+		c->pctx = malloc(h->plen ? h->plen : 1);
+		c->pdst = c->pctx;
+		return c->pctx ? 0 : -ENOMEM;
+	bad_pack:
+		STAT_INC(&p->st, packs_refused);
+		hlog_warn("node %d sent a malformed pack; dropping the connection", c->node);
+		return -EPROTO;
+	}
 	default:
 		return h->plen ? -EPROTO : 0;
 	}
@@ -606,12 +750,26 @@ static int rx_end(struct daemon *d, struct netconn *c)
 	case W_ACK:
 	case W_GET_REPLY: {
 		struct inflight *f = ring_front(p, h->tag);
-		if (!c->outgoing || !f || h->hlen != sizeof(struct wire_reply))
+		if (!c->outgoing || !f || f->type == W_PACK || h->hlen != sizeof(struct wire_reply))
 			return -EPROTO;
 		struct wire_reply r;
 		memcpy(&r, c->ext, sizeof(r));
 		reply_done(d, p, f, &r);
 		return 0;
+	}
+	case W_PACK:
+	case W_PACK_REPLY: {
+		if (h->type == W_PACK)
+			rc = serve_pack(d, c, p);
+		else
+			rc = pack_reply(d, c, p, ring_front(p, h->tag));
+		if (rc == -EPROTO) {
+			STAT_INC(&p->st, packs_refused);
+			hlog_warn("node %d sent a malformed pack; dropping the connection", c->node);
+		}
+		free(c->pctx);
+		c->pctx = NULL;
+		return rc;
 	}
 	case W_BARRIER:
 	case W_MEMBER:
@@ -730,6 +888,9 @@ static int conn_read(struct daemon *d, struct netconn *c)
 			uint64_t take = avail < need ? avail : need;
 			if (c->pdst && take)
 				memcpy(c->pdst + c->pgot, c->rbuf + c->rpos, take);
+			else if (c->pk_stream && take)
+				pack_stream(c, ring_front(&d->net.peers[c->node], c->hdr.tag),
+					    c->rbuf + c->rpos, take);
 			c->rpos += (uint32_t)take;
 			c->pgot += take;
 			if (c->pgot < c->hdr.plen)
@@ -833,9 +994,14 @@ static void net_stop(struct daemon *d)
 	while (n->incoming)
 		conn_free(d, n->incoming);
 	for (int32_t i = 0; n->peers && i < n->nnodes; i++) {
-		if (n->peers[i].conn)
-			conn_free(d, n->peers[i].conn);
-		free(n->peers[i].ring);
+		struct peer *p = &n->peers[i];
+		if (p->conn)
+			conn_free(d, p->conn);
+		for (uint64_t k = p->ring_head; p->ring && k != p->ring_tail; k++)
+			pack_free_slots(p->ring[k % p->window].pk);
+		free(p->ring);
+		free(p->pack.buf);
+		free(p->pack.slots);
 	}
 	free(n->peers);
 	n->peers = NULL;
@@ -888,6 +1054,15 @@ static void net_flush(struct daemon *d)
 		return;
 	for (int32_t i = 0; i < n->nnodes; i++) {
 		struct peer *p = &n->peers[i];
+		/* a client still has descriptors queued and this pack grew: it
+		 * may grow in the next pass too (one send per pack is most of a
+		 * small op's cost); one that did not grow goes now, so an op in
+		 * it never waits for another client's stream */
+		if (p->pack.nelem && !p->pack.hold && (!d->more_pending || !p->pack.grew)) {
+			if (pack_close(d, p))
+				hlog_err("out of memory sending a pack to node %d", i);
+		}
+		p->pack.grew = 0;
 		if (p->conn && p->conn->phase == PH_UP && ob_pending(&p->conn->out)) {
 			int rc = conn_flush(d, p->conn);
 			if (rc)
@@ -944,6 +1119,155 @@ static struct peer *peer_for(struct daemon *d, int32_t node)
 	return &n->peers[node];
 }
 
+/* ---- packs (wire.h: W_PACK) ---------------------------------------------
+ * The open pack of a peer collects puts and gets for its PEs; it leaves
+ * when full, before any other request to that peer (one connection, in
+ * order), and at the end of each progress pass (net_flush) unless it holds
+ * only operations of aggregation regions, which wait for pack_release. */
+
+#define PACK_MAX WIRE_AM_MAX_PAYLOAD
+/* per operation: request header + direct ext + ack header + reply ext */
+#define SINGLE_HDR_BYTES (2 * sizeof(struct wire_hdr) + sizeof(struct wire_direct) + \
+			  sizeof(struct wire_reply))
+
+static void pack_free_slots(struct pack_slot *s)
+{
+	free(s);
+}
+
+/* Send the open pack (it has a ring slot reserved by pack_add). */
+static int pack_close(struct daemon *d, struct peer *p)
+{
+	struct pack_open *pk = &p->pack;
+	if (!pk->nelem)
+		return 0;
+	struct wire_pack w = {.job = pk->job, .nelem = pk->nelem};
+	uint64_t tag = ++p->next_tag;
+	int rc = frame_queue(p->conn, W_PACK, tag, &w, sizeof(w), pk->buf, pk->plen);
+	if (rc)
+		return rc; /* stays open; peer_lost or a later close handles it */
+	struct inflight *f = &p->ring[p->ring_tail++ % p->window];
+	*f = (struct inflight){.tag = tag, .type = W_PACK, .pk = pk->slots, .npk = pk->nelem};
+	uint64_t packed = 2 * sizeof(struct wire_hdr) + sizeof(w) + sizeof(struct wire_pack_reply) +
+			  pk->nelem * (sizeof(struct wire_pack_elem) + sizeof(struct wire_pack_res));
+	uint64_t single = (uint64_t)pk->nelem * SINGLE_HDR_BYTES;
+	STAT_INC(&p->st, packs_out);
+	STAT_ADD(&p->st, ops_packed, pk->nelem);
+	if (pk->mixed)
+		STAT_INC(&p->st, packs_mixed);
+	if (single > packed)
+		STAT_ADD(&p->st, hdr_bytes_saved, single - packed);
+	pk->slots = NULL;
+	pk->cap = pk->nelem = pk->plen = pk->rlen = 0;
+	pk->hold = pk->mixed = 0;
+	return 0;
+}
+
+/* Fail every element of an unsent pack (the peer is lost). */
+static void pack_fail_open(struct daemon *d, struct peer *p, int res)
+{
+	struct pack_open *pk = &p->pack;
+	struct pack_slot *s = pk->slots;
+	uint32_t n = pk->nelem;
+	pk->slots = NULL;
+	pk->cap = pk->nelem = pk->plen = pk->rlen = 0;
+	pk->hold = pk->mixed = 0;
+	for (uint32_t k = 0; k < n; k++)
+		progress_complete(d, s[k].client, s[k].pe, s[k].user_data, res, s[k].opcode, 1,
+				  &s[k].op);
+	pack_free_slots(s);
+}
+
+static int pack_eligible(struct daemon *d, const struct hoist_sqe *sqe, const struct xp_op *op)
+{
+	if (op && op->prefetch)
+		return 0;
+	uint64_t need = sizeof(struct wire_pack_elem) + wire_pad8(sqe->len);
+	if (need > PACK_MAX)
+		return 0; /* too big for one pack: alone */
+	if ((op && op->multi) || (sqe->flags & HOIST_SQE_F_AGG))
+		return 1;
+	return d->cfg.coalesce && sqe->len <= d->cfg.coalesce_max;
+}
+
+/* Add one put/get to the peer's open pack. XP_INFLIGHT, XP_STALL or -errno. */
+static int pack_add(struct daemon *d, struct peer *p, struct client *c, const struct hoist_sqe *sqe,
+		    const struct xp_op *op)
+{
+	struct pack_open *pk = &p->pack;
+	int is_put = sqe->opcode == HOIST_OP_PUT;
+	uint32_t req = (uint32_t)(sizeof(struct wire_pack_elem) + (is_put ? wire_pad8(sqe->len) : 0));
+	uint32_t rep = (uint32_t)(sizeof(struct wire_pack_res) + (is_put ? 0 : wire_pad8(sqe->len)));
+	int rc;
+	if (pk->nelem && (pk->job != c->job->id || pk->plen + req > PACK_MAX ||
+			  pk->rlen + rep > PACK_MAX)) {
+		if ((rc = pack_close(d, p)))
+			return rc;
+	}
+	struct netconn *cn = p->conn;
+	if (!pk->nelem) {
+		/* a pack takes one ring slot and goes to the send buffer whole */
+		if (p->ring_tail - p->ring_head >= p->window ||
+		    (ob_pending(&cn->out) && ob_pending(&cn->out) + PACK_MAX > d->cfg.tcp_buffer_bytes)) {
+			STAT_INC(&p->st, stalls);
+			return XP_STALL;
+		}
+		if (!pk->buf && !(pk->buf = malloc(PACK_MAX)))
+			return -ENOMEM;
+		pk->job = c->job->id;
+		pk->hold = 1;
+		pk->first = c;
+	} else if (pk->first != c) {
+		pk->mixed = 1;
+	}
+	if (pk->nelem == pk->cap) {
+		uint32_t cap = pk->cap ? pk->cap * 2 : 16;
+		struct pack_slot *ns = realloc(pk->slots, cap * sizeof(*ns));
+		if (!ns)
+			return -ENOMEM;
+		pk->slots = ns;
+		pk->cap = cap;
+	}
+	struct wire_pack_elem e = {.op = is_put ? WIRE_PACK_PUT : WIRE_PACK_GET, .pe = sqe->pe,
+				   .seg = sqe->seg, .len = (uint32_t)sqe->len, .off = sqe->remote_off};
+	memcpy(pk->buf + pk->plen, &e, sizeof(e));
+	if (is_put) {
+		const void *src = (sqe->flags & HOIST_SQE_F_INLINE) ? (const void *)sqe->inline_data
+								    : client_buf(c, sqe);
+		char *to = pk->buf + pk->plen + sizeof(e);
+		memcpy(to, src, sqe->len);
+		memset(to + sqe->len, 0, wire_pad8(sqe->len) - sqe->len);
+	}
+	pk->plen += req;
+	pk->rlen += rep;
+	struct pack_slot *s = &pk->slots[pk->nelem++];
+	*s = (struct pack_slot){.client = c, .user_data = sqe->user_data, .len = (uint32_t)sqe->len,
+				.opcode = sqe->opcode, .want_cqe = (sqe->flags & HOIST_SQE_F_CQE) != 0,
+				.is_get = !is_put, .pe = sqe->pe};
+	if (op)
+		s->op = *op;
+	if (!is_put)
+		s->dst = op && op->dst ? op->dst : client_buf(c, sqe);
+	if (!(sqe->flags & HOIST_SQE_F_AGG))
+		pk->hold = 0;
+	pk->grew = 1;
+	c->outstanding++;
+	STAT_INC(&p->st, ops_out);
+	STAT_ADD(&p->st, bytes_out, sqe->len);
+	return XP_INFLIGHT;
+}
+
+/* Send every open pack, held ones too (an aggregation region ended). */
+static void net_pack_release(struct daemon *d)
+{
+	struct net *n = &d->net;
+	if (!n->enabled)
+		return;
+	for (int32_t i = 0; i < n->nnodes; i++)
+		if (n->peers[i].pack.nelem && pack_close(d, &n->peers[i]))
+			hlog_err("out of memory sending a pack to node %d", i);
+}
+
 static int net_rma(struct daemon *d, struct client *c, const struct hoist_sqe *sqe, int32_t node,
 		   const struct xp_op *op)
 {
@@ -955,6 +1279,11 @@ static int net_rma(struct daemon *d, struct client *c, const struct hoist_sqe *s
 		return -EMSGSIZE; /* libhoist splits; a raw descriptor may not */
 	int rc = peer_ensure(d, p);
 	if (rc)
+		return rc;
+	if (pack_eligible(d, sqe, op))
+		return pack_add(d, p, c, sqe, op);
+	/* one connection, in order: what was packed before goes first */
+	if (p->pack.nelem && (rc = pack_close(d, p)))
 		return rc;
 	if (p->ring_tail - p->ring_head >= p->window) {
 		STAT_INC(&p->st, stalls);
@@ -1014,6 +1343,8 @@ static int net_am_send(struct daemon *d, int32_t node, uint8_t type, const void 
 	int rc = peer_ensure(d, p);
 	if (rc)
 		return rc;
+	if (p->pack.nelem && (rc = pack_close(d, p)))
+		return rc;
 	return frame_queue(p->conn, type, 0, ext, hlen, payload, plen);
 }
 
@@ -1053,9 +1384,17 @@ static void net_orphan_client(struct daemon *d, struct client *c)
 		return;
 	for (int32_t i = 0; i < n->nnodes; i++) {
 		struct peer *p = &n->peers[i];
-		for (uint64_t k = p->ring_head; k != p->ring_tail; k++)
-			if (p->ring[k % p->window].client == c)
-				p->ring[k % p->window].client = NULL;
+		for (uint64_t k = p->ring_head; k != p->ring_tail; k++) {
+			struct inflight *f = &p->ring[k % p->window];
+			if (f->client == c)
+				f->client = NULL;
+			for (uint32_t e = 0; e < f->npk; e++)
+				if (f->pk[e].client == c)
+					f->pk[e].client = NULL;
+		}
+		for (uint32_t e = 0; e < p->pack.nelem; e++)
+			if (p->pack.slots[e].client == c)
+				p->pack.slots[e].client = NULL;
 	}
 	/* a payload being received for it right now goes nowhere */
 	for (int32_t i = 0; i < n->nnodes; i++) {
@@ -1087,4 +1426,5 @@ const struct transport_ops tcp_transport = {
 	.flush = net_flush,
 	.timers = net_timers,
 	.orphan = net_orphan_client,
+	.pack_release = net_pack_release,
 };

@@ -31,7 +31,13 @@ struct job;
 	X(connects, "connections established to the peer")                                         \
 	X(losses, "times the peer was declared lost")                                              \
 	X(stalls, "times a client waited for credits or send buffer")                              \
-	X(auth_failures, "handshakes from this address that failed authentication")
+	X(auth_failures, "handshakes from this address that failed authentication")                \
+	X(packs_out, "packed-operation messages sent to the peer")                                 \
+	X(ops_packed, "operations sent inside packs (ops_packed / packs_out: per pack)")          \
+	X(hdr_bytes_saved, "header bytes (request + reply) saved by packing")                      \
+	X(packs_mixed, "packs carrying operations of several local clients (processes)")        \
+	X(packs_in, "packed-operation messages served for the peer")                               \
+	X(packs_refused, "malformed packs from the peer (connection dropped)")
 
 #define STATS_FIELD(name, help) uint64_t name;
 struct peer_stats { HOISTD_PEER_STATS(STATS_FIELD) };
@@ -75,9 +81,45 @@ struct netconn {
 	char *pdst;            /* payload destination, NULL: discard */
 	uint64_t pgot;
 	void *pctx;            /* what the payload belongs to */
+	/* a W_PACK_REPLY is parsed while it streams in: get data goes
+	 * straight to each element's destination */
+	uint8_t pk_stream, pk_err;
+	uint32_t pk_k, pk_hgot;     /* element, bytes of its result header */
+	uint64_t pk_dgot, pk_dlen;  /* its data bytes so far, padded length */
+	struct wire_pack_res pk_res;
 
 	struct netconn *next;  /* daemon's list of incoming connections */
 	int dead;              /* closed during an event batch: free after it */
+};
+
+/* One element of a pack: what its result completes. */
+struct pack_slot {
+	struct client *client; /* NULL once the client is gone */
+	uint64_t user_data;
+	char *dst;             /* get: where its data lands */
+	uint32_t len;
+	uint8_t opcode;
+	uint8_t want_cqe;
+	uint8_t is_get;
+	int32_t pe;
+	int32_t res;           /* from the reply */
+	struct xp_op op;
+};
+
+/* The pack being filled for a peer (sent at the end of the progress pass,
+ * when full, before any other request to the peer, or - aggregation
+ * regions - when the region ends). */
+struct pack_open {
+	char *buf;             /* request payload, WIRE_AM_MAX_PAYLOAD */
+	uint32_t plen;         /* request payload bytes so far */
+	uint32_t rlen;         /* reply payload bytes at most */
+	uint32_t nelem, cap;
+	uint64_t job;
+	struct pack_slot *slots;
+	int hold;              /* only aggregation-region ops in it */
+	int mixed;             /* ops of several clients */
+	int grew;              /* ops added in this progress pass */
+	struct client *first;  /* the client of its first op */
 };
 
 /* A request we sent and await the reply of (ring per peer). */
@@ -93,6 +135,8 @@ struct inflight {
 	struct addr_key key; /* to fill the cache from the reply */
 	int32_t pe;
 	struct xp_op op;     /* what the progress engine wants back */
+	struct pack_slot *pk; /* W_PACK: its elements (owned) */
+	uint32_t npk;
 };
 
 enum peer_state { PEER_IDLE, PEER_CONNECTING, PEER_UP, PEER_LOST };
@@ -109,6 +153,7 @@ struct peer {
 	uint64_t next_tag;
 	uint64_t ping_sent_ns, ping_tag, last_ping_ns;
 	uint64_t retry_after_ns;
+	struct pack_open pack;
 	struct peer_stats st;
 };
 

@@ -102,7 +102,16 @@ static void check(struct client *c, int32_t pe, uint64_t off, uint64_t len)
 	struct overlap *o = c->ov;
 	uint64_t b = o->conf.st.box_clear, p = o->conf.st.precise;
 	uint64_t seq = conflict_check(&o->conf, pe, off, len);
+	struct put_run *r = &o->run;
+	if (r->active && r->pe == pe && len && off < r->end && off + len > r->start)
+		seq = r->seq;
 	count_conflict(c, b, p, seq);
+}
+
+void overlap_access(struct client *c, int32_t pe, uint64_t off, uint64_t len)
+{
+	if (c->ov)
+		check(c, pe, off, len);
 }
 
 int overlap_put_begin(struct client *c, const struct hoist_sqe *sqe, uint64_t *seq)
@@ -129,9 +138,38 @@ int overlap_put_begin(struct client *c, const struct hoist_sqe *sqe, uint64_t *s
 	return 0;
 }
 
+/* The run goes into the conflict lists as one put. */
+static void run_flush(struct overlap *o)
+{
+	struct put_run *r = &o->run;
+	if (!r->active)
+		return;
+	r->active = 0;
+	if (conflict_add(&o->conf, r->pe, r->start, r->end - r->start, r->seq) != 0)
+		o->nputs--; /* not tracked (cannot happen below the cap) */
+}
+
 void overlap_put_issued(struct client *c, const struct hoist_sqe *sqe, uint64_t seq)
 {
 	struct overlap *o = c->ov;
+	struct put_run *r = &o->run;
+	if (r->active && r->pe == sqe->pe && sqe->len && sqe->remote_off == r->end &&
+	    sqe->remote_off + sqe->len > r->end) {
+		r->end += sqe->len;
+		r->seq = seq;
+		o->put_seq = seq;
+		STAT_INC(&c->st, deferred_puts);
+		return;
+	}
+	run_flush(o);
+	if (sqe->len && seq > o->conf.last_seq) {
+		*r = (struct put_run){.active = 1, .pe = sqe->pe, .start = sqe->remote_off,
+				      .end = sqe->remote_off + sqe->len, .first = seq, .seq = seq};
+		o->put_seq = seq;
+		o->nputs++;
+		STAT_INC(&c->st, deferred_puts);
+		return;
+	}
 	if (conflict_add(&o->conf, sqe->pe, sqe->remote_off, sqe->len, seq) == 0) {
 		o->put_seq = seq;
 		o->nputs++;
@@ -142,9 +180,15 @@ void overlap_put_issued(struct client *c, const struct hoist_sqe *sqe, uint64_t 
 void overlap_put_done(struct client *c, int32_t pe, uint64_t seq)
 {
 	struct overlap *o = c->ov;
+	struct put_run *r = &o->run;
 	uint32_t before = conflict_outstanding(&o->conf, pe);
 	conflict_retire(&o->conf, pe, seq);
 	o->nputs -= before - conflict_outstanding(&o->conf, pe);
+	/* the run is complete with its newest put (one connection, in order) */
+	if (r->active && r->pe == pe && seq >= r->seq) {
+		r->active = 0;
+		o->nputs--;
+	}
 }
 
 /* ---- prefetch ------------------------------------------------------------ */
@@ -407,6 +451,56 @@ int overlap_get(struct daemon *d, struct client *c, const struct hoist_sqe *sqe,
 		STAT_INC(&c->st, pf_late);
 		return 0;
 	default: /* skipped or failed: a normal get */
+		s->state = PF_TAKEN;
+		return 0;
+	}
+}
+
+int overlap_get_box(struct daemon *d, struct client *c, int32_t pe, uint64_t off, uint64_t len,
+		    uint64_t payload, int32_t node, const char **box)
+{
+	struct overlap *o = c->ov;
+	check(c, pe, off, len);
+	/* a sparse box would move up to stride/len times the data */
+	if (!o->in_phase || !len || len > 4 * payload || len > o->half_bytes)
+		return 0;
+	uint32_t n_before;
+	phase_current(&o->ph, &n_before);
+	int i = phase_get(&o->ph, pe, off, len);
+	if (i < 0) {
+		STAT_INC(&c->st, pf_misses);
+		uint32_t n;
+		struct phase_get *g = phase_current(&o->ph, &n);
+		if (g && n > n_before) { /* recorded: is it worth prefetching? */
+			uint64_t lead = now_ns() - o->phase_start_ns;
+			uint64_t copy = COPY_FIXED_NS + len / 1024 * COPY_NS_PER_KIB;
+			if (node == d->net.self || lead < copy)
+				g[n - 1].cookie |= COOKIE_UNPROFITABLE;
+			else
+				g[n - 1].cookie &= ~(uint64_t)COOKIE_UNPROFITABLE;
+		}
+		return 0;
+	}
+	if ((uint32_t)i >= o->nslots)
+		return 0;
+	struct pf_slot *s = &o->slots[i];
+	switch (s->state) {
+	case PF_READY:
+		*box = o->arena + s->arena_off;
+		s->state = PF_TAKEN;
+		hoist_store_relaxed(&o->table[i].state, HOIST_PF_EMPTY);
+		STAT_INC(&c->st, pf_hits);
+		return 1;
+	case PF_ISSUED:
+		/* in flight: it lands unused (a gather cannot wait for it the
+		 * way a plain get does); fetch the elements now */
+		STAT_INC(&c->st, pf_late);
+		return 0;
+	case PF_QUEUED:
+		s->state = PF_TAKEN;
+		STAT_INC(&c->st, pf_late);
+		return 0;
+	default:
 		s->state = PF_TAKEN;
 		return 0;
 	}

@@ -50,8 +50,21 @@ struct pf_slot {
 	char *w_dst;
 };
 
+/* Puts that continue one another (the next starts where the last ended,
+ * same PE) are kept as one run outside the tree until a put breaks the
+ * run: small puts walking through an array then cost no tree insertion
+ * each (they dominated the small-put message rate). The run completes
+ * with its newest put. */
+struct put_run {
+	int active;
+	int32_t pe;
+	uint64_t start, end;
+	uint64_t first, seq; /* sequences of its oldest and newest put */
+};
+
 struct overlap {
 	struct conflict conf;
+	struct put_run run;
 	struct phase_table ph;
 	uint64_t put_seq;
 	uint32_t nputs, conf_cap; /* outstanding puts, and their cap */
@@ -87,10 +100,23 @@ int overlap_put_begin(struct client *c, const struct hoist_sqe *sqe, uint64_t *s
 void overlap_put_issued(struct client *c, const struct hoist_sqe *sqe, uint64_t seq);
 void overlap_put_done(struct client *c, int32_t pe, uint64_t seq);
 
+/* A remote access to [off, off+len) that is not a plain get (the bounding
+ * box of a strided/vector get): conflict check only, not recorded for
+ * prefetch. */
+void overlap_access(struct client *c, int32_t pe, uint64_t off, uint64_t len);
+
 /* A remote get: 1 = served now (*res), 2 = will complete when its
  * prefetch lands, 0 = issue it normally (it was checked and recorded). */
 int overlap_get(struct daemon *d, struct client *c, const struct hoist_sqe *sqe, int32_t node,
 		int *res);
+
+/* A remote strided/vector get whose elements lie in [off, off+len) (its
+ * bounding box, payload bytes of data): recorded for phase prefetch as one
+ * contiguous unit when the box is dense enough (at most 4x the payload and
+ * half the arena). 1 = the box has landed: *box points at its data in the
+ * arena (the caller gathers the elements), 0 = issue it normally. */
+int overlap_get_box(struct daemon *d, struct client *c, int32_t pe, uint64_t off, uint64_t len,
+		    uint64_t payload, int32_t node, const char **box);
 
 /* Notify: remember the next phase, drop this phase's mispredictions. */
 void overlap_notify(struct daemon *d, struct client *c, uint64_t next_phase);

@@ -93,9 +93,60 @@ void progress_cqe_partial(struct client *c, uint64_t user_data, int32_t pe)
 	cq_flush(c);
 }
 
+/* A strided or vector descriptor in progress: issued element by element
+ * through the transport (which packs them), completed by its last
+ * element. It outlives its client if that leaves with elements in flight. */
+struct xp_multi {
+	uint64_t user_data;
+	uint8_t opcode;
+	uint8_t want_cqe;
+	int issuing;        /* elements still to issue: the descriptor is at sq_head */
+	int32_t pe;
+	int32_t res;        /* the first element error */
+	uint64_t seq;       /* overlap: the bounding box's put sequence, 0 none */
+	uint64_t pending;   /* elements issued, not complete */
+	uint64_t next;      /* next element to issue */
+	uint64_t count;
+	uint64_t local_pos; /* local offset of element next */
+	struct hoist_vec_elem *vec; /* private copy of a VEC list */
+};
+
+static void multi_free(struct xp_multi *m)
+{
+	free(m->vec);
+	free(m);
+}
+
+/* The descriptor's last element completed and nothing is left to issue. */
+static void multi_finish(struct client *c, struct xp_multi *m)
+{
+	if (c) {
+		if (m->seq && c->ov)
+			overlap_put_done(c, m->pe, m->seq);
+		if (m->res || m->want_cqe)
+			progress_cqe(c, m->user_data, m->res, m->opcode);
+	}
+	multi_free(m);
+}
+
+static void multi_elem_done(struct client *c, struct xp_multi *m, int32_t res)
+{
+	if (res && !m->res)
+		m->res = res;
+	m->pending--;
+	if (!m->pending && !m->issuing)
+		multi_finish(c, m);
+}
+
 void progress_complete(struct daemon *d, struct client *c, int32_t pe, uint64_t user_data,
 		       int32_t res, uint8_t opcode, int want_cqe, const struct xp_op *op)
 {
+	if (op && op->multi) {
+		if (c)
+			c->outstanding--;
+		multi_elem_done(c, op->multi, res);
+		return;
+	}
 	if (!c)
 		return; /* the client left meanwhile */
 	if (op && op->prefetch) {
@@ -193,15 +244,274 @@ static enum exec_result rma(struct daemon *d, struct client *c, const struct hoi
 	return rc == XP_DONE ? EXEC_DONE : EXEC_ASYNC;
 }
 
+static int is_strided(uint8_t opcode)
+{
+	return opcode == HOIST_OP_PUT_STRIDED || opcode == HOIST_OP_GET_STRIDED;
+}
+
+static int is_multi_put(uint8_t opcode)
+{
+	return opcode == HOIST_OP_PUT_STRIDED || opcode == HOIST_OP_PUT_VEC;
+}
+
+/* Element k of a multi descriptor: remote offset and length. */
+static void multi_elem(const struct hoist_sqe *sqe, const struct xp_multi *m, uint64_t k,
+		       uint64_t *off, uint64_t *len)
+{
+	if (m->vec) {
+		*off = sqe->remote_off + m->vec[k].off;
+		*len = m->vec[k].len;
+		return;
+	}
+	int64_t stride;
+	memcpy(&stride, sqe->inline_data, 8);
+	*off = (uint64_t)((int64_t)sqe->remote_off + stride * (int64_t)k); /* validated */
+	*len = sqe->len;
+}
+
+/* A new multi descriptor: copy (and check) a VEC list, bounding box of
+ * its remote elements. 0 or -errno. */
+static int multi_new(struct client *c, const struct hoist_sqe *sqe, struct xp_multi **out,
+		     uint64_t *lo, uint64_t *hi)
+{
+	struct xp_multi *m = calloc(1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	m->user_data = sqe->user_data;
+	m->opcode = sqe->opcode;
+	m->want_cqe = (sqe->flags & HOIST_SQE_F_CQE) != 0;
+	m->pe = sqe->pe;
+	m->issuing = 1;
+	uint64_t v[2];
+	memcpy(v, sqe->inline_data, sizeof(v));
+	if (is_strided(sqe->opcode)) {
+		m->count = sqe->len ? v[1] : 0;
+		int64_t stride = (int64_t)v[0];
+		uint64_t last = sqe->remote_off + (uint64_t)(stride * (int64_t)(m->count ? m->count - 1 : 0));
+		*lo = stride < 0 ? last : sqe->remote_off;
+		*hi = (stride < 0 ? sqe->remote_off : last) + sqe->len;
+	} else {
+		m->count = v[0];
+		if (m->count) {
+			/* a private copy: the client may rewrite its staging meanwhile */
+			m->vec = malloc(m->count * sizeof(*m->vec));
+			if (!m->vec) {
+				free(m);
+				return -ENOMEM;
+			}
+			memcpy(m->vec, (char *)c->staging.base + v[1], m->count * sizeof(*m->vec));
+		}
+		uint64_t sum = 0, heap = c->heap.bytes;
+		*lo = UINT64_MAX;
+		*hi = 0;
+		for (uint64_t k = 0; k < m->count; k++) {
+			uint64_t off = m->vec[k].off, len = m->vec[k].len;
+			if (off > heap || !hoist_range_ok(sqe->remote_off + off, len, heap)) {
+				multi_free(m);
+				return -EFAULT;
+			}
+			if (__builtin_add_overflow(sum, len, &sum)) {
+				multi_free(m);
+				return -EINVAL;
+			}
+			if (!len)
+				continue;
+			if (sqe->remote_off + off < *lo)
+				*lo = sqe->remote_off + off;
+			if (sqe->remote_off + off + len > *hi)
+				*hi = sqe->remote_off + off + len;
+		}
+		if (sum != sqe->len) {
+			multi_free(m);
+			return -EINVAL;
+		}
+		if (*lo > *hi)
+			*lo = *hi = 0;
+	}
+	*out = m;
+	return 0;
+}
+
+static void multi_count(struct client *c, const struct hoist_sqe *sqe, const struct xp_multi *m)
+{
+	uint64_t bytes = sqe->len * (is_strided(sqe->opcode) ? m->count : 1);
+	STAT_INC(&c->st, multi_ops);
+	STAT_ADD(&c->st, multi_elems, m->count);
+	if (is_multi_put(sqe->opcode))
+		STAT_ADD(&c->st, put_bytes, bytes);
+	else
+		STAT_ADD(&c->st, get_bytes, bytes);
+}
+
+/* A get's elements from a copy of their bounding box starting at lo. */
+static void multi_gather(const struct hoist_sqe *sqe, const struct xp_multi *m, char *local,
+			 const char *box, uint64_t lo)
+{
+	uint64_t pos = 0;
+	for (uint64_t k = 0; k < m->count; k++) {
+		uint64_t off, len;
+		multi_elem(sqe, m, k, &off, &len);
+		memcpy(local + pos, box + (off - lo), len);
+		pos += len;
+	}
+}
+
+/* Same node: every element is one copy, in index order. */
+static void multi_local(struct client *c, struct client *t, const struct hoist_sqe *sqe,
+			const struct xp_multi *m)
+{
+	int put = is_multi_put(sqe->opcode);
+	char *local = client_buf(c, sqe);
+	uint64_t pos = 0;
+	for (uint64_t k = 0; k < m->count; k++) {
+		uint64_t off, len;
+		multi_elem(sqe, m, k, &off, &len);
+		char *remote = (char *)t->heap.base + off;
+		if (put)
+			memmove(remote, local + pos, len);
+		else
+			memmove(local + pos, remote, len);
+		pos += len;
+	}
+}
+
+/* A strided or vector descriptor. The elements go to the transport one by
+ * one; tcp packs them (no per-element message), one without packing sends
+ * each alone. Conflict checks and the put deferral use the bounding box of
+ * the remote elements. A get is recorded for phase prefetch as its
+ * bounding box when that is dense (at most 4x its data): when the phase
+ * runs again the box is prefetched like a plain get and the elements are
+ * gathered from it; sparser ones are not (the box would move up to
+ * stride/len times the data). Resumable: a stall keeps the state in
+ * c->multi and the same descriptor comes back. */
+static enum exec_result multi_exec(struct daemon *d, struct client *c, const struct hoist_sqe *sqe,
+				   int *res)
+{
+	struct job *j = c->job;
+	struct xp_multi *m = c->multi;
+	int put = is_multi_put(sqe->opcode);
+	int32_t node = -1;
+	if (!m) {
+		struct client *t = j->pe[sqe->pe];
+		if (!t) {
+			if (j->pe_gone[sqe->pe]) {
+				*res = -ECONNRESET;
+				return EXEC_DONE;
+			}
+			if (!j->prog_ready)
+				return EXEC_STALL;
+			node = j->node_of[sqe->pe];
+			if (node == d->net.self) {
+				*res = -ECONNRESET;
+				return EXEC_DONE;
+			}
+		}
+		uint64_t lo, hi;
+		*res = multi_new(c, sqe, &m, &lo, &hi);
+		if (*res)
+			return EXEC_DONE;
+		if (t) {
+			multi_count(c, sqe, m);
+			multi_local(c, t, sqe, m);
+			multi_free(m);
+			return EXEC_DONE;
+		}
+		struct overlap *o = c->ov;
+		if (o && hi > lo) {
+			struct hoist_sqe box = {.opcode = HOIST_OP_PUT, .pe = sqe->pe, .remote_off = lo,
+						.len = hi - lo};
+			if (put) {
+				if (overlap_put_begin(c, &box, &m->seq)) {
+					multi_free(m);
+					return EXEC_STALL; /* cap: completions first */
+				}
+				overlap_put_issued(c, &box, m->seq);
+				if (o->put_seq != m->seq)
+					m->seq = 0; /* not recorded */
+			} else {
+				const char *pf = NULL;
+				uint64_t bytes = sqe->len * (is_strided(sqe->opcode) ? m->count : 1);
+				if (overlap_get_box(d, c, sqe->pe, lo, hi - lo, bytes, node, &pf)) {
+					/* served from the phase's prefetch of the box */
+					multi_count(c, sqe, m);
+					multi_gather(sqe, m, client_buf(c, sqe), pf, lo);
+					multi_free(m);
+					return EXEC_DONE;
+				}
+			}
+		}
+		multi_count(c, sqe, m);
+		c->multi = m;
+	} else {
+		node = j->node_of[sqe->pe];
+	}
+	while (m->next < m->count) {
+		uint64_t off, len;
+		multi_elem(sqe, m, m->next, &off, &len);
+		if (len) {
+			struct hoist_sqe el = {.opcode = put ? HOIST_OP_PUT : HOIST_OP_GET,
+					       .flags = sqe->flags & (HOIST_SQE_F_LOCAL_HEAP | HOIST_SQE_F_AGG),
+					       .pe = sqe->pe, .seg = sqe->seg, .remote_off = off, .len = len,
+					       .local_off = sqe->local_off + m->local_pos};
+			struct xp_op op = {.multi = m};
+			int rc = j->pe_gone[sqe->pe] ? -ECONNRESET : d->xport->rma(d, c, &el, node, &op);
+			if (rc == XP_STALL)
+				return EXEC_STALL; /* resumes at m->next */
+			if (rc < 0) {
+				if (!m->res)
+					m->res = rc;
+			} else if (rc == XP_INFLIGHT) {
+				m->pending++;
+			}
+		}
+		m->local_pos += len;
+		m->next++;
+	}
+	c->multi = NULL;
+	m->issuing = 0;
+	if (sqe->flags & HOIST_SQE_F_AGG) {
+		c->agg_held = 1;
+		STAT_ADD(&c->st, agg_ops, m->count);
+	}
+	if (m->pending)
+		return EXEC_ASYNC;
+	/* nothing in flight: every element failed at once */
+	*res = m->res;
+	if (m->seq && c->ov)
+		overlap_put_done(c, m->pe, m->seq);
+	multi_free(m);
+	return EXEC_DONE;
+}
+
 /* Execute one validated descriptor; *res is its result when DONE. */
 static enum exec_result execute(struct daemon *d, struct client *c, const struct hoist_sqe *sqe,
 				int *res)
 {
 	*res = 0;
+	if (c->agg_held && !(sqe->flags & HOIST_SQE_F_AGG)) {
+		/* the aggregation region ended (or ends early): its held packs go */
+		c->agg_held = 0;
+		STAT_INC(&c->st, agg_releases);
+		if (d->xport->pack_release)
+			d->xport->pack_release(d);
+	}
 	switch (sqe->opcode) {
 	case HOIST_OP_PUT:
 	case HOIST_OP_GET:
+		if (sqe->flags & HOIST_SQE_F_AGG) {
+			enum exec_result er = rma(d, c, sqe, res);
+			if (er != EXEC_STALL) {
+				c->agg_held = 1;
+				STAT_INC(&c->st, agg_ops);
+			}
+			return er;
+		}
 		return rma(d, c, sqe, res);
+	case HOIST_OP_PUT_STRIDED:
+	case HOIST_OP_GET_STRIDED:
+	case HOIST_OP_PUT_VEC:
+	case HOIST_OP_GET_VEC:
+		return multi_exec(d, c, sqe, res);
 	case HOIST_OP_QUIET:
 		if (c->outstanding)
 			return EXEC_STALL;
@@ -255,7 +565,8 @@ static unsigned drain(struct daemon *d, struct client *c)
 		client_break(c, "sq_tail ahead of the ring");
 		return 0;
 	}
-	if (avail > d->cfg.batch)
+	int capped = avail > d->cfg.batch;
+	if (capped)
 		avail = (uint32_t)d->cfg.batch;
 
 	struct validate_geom geom = {
@@ -296,6 +607,8 @@ static unsigned drain(struct daemon *d, struct client *c)
 		c->sq_head++;
 		done++;
 	}
+	if (capped && done == avail)
+		d->more_pending = 1; /* the next pass has work at once */
 	if (done) {
 		/* pairs with hoist_load_acquire(&ctrl->sq_head) in the client:
 		 * consumed descriptors and their staged payloads may be reused */
@@ -314,6 +627,15 @@ static void client_retire(struct daemon *d, struct client *c)
 		pp = &(*pp)->prog_next;
 	if (*pp)
 		*pp = c->prog_next;
+	if (c->multi) { /* its descriptor will not resume */
+		struct xp_multi *m = c->multi;
+		c->multi = NULL;
+		m->issuing = 0;
+		if (!m->pending)
+			multi_free(m);
+	}
+	if (c->agg_held && d->xport->pack_release)
+		d->xport->pack_release(d);
 	d->xport->orphan(d, c);
 	overlap_destroy(c);
 	pin_unregister(d, c);
@@ -458,6 +780,7 @@ static void *progress_main(void *arg)
 	for (;;) {
 		if (cmdq_pending(&d->to_progress) && handle_commands(d))
 			break;
+		d->more_pending = 0;
 		unsigned work = poll_all(d);
 		if (net) {
 			/* the sockets are checked on every pass: a remote reply is

@@ -46,7 +46,11 @@
 	X(prefetch_arena_bytes, SIZE, "8m", 4096, 1ull << 32,                                      \
 	  "per-client prefetch buffer (two halves for alternate phases)")                          \
 	X(coll_ring_bytes, SIZE, "64k", 0, 1ull << 40,                                            \
-	  "allreduces of at least this many bytes over 3 or more nodes use the ring")
+	  "allreduces of at least this many bytes over 3 or more nodes use the ring")              \
+	X(coalesce, UINT, "1", 0, 1,                                                               \
+	  "1: small operations pending together for one node travel in one packed message")      \
+	X(coalesce_max, SIZE, "4k", 0, 60u << 10,                                                  \
+	  "largest put/get that coalescing packs (bigger ones go alone)")
 
 enum settings_source { SRC_DEFAULT, SRC_FILE, SRC_ENV, SRC_FLAG };
 

@@ -40,7 +40,11 @@
 	X(pf_invalidated, "own puts that invalidated predictions")                                 \
 	X(pf_chunks, "prefetch chunks issued")                                                     \
 	X(pf_history, "gets remembered across the client's phases now (a gauge)")                \
-	X(colls, "collective descriptors executed")
+	X(colls, "collective descriptors executed")                                                \
+	X(multi_ops, "strided and vector descriptors executed")                                    \
+	X(multi_elems, "elements of strided and vector descriptors")                               \
+	X(agg_ops, "puts/gets issued inside aggregation regions")                                  \
+	X(agg_releases, "aggregation regions whose held packs were sent (end or early end)")
 
 /* per daemon; progress-thread counters (control-thread ones are separate) */
 #define HOISTD_PROGRESS_STATS(X)                                                                   \

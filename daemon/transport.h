@@ -19,6 +19,7 @@
 
 struct daemon;
 struct client;
+struct xp_multi; /* a multi-element descriptor in progress (progress.c) */
 
 /* rma() results */
 #define XP_STALL 0    /* no credit or buffer space now: retry later */
@@ -32,6 +33,8 @@ struct xp_op {
 	uint64_t gen;
 	uint64_t seq;     /* a put's sequence in the conflict lists, 0 none */
 	char *dst;        /* a get's destination, NULL: the descriptor's buffer */
+	struct xp_multi *multi; /* one element of a strided/vector descriptor:
+				 * the descriptor completes with its last one */
 };
 
 struct transport_ops {
@@ -39,7 +42,10 @@ struct transport_ops {
 	int (*start)(struct daemon *d);   /* 0 or -errno */
 	void (*stop)(struct daemon *d);
 	/* Client c's put/get descriptor to PE sqe->pe, hosted by node; op
-	 * (may be NULL) comes back with the completion. Client operations
+	 * (may be NULL) comes back with the completion. Elements of strided
+	 * and vector descriptors come here one by one (op->multi set); a
+	 * transport may pack them and other small operations for one node
+	 * into one message (tcp: W_PACK), or send each alone. Client operations
 	 * count in c->outstanding until they complete; prefetches do not.
 	 * XP_* or -errno (failed now). */
 	int (*rma)(struct daemon *d, struct client *c, const struct hoist_sqe *sqe, int32_t node,
@@ -56,6 +62,10 @@ struct transport_ops {
 	void (*timers)(struct daemon *d, uint64_t now); /* heartbeats, timeouts */
 	/* The client leaves: forget it in everything still in flight. */
 	void (*orphan)(struct daemon *d, struct client *c);
+	/* Optional (NULL: operations are never held back). Packing transports
+	 * may hold operations of aggregation regions (HOIST_SQE_F_AGG) in an
+	 * open pack across progress passes; this sends every held pack now. */
+	void (*pack_release)(struct daemon *d);
 };
 
 extern const struct transport_ops self_transport;

@@ -3,6 +3,53 @@
 #include <errno.h>
 #include <string.h>
 
+/* Element i of a strided descriptor at remote_off + i*stride: every one
+ * inside [0, heap) iff the first and the last are (offsets are linear in
+ * i). Overflow anywhere is outside. */
+static int strided_ok(const struct hoist_sqe *sqe, const struct validate_geom *g)
+{
+	int64_t stride;
+	uint64_t count;
+	memcpy(&stride, sqe->inline_data, 8);
+	memcpy(&count, sqe->inline_data + 8, 8);
+	if (count == 0 || sqe->len == 0)
+		return 0; /* no element: a no-op */
+	uint64_t total;
+	if (__builtin_mul_overflow(count, sqe->len, &total))
+		return -EINVAL;
+	uint64_t local_size = (sqe->flags & HOIST_SQE_F_LOCAL_HEAP) ? g->heap_bytes : g->staging_bytes;
+	if (!hoist_range_ok(sqe->local_off, total, local_size))
+		return -EFAULT;
+	if (!hoist_range_ok(sqe->remote_off, sqe->len, g->heap_bytes))
+		return -EFAULT;
+	__int128 last = (__int128)sqe->remote_off + (__int128)stride * (__int128)(count - 1);
+	if (last < 0 || last > (__int128)g->heap_bytes ||
+	    !hoist_range_ok((uint64_t)last, sqe->len, g->heap_bytes))
+		return -EFAULT;
+	return 0;
+}
+
+/* The list itself is checked element by element when the daemon copies
+ * it (progress.c); here its place and the local data. */
+static int vec_ok(const struct hoist_sqe *sqe, const struct validate_geom *g)
+{
+	uint64_t nvec, list_off;
+	memcpy(&nvec, sqe->inline_data, 8);
+	memcpy(&list_off, sqe->inline_data + 8, 8);
+	if (nvec == 0)
+		return sqe->len ? -EINVAL : 0;
+	if (nvec > HOIST_VEC_MAX)
+		return -EINVAL;
+	if (!hoist_range_ok(list_off, nvec * sizeof(struct hoist_vec_elem), g->staging_bytes))
+		return -EFAULT;
+	uint64_t local_size = (sqe->flags & HOIST_SQE_F_LOCAL_HEAP) ? g->heap_bytes : g->staging_bytes;
+	if (!hoist_range_ok(sqe->local_off, sqe->len, local_size))
+		return -EFAULT;
+	if (sqe->remote_off > g->heap_bytes)
+		return -EFAULT;
+	return 0;
+}
+
 int validate_sqe(const struct hoist_sqe *sqe, const struct validate_geom *g)
 {
 	if (sqe->opcode == HOIST_OP_INVALID || sqe->opcode >= HOIST_OP__COUNT)
@@ -20,6 +67,17 @@ int validate_sqe(const struct hoist_sqe *sqe, const struct validate_geom *g)
 	case HOIST_OP_PUT:
 	case HOIST_OP_GET:
 		break;
+	case HOIST_OP_PUT_STRIDED:
+	case HOIST_OP_GET_STRIDED:
+	case HOIST_OP_PUT_VEC:
+	case HOIST_OP_GET_VEC:
+		if (sqe->flags & HOIST_SQE_F_INLINE) /* inline_data holds parameters */
+			return -EINVAL;
+		if (sqe->pe < 0 || sqe->pe >= g->job_size || sqe->seg != HOIST_SEG_HEAP)
+			return -EINVAL;
+		if (sqe->opcode == HOIST_OP_PUT_STRIDED || sqe->opcode == HOIST_OP_GET_STRIDED)
+			return strided_ok(sqe, g);
+		return vec_ok(sqe, g);
 	case HOIST_OP_FENCE:
 	case HOIST_OP_QUIET:
 	case HOIST_OP_BARRIER_NOTIFY:
@@ -27,7 +85,7 @@ int validate_sqe(const struct hoist_sqe *sqe, const struct validate_geom *g)
 	case HOIST_OP_NOP:
 		/* no operands (remote_off of NOTIFY/PHASE is a phase id); data
 		 * flags make no sense */
-		if (sqe->flags & (HOIST_SQE_F_INLINE | HOIST_SQE_F_LOCAL_HEAP))
+		if (sqe->flags & (HOIST_SQE_F_INLINE | HOIST_SQE_F_LOCAL_HEAP | HOIST_SQE_F_AGG))
 			return -EINVAL;
 		return 0;
 	default:

@@ -38,7 +38,9 @@ enum wire_type {
 	W_PE_GONE = 11,   /* ext: wire_pe_gone */
 	W_PING = 12,      /* ext: none; answered by W_PONG with the same tag */
 	W_PONG = 13,
-	/* 20..23: reserved (packed operations) */
+	W_PACK = 20,       /* ext: wire_pack; payload: elements (see below) */
+	W_PACK_REPLY = 21, /* ext: wire_pack_reply; payload: results */
+	/* 22, 23: reserved (packed operations) */
 	W_COLL = 24,       /* ext: wire_coll; payload: one chunk of a collective */
 	W_COLL_ABORT = 25, /* ext: wire_coll_abort */
 	/* 26, 27: reserved (collectives) */
@@ -150,6 +152,61 @@ struct wire_coll_abort {
 
 _Static_assert(sizeof(struct wire_coll) == 48, "wire coll");
 _Static_assert(sizeof(struct wire_coll_abort) == 16, "wire coll abort");
+
+/* Packed operations (issue 6): several puts and gets for PEs of one node
+ * in one frame. Used for strided/vector descriptors (the source daemon
+ * packs, the target unpacks: no per-element message), for automatic
+ * coalescing of small operations and for aggregation regions.
+ *
+ * Request W_PACK: ext wire_pack; payload nelem times
+ *   struct wire_pack_elem, then for a put its len data bytes, padded to 8.
+ * Reply W_PACK_REPLY (same tag): ext wire_pack_reply; payload nelem times
+ *   struct wire_pack_res, each followed, for a get with status 0, by its
+ *   len data bytes padded to 8. Elements are executed and answered in
+ *   order (puts to one place: the later wins).
+ * Both payloads are at most WIRE_AM_MAX_PAYLOAD, so a pack is also one
+ * active message of any transport (verbs: SEND/RECV); a sender splits into
+ * several packs. The receiver checks the structure (a malformed pack is a
+ * protocol error: the connection is dropped) and every element's bounds
+ * against its target (an element outside the heap fails alone, -EFAULT). */
+#define WIRE_PACK_PUT 1u
+#define WIRE_PACK_GET 2u
+
+struct wire_pack {
+	uint64_t job;
+	uint32_t nelem;
+	uint32_t reserved; /* 0 */
+};
+
+struct wire_pack_elem {
+	uint8_t op;         /* WIRE_PACK_PUT / WIRE_PACK_GET */
+	uint8_t reserved0;
+	uint16_t reserved1;
+	int32_t pe;
+	uint32_t seg;
+	uint32_t len;
+	uint64_t off;
+};
+
+struct wire_pack_reply {
+	uint32_t nelem;    /* = the request's */
+	int32_t status;    /* 0: every element has its own result */
+};
+
+struct wire_pack_res {
+	int32_t status;    /* 0 or -errno */
+	uint32_t len;      /* get data bytes that follow (0 for puts/errors) */
+};
+
+static inline uint64_t wire_pad8(uint64_t n)
+{
+	return (n + 7) & ~(uint64_t)7;
+}
+
+_Static_assert(sizeof(struct wire_pack) == 16, "wire pack");
+_Static_assert(sizeof(struct wire_pack_elem) == 24, "wire pack elem");
+_Static_assert(sizeof(struct wire_pack_reply) == 8, "wire pack reply");
+_Static_assert(sizeof(struct wire_pack_res) == 8, "wire pack res");
 _Static_assert(sizeof(struct wire_hdr) == 16, "wire header");
 _Static_assert(sizeof(struct wire_target) == 32, "wire target");
 _Static_assert(sizeof(struct wire_direct) == 56, "wire direct");

@@ -36,7 +36,21 @@ enum hoist_opcode {
 				      * remote_off names the next phase */
 	HOIST_OP_NOP = 6,            /* completes at once (tests, wakeups) */
 	HOIST_OP_PHASE = 7,          /* a phase boundary named remote_off (no barrier) */
-	/* 8..11: reserved (packed operations) */
+	/* Multi-element operations: one descriptor, many remote elements; the
+	 * local side is always contiguous at local_off (staging, or own heap
+	 * with HOIST_SQE_F_LOCAL_HEAP), elements back to back in index order.
+	 * STRIDED: element i is [remote_off + i*stride, +len) at pe, where
+	 *   inline_data = { int64_t stride; uint64_t count; } (any stride: <0,
+	 *   0 and < len allowed; puts are applied in index order, so where
+	 *   elements overlap the highest index wins). Local bytes: len*count.
+	 * VEC: inline_data = { uint64_t nvec; uint64_t list_off; }: nvec
+	 *   struct hoist_vec_elem at list_off in the staging arena; element k
+	 *   is [remote_off + off_k, +len_k); len is the sum of len_k (the
+	 *   local bytes). */
+	HOIST_OP_PUT_STRIDED = 8,
+	HOIST_OP_GET_STRIDED = 9,
+	HOIST_OP_PUT_VEC = 10,
+	HOIST_OP_GET_VEC = 11,
 	HOIST_OP_COLL = 12,          /* collective: see struct hoist_coll_args */
 	/* 13..15: reserved (collectives) */
 	HOIST_OP__COUNT = 16
@@ -46,9 +60,23 @@ enum hoist_opcode {
 #define HOIST_SQE_F_INLINE     0x01u /* payload in sqe.inline_data (PUT) */
 #define HOIST_SQE_F_LOCAL_HEAP 0x02u /* local_off is in own heap, else staging */
 #define HOIST_SQE_F_CQE        0x04u /* post a CQE on success too */
-#define HOIST_SQE_F__ALL       0x07u
+/* Inside an aggregation region (hoist_aggregate_begin): the daemon holds
+ * the put/get back in a per-node pack until the client's next descriptor
+ * without this flag (or the region's closing QUIET) */
+#define HOIST_SQE_F_AGG        0x08u
+#define HOIST_SQE_F_RSVD_10    0x10u /* reserved (issue 6), must be 0 */
+#define HOIST_SQE_F__ALL       0x0fu
 
 #define HOIST_INLINE_MAX 16u
+
+/* One element of a VEC descriptor's list (in staging). */
+struct hoist_vec_elem {
+	uint64_t off; /* relative to the descriptor's remote_off */
+	uint64_t len;
+};
+
+/* Elements one multi-element descriptor may name at most (daemon limit). */
+#define HOIST_VEC_MAX (1u << 20)
 
 /* Segment ids of a PE. Only the symmetric heap exists today. */
 #define HOIST_SEG_HEAP 0u

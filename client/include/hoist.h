@@ -101,10 +101,61 @@ int hoist_phase(uint64_t id);
  * hoist_put/hoist_get (and the nbi forms) to a PE of this node use the same
  * mappings themselves when the result is the same as the daemon's: when
  * the daemon has consumed everything this PE posted (then every earlier put
- * to a node-local PE has landed), no nbi get awaits its copy-out and the
- * job has no error. HOIST_DIRECT=0 in the environment turns that off (every
+ * to a node-local PE has landed), no nbi get awaits its copy-out, the
+ * caller is not inside an aggregation region and the job has no error. HOIST_DIRECT=0 in the environment turns that off (every
  * operation goes through the daemon; hoist_ptr still works). */
 void *hoist_ptr(const void *sym_addr, int pe);
+
+/* ---- strided and vector operations --------------------------------------
+ * One call, one descriptor per staging chunk (not a loop of puts/gets):
+ * the daemon packs the elements into as few network messages as fit
+ * (60 KiB each) and the target daemon unpacks them. Blocking semantics as
+ * hoist_put / hoist_get: the put's source is reusable on return (remote
+ * completion deferred, as hoist_put; with HOIST_AUTO=0 it is complete),
+ * the get's data is in dst on return.
+ *
+ * Strided: element i (0 <= i < count) of elem_size bytes is at
+ * dst + i*dst_stride / src + i*src_stride; strides are in bytes and may be
+ * negative, zero or smaller than elem_size. Elements are applied in index
+ * order, so where elements overlap the highest index wins (a put with
+ * stride 0 leaves the last element; a get with dst_stride 0 leaves the
+ * last element in dst). count == 0 or elem_size == 0 is a no-op success.
+ * -EFAULT if any remote element is outside the symmetric heap (nothing is
+ * transferred), -EINVAL for a NULL local buffer or elem_size*count
+ * overflowing. */
+int hoist_put_strided(int pe, void *dst, ptrdiff_t dst_stride, const void *src,
+		      ptrdiff_t src_stride, size_t elem_size, size_t count);
+int hoist_get_strided(void *dst, ptrdiff_t dst_stride, int pe, const void *src,
+		      ptrdiff_t src_stride, size_t elem_size, size_t count);
+
+/* Vector (indexed): element k is [base + vec[k].off, +vec[k].len) at the
+ * remote PE, base symmetric; the local data is packed contiguously, in
+ * list order (sum of the lengths). Offsets may repeat or overlap (applied
+ * in list order, the later wins); zero lengths are skipped; nvec == 0 is a
+ * no-op. -EFAULT if an element is outside the symmetric heap (nothing is
+ * transferred), -EINVAL for NULL buffers or a list whose total overflows. */
+typedef struct {
+	size_t off; /* bytes from the symmetric base */
+	size_t len;
+} hoist_vec_t;
+int hoist_put_vec(int pe, void *dst_base, const hoist_vec_t *vec, size_t nvec, const void *src);
+int hoist_get_vec(void *dst, int pe, const void *src_base, const hoist_vec_t *vec, size_t nvec);
+
+/* ---- aggregation regions (seed 000, section 3.3) -------------------------
+ * Between begin and end, puts and gets (plain, nbi, strided, vector) are
+ * held by the daemon and sent at the end as one packed message per
+ * destination node (several if over 60 KiB). Gets inside a region return
+ * at once and complete at hoist_aggregate_end: do not read their dst (nor
+ * put from it) before. A conflict ends aggregation early and the rest of
+ * the region is issued normally: a get of a remote range an aggregated put
+ * of the region writes (bounding box per PE), or a put from the dst of an
+ * aggregated get. A fence, quiet or barrier inside the region sends (and,
+ * quiet/barrier, completes) what was aggregated so far. Results are the
+ * same as without the region. Regions nest (the outermost end sends). end returns the first
+ * error of the region's operations. 0 or -errno (-EINVAL: end without
+ * begin). */
+int hoist_aggregate_begin(void);
+int hoist_aggregate_end(void);
 
 /* The daemon's reason for the last failed hoist_init(), or "". */
 const char *hoist_error_detail(void);

@@ -91,7 +91,8 @@ int main(void)
 	BAD("opcode 200", -EINVAL, s_.opcode = 200);
 	BAD("opcode __COUNT", -EINVAL, s_.opcode = HOIST_OP__COUNT);
 	BAD("unknown flag 0x80", -EINVAL, s_.flags |= 0x80);
-	BAD("unknown flag 0x08", -EINVAL, s_.flags |= 0x08);
+	BAD("unknown flag 0x10", -EINVAL, s_.flags |= 0x10);
+	BAD("nop with the aggregation flag", -EINVAL, s_ = ok; s_.opcode = HOIST_OP_NOP; s_.flags = HOIST_SQE_F_AGG);
 	BAD("pe == size", -EINVAL, s_.pe = n);
 	BAD("pe -5", -EINVAL, s_.pe = -5);
 	BAD("get pe INT32_MAX", -EINVAL, s_ = get; s_.pe = INT32_MAX);

@@ -354,6 +354,79 @@ START_TEST(test_random_never_out_of_bounds)
 }
 END_TEST
 
+static struct hoist_sqe strided(uint8_t op, uint64_t roff, uint64_t elem, int64_t stride, uint64_t count)
+{
+	struct hoist_sqe e = put();
+	e.opcode = op;
+	e.remote_off = roff;
+	e.len = elem;
+	e.local_off = 0;
+	memcpy(e.inline_data, &stride, 8);
+	memcpy(e.inline_data + 8, &count, 8);
+	return e;
+}
+
+START_TEST(test_strided)
+{
+	struct hoist_sqe e = strided(HOIST_OP_GET_STRIDED, 0, 16, 850, 10);
+	ck_assert_int_eq(V(e), 0);
+	e = strided(HOIST_OP_PUT_STRIDED, HEAP - 16, 16, -1000, 100); /* backwards */
+	ck_assert_int_eq(V(e), 0);
+	e = strided(HOIST_OP_PUT_STRIDED, 0, 16, -1, 2); /* below 0 */
+	ck_assert_int_eq(V(e), -EFAULT);
+	e = strided(HOIST_OP_GET_STRIDED, 0, 16, 4, 10); /* overlapping: defined */
+	ck_assert_int_eq(V(e), 0);
+	e = strided(HOIST_OP_GET_STRIDED, 0, 16, INT64_MAX, 3);
+	ck_assert_int_eq(V(e), -EFAULT);
+	e = strided(HOIST_OP_GET_STRIDED, 0, 16, 0, UINT64_MAX);
+	ck_assert_int_eq(V(e), -EINVAL);
+	e = strided(HOIST_OP_GET_STRIDED, 0, 16, 0, STAGE / 16 + 1); /* local too big */
+	ck_assert_int_eq(V(e), -EFAULT);
+	e = strided(HOIST_OP_GET_STRIDED, 0, 16, 8, 0); /* no-op */
+	ck_assert_int_eq(V(e), 0);
+	e = strided(HOIST_OP_GET_STRIDED, 0, 16, 8, 4);
+	e.flags = HOIST_SQE_F_INLINE;
+	ck_assert_int_eq(V(e), -EINVAL);
+	/* property: accepted => every element in the heap */
+	uint64_t seed = 7, accepted = 0;
+	for (int i = 0; i < 200000; i++) {
+		uint64_t r = rng_next(&seed);
+		int64_t stride = (int64_t)(rng_next(&seed) % 20000) - 10000;
+		if (r & 1)
+			stride = (int64_t)rng_next(&seed);
+		e = strided(HOIST_OP_GET_STRIDED, rng_next(&seed) % (HEAP + 10), rng_next(&seed) % 300,
+			    stride, rng_next(&seed) % 200);
+		if (V(e))
+			continue;
+		accepted++;
+		uint64_t count;
+		memcpy(&count, e.inline_data + 8, 8);
+		for (uint64_t k = 0; e.len && k < count; k++) {
+			__int128 off = (__int128)e.remote_off + (__int128)stride * (__int128)k;
+			CHK(off >= 0 && off + e.len <= (__int128)HEAP);
+		}
+	}
+	ck_assert_uint_gt(accepted, 1000);
+}
+END_TEST
+
+START_TEST(test_vec)
+{
+	struct hoist_sqe e = strided(HOIST_OP_GET_VEC, 0, 32, 4, 1024); /* nvec 4 at 1024 */
+	ck_assert_int_eq(V(e), 0);
+	e = strided(HOIST_OP_GET_VEC, 0, 32, HOIST_VEC_MAX + 1, 0);
+	ck_assert_int_eq(V(e), -EINVAL);
+	e = strided(HOIST_OP_GET_VEC, 0, 32, 4, (int64_t)STAGE - 32); /* list past staging */
+	ck_assert_int_eq(V(e), -EFAULT);
+	e = strided(HOIST_OP_GET_VEC, HEAP + 1, 32, 4, 1024);
+	ck_assert_int_eq(V(e), -EFAULT);
+	e = strided(HOIST_OP_GET_VEC, 0, 32, 0, 0); /* nvec 0 with data */
+	ck_assert_int_eq(V(e), -EINVAL);
+	e = strided(HOIST_OP_PUT_VEC, 0, 0, 0, 0);
+	ck_assert_int_eq(V(e), 0);
+}
+END_TEST
+
 static Suite *validate_suite(void)
 {
 	Suite *s = suite_create("validate");
@@ -369,6 +442,8 @@ static Suite *validate_suite(void)
 	tcase_add_test(tc, test_local_range);
 	tcase_add_test(tc, test_data_flags_on_sync_ops);
 	tcase_add_test(tc, test_random_never_out_of_bounds);
+	tcase_add_test(tc, test_strided);
+	tcase_add_test(tc, test_vec);
 	suite_add_tcase(s, tc);
 	return s;
 }

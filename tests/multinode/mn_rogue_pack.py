@@ -1,0 +1,207 @@
+#!/usr/bin/env python3
+"""A peer that holds the cluster key and sends malformed packs (W_PACK).
+
+  mn_rogue_pack.py HOST PORT NODE_ID NNODES KEYFILE
+
+For each case it connects to the hoistd at HOST:PORT as NODE_ID of NNODES,
+completes the keyed handshake (BLAKE2b-256 of the key file, HMAC-SHA256
+macs as in daemon/net.c), then sends one pack:
+  - well formed, for a job that does not exist: the daemon must answer
+    with a W_PACK_REPLY whose every element says -ECONNRESET, and answer a
+    PING after it (the connection stays up);
+  - malformed (element count larger than the payload holds, unknown
+    element op, put data running past the payload, reserved bits set,
+    payload over 60 KiB, a reply that could not travel in 60 KiB, trailing
+    bytes, zero elements): the daemon must close the connection without
+    any reply.
+Exit 0 if every case behaved; 1 otherwise (printing which).
+"""
+import hashlib
+import hmac
+import os
+import socket
+import struct
+import sys
+
+W_HELLO, W_AUTH, W_PING, W_PONG, W_PACK, W_PACK_REPLY = 1, 2, 12, 13, 20, 21
+AM_MAX = 60 << 10
+PUT, GET = 1, 2
+
+
+def varint(v):
+    out = bytearray()
+    while True:
+        b = v & 0x7F
+        v >>= 7
+        if v:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+
+
+def hello(node, nnodes, nonce=None, mac=None):
+    p = b"\x08" + varint(1) + b"\x10" + varint(node)
+    if nonce is not None:
+        p += b"\x1a" + varint(len(nonce)) + nonce
+    if mac is not None:
+        p += b"\x22" + varint(len(mac)) + mac
+    p += b"\x28" + varint(nnodes)
+    return p
+
+
+def pb_bytes_field(buf, want):
+    """Value of length-delimited field `want` in a protobuf message."""
+    i = 0
+    while i < len(buf):
+        key, i = read_varint(buf, i)
+        field, wt = key >> 3, key & 7
+        if wt == 0:
+            _, i = read_varint(buf, i)
+        elif wt == 2:
+            n, i = read_varint(buf, i)
+            if field == want:
+                return buf[i:i + n]
+            i += n
+        else:
+            return None
+    return None
+
+
+def read_varint(buf, i):
+    v = shift = 0
+    while True:
+        b = buf[i]
+        i += 1
+        v |= (b & 0x7F) << shift
+        shift += 7
+        if not b & 0x80:
+            return v, i
+
+
+def frame(ftype, payload=b"", tag=0, ext=b""):
+    return struct.pack("<IBBHQ", len(payload), ftype, 0, len(ext), tag) + ext + payload
+
+
+def recv_exact(s, n):
+    buf = b""
+    while len(buf) < n:
+        chunk = s.recv(n - len(buf))
+        if not chunk:
+            return None
+        buf += chunk
+    return buf
+
+
+def connect(host, port, node, nnodes, key):
+    s = socket.create_connection((host, port), timeout=5)
+    s.sendall(frame(W_HELLO, hello(node, nnodes, nonce=os.urandom(32))))
+    hdr = recv_exact(s, 16)
+    if hdr is None:
+        raise RuntimeError("no hello from the acceptor")
+    plen, ftype, _, hlen, _ = struct.unpack("<IBBHQ", hdr)
+    body = recv_exact(s, plen)
+    nonce = pb_bytes_field(body, 3)
+    if ftype != W_HELLO or nonce is None:
+        raise RuntimeError("unexpected hello answer")
+    mac = hmac.new(key, b"connector" + nonce + struct.pack("<ii", 0 if node else 1, node),
+                   hashlib.sha256).digest()
+    s.sendall(frame(W_AUTH, hello(node, nnodes, mac=mac)))
+    # prove the handshake worked: a ping is answered
+    s.sendall(frame(W_PING, tag=5))
+    hdr = recv_exact(s, 16)
+    if hdr is None or struct.unpack("<IBBHQ", hdr)[1] != W_PONG:
+        raise RuntimeError("handshake with the key failed (no PONG)")
+    return s
+
+
+def elem(op, pe, off, length, seg=0, r0=0, r1=0):
+    return struct.pack("<BBHiIIQ", op, r0, r1, pe, seg, length, off)
+
+
+def pad8(b):
+    return b + b"\0" * ((8 - len(b) % 8) % 8)
+
+
+def pack(nelem, payload, job=12345, reserved=0):
+    return struct.pack("<QII", job, nelem, reserved), payload
+
+
+def closed_without_reply(s):
+    try:
+        hdr = recv_exact(s, 16)
+    except socket.timeout:
+        return "kept the connection open 5 s"
+    except ConnectionResetError:
+        return None
+    if hdr is None:
+        return None
+    return "answered with frame type %d" % struct.unpack("<IBBHQ", hdr)[1]
+
+
+def main():
+    if len(sys.argv) != 6:
+        print(__doc__, file=sys.stderr)
+        return 2
+    host, port, node, nnodes = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+    raw = open(sys.argv[5], "rb").read().rstrip(b"\r\n")
+    key = hashlib.blake2b(raw, digest_size=32).digest()
+    bad = 0
+
+    # well formed, unknown job: per-element -ECONNRESET, connection stays up
+    s = connect(host, port, node, nnodes, key)
+    body = elem(PUT, 0, 0, 5) + pad8(b"hello") + elem(GET, 0, 64, 16)
+    ext, payload = pack(2, body)
+    s.sendall(frame(W_PACK, payload, tag=9, ext=ext))
+    hdr = recv_exact(s, 16)
+    plen, ftype, _, hlen, tag = struct.unpack("<IBBHQ", hdr)
+    rest = recv_exact(s, hlen + plen)
+    if ftype != W_PACK_REPLY or tag != 9 or hlen != 8:
+        print("mn_rogue_pack: well-formed pack: answer type %d tag %d hlen %d" % (ftype, tag, hlen),
+              file=sys.stderr)
+        bad = 1
+    else:
+        n, status = struct.unpack("<Ii", rest[:8])
+        res = [struct.unpack("<iI", rest[8 + 8 * k:16 + 8 * k]) for k in range(2)]
+        if n != 2 or status != 0 or res != [(-104, 0), (-104, 0)] or plen != 16:
+            print("mn_rogue_pack: well-formed pack for no job: reply %r %r" % ((n, status), res),
+                  file=sys.stderr)
+            bad = 1
+    s.sendall(frame(W_PING, tag=6))
+    hdr = recv_exact(s, 16)
+    if hdr is None or struct.unpack("<IBBHQ", hdr)[1] != W_PONG:
+        print("mn_rogue_pack: no PONG after a well-formed pack", file=sys.stderr)
+        bad = 1
+    s.close()
+
+    gets = b"".join(elem(GET, 0, 0, 8000) for _ in range(8))  # replies > 60 KiB
+    cases = [
+        ("element count larger than the payload", pack(3, elem(GET, 0, 0, 8))),
+        ("unknown element op", pack(1, elem(7, 0, 0, 8))),
+        ("put data past the payload", pack(1, elem(PUT, 0, 0, 64) + b"\0" * 8)),
+        ("reserved element bits", pack(1, elem(GET, 0, 0, 8, r0=1))),
+        ("reserved header bits", pack(1, elem(GET, 0, 0, 8), reserved=1)),
+        ("payload over 60 KiB", pack(1, elem(PUT, 0, 0, AM_MAX) + b"\0" * AM_MAX)),
+        ("reply over 60 KiB", pack(8, gets)),
+        ("trailing bytes", pack(1, elem(GET, 0, 0, 8) + b"\0" * 8)),
+        ("zero elements", pack(0, b"")),
+    ]
+    for what, (ext, payload) in cases:
+        s = connect(host, port, node, nnodes, key)
+        try:
+            s.sendall(frame(W_PACK, payload, tag=1, ext=ext))
+        except OSError:
+            pass
+        why = closed_without_reply(s)
+        if why:
+            print("mn_rogue_pack: %s: the daemon %s" % (what, why), file=sys.stderr)
+            bad = 1
+        s.close()
+    if not bad:
+        print("mn_rogue_pack: %d malformed packs refused, the well-formed one answered" % len(cases),
+              file=sys.stderr)
+    return bad
+
+
+if __name__ == "__main__":
+    sys.exit(main())

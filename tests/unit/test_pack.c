@@ -1,0 +1,138 @@
+/* daemon/pack.c: the checks and execution of packed operations (wire.h). */
+#include <check.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon.h"
+#include "pack.h"
+#include "unit_util.h"
+
+#define HEAP 4096u
+
+static size_t put_elem(char *b, uint8_t op, int32_t pe, uint64_t off, uint32_t len, const void *data)
+{
+	struct wire_pack_elem e = {.op = op, .pe = pe, .len = len, .off = off};
+	memcpy(b, &e, sizeof(e));
+	size_t n = sizeof(e);
+	if (op == WIRE_PACK_PUT) {
+		memset(b + n, 0, wire_pad8(len));
+		memcpy(b + n, data, len);
+		n += wire_pad8(len);
+	}
+	return n;
+}
+
+START_TEST(test_check)
+{
+	static char b[WIRE_AM_MAX_PAYLOAD + 64];
+	uint64_t rl;
+	struct wire_pack w = {.job = 1, .nelem = 2};
+	size_t n = put_elem(b, WIRE_PACK_PUT, 0, 0, 5, "hello");
+	n += put_elem(b + n, WIRE_PACK_GET, 1, 8, 13, NULL);
+	ck_assert_int_eq(pack_check(&w, b, n, &rl), 0);
+	ck_assert_uint_eq(rl, 8 + 8 + 16);
+	ck_assert_int_eq(pack_check(&w, b, n - 1, &rl), -EPROTO); /* short */
+	ck_assert_int_eq(pack_check(&w, b, n + 8, &rl), -EPROTO); /* trailing */
+	w.nelem = 3;
+	ck_assert_int_eq(pack_check(&w, b, n, &rl), -EPROTO);
+	w.nelem = 0;
+	ck_assert_int_eq(pack_check(&w, b, n, &rl), -EPROTO);
+	w.nelem = 2;
+	w.reserved = 1;
+	ck_assert_int_eq(pack_check(&w, b, n, &rl), -EPROTO);
+	w.reserved = 0;
+	b[0] = 3; /* unknown op */
+	ck_assert_int_eq(pack_check(&w, b, n, &rl), -EPROTO);
+	b[0] = WIRE_PACK_PUT;
+	b[1] = 1; /* reserved */
+	ck_assert_int_eq(pack_check(&w, b, n, &rl), -EPROTO);
+	b[1] = 0;
+	/* replies that would not fit one active message */
+	n = 0;
+	for (int k = 0; k < 8; k++)
+		n += put_elem(b + n, WIRE_PACK_GET, 0, 0, 8000, NULL);
+	w.nelem = 8;
+	ck_assert_int_eq(pack_check(&w, b, n, &rl), -EPROTO);
+	/* random bytes: never accepted beyond the payload, never a crash */
+	uint64_t seed = 3;
+	for (int i = 0; i < 100000; i++) {
+		size_t len = rng_next(&seed) % 512;
+		for (size_t k = 0; k < len; k++)
+			b[k] = (char)(rng_next(&seed) & (k % 24 < 4 ? 3 : 0xff));
+		w.nelem = (uint32_t)(rng_next(&seed) % 6);
+		if (pack_check(&w, b, len, &rl) == 0)
+			CHK(rl <= WIRE_AM_MAX_PAYLOAD && w.nelem * sizeof(struct wire_pack_elem) <= len);
+	}
+}
+END_TEST
+
+START_TEST(test_execute)
+{
+	static struct daemon d;
+	static struct job j;
+	static struct client c0, c1;
+	struct client *pes[3] = {&c0, &c1, NULL};
+	char *h0 = calloc(1, HEAP), *h1 = calloc(1, HEAP);
+	memcpy(h1 + 100, "0123456789abcdef", 16);
+	c0.heap.base = h0;
+	c0.heap.bytes = HEAP;
+	c1.heap.base = h1;
+	c1.heap.bytes = HEAP;
+	j.id = 42;
+	j.size = 3; /* PE 2 is not on this node */
+	j.pe = pes;
+	d.pjobs = &j;
+	char b[1024], out[1024];
+	struct wire_pack w = {.job = 42, .nelem = 6};
+	size_t n = put_elem(b, WIRE_PACK_PUT, 0, 10, 5, "hello");
+	n += put_elem(b + n, WIRE_PACK_GET, 1, 100, 10, NULL);
+	n += put_elem(b + n, WIRE_PACK_PUT, 0, HEAP - 2, 5, "world"); /* past the heap */
+	n += put_elem(b + n, WIRE_PACK_GET, 2, 0, 8, NULL);            /* not here */
+	n += put_elem(b + n, WIRE_PACK_PUT, 0, 12, 2, "XY");           /* later wins */
+	n += put_elem(b + n, WIRE_PACK_GET, 0, 10, 5, NULL);           /* sees both puts */
+	uint64_t rl, ops, bytes;
+	ck_assert_int_eq(pack_check(&w, b, n, &rl), 0);
+	uint64_t got = pack_execute(&d, &w, b, out, &ops, &bytes);
+	ck_assert_uint_le(got, rl);
+	ck_assert_uint_eq(ops, 4);
+	ck_assert_uint_eq(bytes, 5 + 10 + 2 + 5);
+	ck_assert_int_eq(memcmp(h0 + 10, "heXYo", 5), 0);
+	struct wire_pack_res r;
+	size_t pos = 0;
+	int want[6] = {0, 0, -EFAULT, -ECONNRESET, 0, 0};
+	uint32_t wl[6] = {0, 10, 0, 0, 0, 5};
+	for (int k = 0; k < 6; k++) {
+		memcpy(&r, out + pos, sizeof(r));
+		ck_assert_int_eq(r.status, want[k]);
+		ck_assert_uint_eq(r.len, wl[k]);
+		if (k == 1)
+			ck_assert_int_eq(memcmp(out + pos + 8, "0123456789", 10), 0);
+		if (k == 5)
+			ck_assert_int_eq(memcmp(out + pos + 8, "heXYo", 5), 0);
+		pos += sizeof(r) + wire_pad8(r.len);
+	}
+	ck_assert_uint_eq(pos, got);
+	/* an unknown job: every element -ECONNRESET */
+	w.job = 7;
+	pack_execute(&d, &w, b, out, &ops, &bytes);
+	ck_assert_uint_eq(ops, 0);
+	free(h0);
+	free(h1);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("pack");
+	TCase *tc = tcase_create("pack");
+	tcase_add_test(tc, test_check);
+	tcase_add_test(tc, test_execute);
+	suite_add_tcase(s, tc);
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
