@@ -186,6 +186,28 @@ int main(int argc, char **argv)
 	       direct_failed || direct < 1 ? "FAILED" : "OK");
 	failed += direct_failed + (direct < 1);
 
+	/* 5c. every 8th word of the right neighbour's array: one strided get
+	 * (one descriptor, packed on the wire when right is on another node). */
+	size_t every = words >= 8 ? 8 : 1, nstr = (words + every - 1) / every;
+	memset(local, 0, nstr * sizeof(uint64_t));
+	CHECK(hoist_get_strided(local, sizeof(uint64_t), right, mine,
+				(ptrdiff_t)(every * sizeof(uint64_t)), sizeof(uint64_t), nstr));
+	size_t str_bad = 0;
+	for (size_t k = 0; k < nstr; k++)
+		str_bad += local[k] != pattern(2, right, k * every);
+	printf("pe %d/%d: strided get from pe %d: %zu words at a stride of %zu: %s\n", me, npes,
+	       right, nstr, every, str_bad ? "FAILED" : "OK");
+	failed += str_bad != 0;
+
+	/* 5d. a collective run by the daemons: the sum of (rank + 1). */
+	int64_t *contrib = sym_alloc(sizeof(int64_t));
+	*contrib = me + 1;
+	CHECK(hoist_allreduce(contrib, contrib, 1, HOIST_INT64, HOIST_SUM));
+	int64_t want = (int64_t)npes * (npes + 1) / 2;
+	printf("pe %d/%d: allreduce sum of rank+1 = %" PRId64 " (expected %" PRId64 "): %s\n", me,
+	       npes, *contrib, want, *contrib == want ? "OK" : "FAILED");
+	failed += *contrib != want;
+
 	/* 6. every PE reports its failures to PE 0. */
 	uint64_t mine_failed = (uint64_t)failed;
 	CHECK(hoist_put(0, &results[me], &mine_failed, sizeof(mine_failed)));
@@ -206,6 +228,7 @@ int main(int argc, char **argv)
 		}
 	}
 
+	hoist_free(contrib);
 	hoist_free(results);
 	hoist_free(token);
 	hoist_free(mine);
