@@ -11,7 +11,7 @@
 #   build-asan  -DHOIST_SANITIZE=ON build (ASan + UBSan) in build-asan/
 #   ctest-asan  ctest in build-asan/ with leak checking and abort-on-error
 #   build-tsan  -DHOIST_TSAN=ON build in build-tsan/
-#   ctest-tsan  the integration and multinode tests in build-tsan/ (halt on the
+#   ctest-tsan  the integration, multinode and overlap tests in build-tsan/ (halt on the
 #               first race)
 # The rxe label (Soft-RoCE in a QEMU VM) runs in the plain ctest stage only.
 # Exit status: 0 only when every stage that ran passed.
@@ -145,7 +145,7 @@ fi
 if ((run_tsan)); then
 	if stage build-tsan bash scripts/build.sh "$tsan_dir" -DHOIST_TSAN=ON; then
 		TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1" \
-			stage ctest-tsan run_ctest "$tsan_dir" -L 'integration|multinode' || true
+			stage ctest-tsan run_ctest "$tsan_dir" -L 'integration|multinode|overlap' || true
 	else
 		skip ctest-tsan "build-tsan failed"
 	fi
