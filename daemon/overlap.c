@@ -27,6 +27,7 @@ int overlap_create(struct daemon *d, struct client *c)
 	if (rc)
 		goto fail_conf;
 	o->nslots = (uint32_t)d->cfg.phase_max_gets;
+	o->box_wait = -1;
 	o->nnodes = d->net.nnodes;
 	o->chunk = (uint32_t)d->cfg.prefetch_chunk;
 	o->half_bytes = d->cfg.prefetch_arena_bytes / 2;
@@ -460,13 +461,25 @@ int overlap_get_box(struct daemon *d, struct client *c, int32_t pe, uint64_t off
 		    uint64_t payload, int32_t node, const char **box)
 {
 	struct overlap *o = c->ov;
+	struct pf_slot *s;
+	int i;
+	if (o->box_wait >= 0 && (o->box_pe != pe || o->box_off != off || o->box_len != len))
+		o->box_wait = -1; /* that descriptor ended otherwise (an error) */
+	if (o->box_wait >= 0) { /* the same descriptor again, after a stall */
+		i = o->box_wait;
+		s = &o->slots[i];
+		if (s->state == PF_ISSUED)
+			return -EAGAIN;
+		o->box_wait = -1;
+		goto landed;
+	}
 	check(c, pe, off, len);
 	/* a sparse box would move up to stride/len times the data */
 	if (!o->in_phase || !len || len > 4 * payload || len > o->half_bytes)
 		return 0;
 	uint32_t n_before;
 	phase_current(&o->ph, &n_before);
-	int i = phase_get(&o->ph, pe, off, len);
+	i = phase_get(&o->ph, pe, off, len);
 	if (i < 0) {
 		STAT_INC(&c->st, pf_misses);
 		uint32_t n;
@@ -483,7 +496,19 @@ int overlap_get_box(struct daemon *d, struct client *c, int32_t pe, uint64_t off
 	}
 	if ((uint32_t)i >= o->nslots)
 		return 0;
-	struct pf_slot *s = &o->slots[i];
+	s = &o->slots[i];
+	if (s->state == PF_ISSUED) {
+		/* in flight: the descriptor stalls (the client waits for this
+		 * get anyway) and comes back here until the box has landed; the
+		 * phase table saw it once */
+		o->box_wait = i;
+		o->box_pe = pe;
+		o->box_off = off;
+		o->box_len = len;
+		STAT_INC(&c->st, pf_waits);
+		return -EAGAIN;
+	}
+landed:
 	switch (s->state) {
 	case PF_READY:
 		*box = o->arena + s->arena_off;
@@ -491,11 +516,6 @@ int overlap_get_box(struct daemon *d, struct client *c, int32_t pe, uint64_t off
 		hoist_store_relaxed(&o->table[i].state, HOIST_PF_EMPTY);
 		STAT_INC(&c->st, pf_hits);
 		return 1;
-	case PF_ISSUED:
-		/* in flight: it lands unused (a gather cannot wait for it the
-		 * way a plain get does); fetch the elements now */
-		STAT_INC(&c->st, pf_late);
-		return 0;
 	case PF_QUEUED:
 		s->state = PF_TAKEN;
 		STAT_INC(&c->st, pf_late);

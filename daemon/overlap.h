@@ -71,6 +71,9 @@ struct overlap {
 	uint32_t decided;       /* sq index + 1 whose overlap check is done */
 	/* phases */
 	int in_phase;
+	int32_t box_wait;   /* slot a strided/vector get waits for (stalled), -1 none */
+	int32_t box_pe;     /* ... and the box it asked for */
+	uint64_t box_off, box_len;
 	uint64_t gen;           /* phase runs started (also tags prefetches) */
 	uint64_t phase_start_ns;
 	uint64_t next_phase;    /* named by the last notify */
@@ -114,7 +117,9 @@ int overlap_get(struct daemon *d, struct client *c, const struct hoist_sqe *sqe,
  * bounding box, payload bytes of data): recorded for phase prefetch as one
  * contiguous unit when the box is dense enough (at most 4x the payload and
  * half the arena). 1 = the box has landed: *box points at its data in the
- * arena (the caller gathers the elements), 0 = issue it normally. */
+ * arena (the caller gathers the elements), 0 = issue it normally, -EAGAIN =
+ * the box is in flight: stall the descriptor and call again with the same
+ * box (the phase table is not consulted twice). */
 int overlap_get_box(struct daemon *d, struct client *c, int32_t pe, uint64_t off, uint64_t len,
 		    uint64_t payload, int32_t node, const char **box);
 

@@ -431,7 +431,12 @@ static enum exec_result multi_exec(struct daemon *d, struct client *c, const str
 			} else {
 				const char *pf = NULL;
 				uint64_t bytes = sqe->len * (is_strided(sqe->opcode) ? m->count : 1);
-				if (overlap_get_box(d, c, sqe->pe, lo, hi - lo, bytes, node, &pf)) {
+				int hit = overlap_get_box(d, c, sqe->pe, lo, hi - lo, bytes, node, &pf);
+				if (hit < 0) {
+					multi_free(m);
+					return EXEC_STALL; /* its box is in flight */
+				}
+				if (hit) {
 					/* served from the phase's prefetch of the box */
 					multi_count(c, sqe, m);
 					multi_gather(sqe, m, client_buf(c, sqe), pf, lo);
