@@ -44,7 +44,17 @@
 	X(prefetch_chunk, UINT, "64", 1, 65536,                                                    \
 	  "prefetches in flight per destination node; the next chunk leaves when one lands")      \
 	X(prefetch_arena_bytes, SIZE, "8m", 4096, 1ull << 32,                                      \
-	  "per-client prefetch buffer (two halves for alternate phases)")
+	  "per-client prefetch buffer (two halves for alternate phases)")                          \
+	X(transport, STR, "auto", 0, 0,                                                            \
+	  "auto | verbs | tcp: how daemons reach each other (auto: verbs when an RDMA device "    \
+	  "owns this node's IP, else tcp)")                                                        \
+	X(rdma_device, STR, "", 0, 0,                                                              \
+	  "verbs: RDMA device to use (empty: the one owning this node's IP; must agree with it)") \
+	X(rdma_port, UINT, "0", 0, 255, "verbs: device port (0: the one rdma_cm routes to)")      \
+	X(rdma_gid_index, STR, "auto", 0, 0,                                                       \
+	  "verbs: GID index (auto: the IPv4-mapped RoCE v2 GID of this node's IP)")                \
+	X(memlock_bytes, SIZE, "0", 0, 1ull << 50,                                                 \
+	  "verbs: bytes the daemon may pin for client segments (0: RLIMIT_MEMLOCK)")
 
 enum settings_source { SRC_DEFAULT, SRC_FILE, SRC_ENV, SRC_FLAG };
 

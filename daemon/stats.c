@@ -60,7 +60,7 @@ static void counter_buf_free(struct counter_buf *b)
 enum {
 	N_CLIENT_STATS = 0 HOISTD_CLIENT_STATS(COUNT_ONE),
 	N_DAEMON_STATS = 0 HOISTD_CLIENT_STATS(COUNT_ONE) HOISTD_PROGRESS_STATS(COUNT_ONE)
-			     HOISTD_CONTROL_STATS(COUNT_ONE) + 10,
+			     HOISTD_CONTROL_STATS(COUNT_ONE) HOISTD_VERBS_STATS(COUNT_ONE) + 10,
 	N_PEER_STATS = 0 HOISTD_PEER_STATS(COUNT_ONE),
 };
 #undef COUNT_ONE
@@ -114,6 +114,9 @@ void stats_serve(struct daemon *d, int fd)
 #undef X
 #define X(name, help) counter_add(&db, #name, STAT_READ(&d->cst, name));
 	HOISTD_CONTROL_STATS(X)
+#undef X
+#define X(name, help) counter_add(&db, #name, STAT_READ(&d->vst, name));
+	HOISTD_VERBS_STATS(X)
 #undef X
 	counter_add(&db, "clients", (uint64_t)d->nclients);
 	uint64_t njobs = 0;
