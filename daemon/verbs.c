@@ -206,7 +206,7 @@ static struct vconn *conn_new(struct daemon *d, int32_t node, int outgoing)
 	if (outgoing) {
 		cn->W = v->W;
 		cn->ring = calloc(cn->W, sizeof(*cn->ring));
-		cn->bsize = d->cfg.staging_bytes;
+		cn->bsize = (d->cfg.staging_bytes + 4095) & ~4095ull;
 		cn->bounce = aligned_alloc(4096, cn->bsize);
 		if (!cn->ring || !cn->bounce) {
 			free(cn->ring);
@@ -879,12 +879,12 @@ static void wc_handle(struct daemon *d, const struct ibv_wc *wc)
 		ring_retire(d, cn, seq + 1, 0);
 		return;
 	}
+	if (wc->status == IBV_WC_WR_FLUSH_ERR)
+		return; /* follows the error that closes the connection */
 	STAT_INC(&d->vst, rdma_wc_errors);
 	int32_t node = cn->node;
 	hlog_warn("work request to node %d failed: %s (vendor error 0x%x); reconnecting", node,
 		  ibv_wc_status_str(wc->status), wc->vendor_err);
-	if (wc->status == IBV_WC_WR_FLUSH_ERR)
-		return; /* follows the error that closes the connection */
 	ring_retire(d, cn, seq, 0);
 	if (cn->head == seq && cn->head < cn->tail) {
 		struct vop o = cn->ring[cn->head % cn->W];

@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# bench/run-rxe.sh - hoist over the verbs transport next to perftest between
+# the same two Soft-RoCE devices, in ONE QEMU VM boot (tests/rxe/run-in-vm.sh,
+# RXE_VM_NDEV=2: rxe0 and rxe1 on the two ends of a veth wire).
+#
+#   bash bench/run-rxe.sh [--build DIR] [--reps N] [--scale F] [--rounds R]
+#
+# In the guest: two hoistd --transport=verbs --spin-us=2000 (HOIST_BENCH_SPIN_US),
+# one per rxe IP
+# (tests/multinode/cluster.sh with CLUSTER_IPS), then R rounds (default 3) of
+#   HOIST_AUTO=0 hoistrun -n 2 --runtime-dirs D0,D1 hoist-bench --test lat,get,bw --tsv
+#   ib_write_lat -s 8 / -s 4096, ib_read_lat -s 8 / -s 4096,
+#   ib_write_bw -s 65536 / -s 1048576   (server on rxe0, client on rxe1)
+# and prints one table: hoist medians over reps x rounds, perftest medians
+# over rounds (t_typical for latency, BW average for bandwidth), and ratios.
+# perftest's ib_write_lat reports half a ping-pong round trip, so the
+# put+quiet latency (a full round trip: WRITE, then its ACK) is compared with
+# 2 x ib_write_lat, and gets with ib_read_lat (both full round trips).
+# Everything runs 20-50x slower under TCG emulation: the ratios count.
+set -euo pipefail
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
+build=$repo/build
+reps=5
+scale=0.01
+rounds=3
+orig=("$@")
+while [ $# -gt 0 ]; do
+	case $1 in
+	--build) build=$(cd "$2" && pwd -P); shift 2 ;;
+	--reps) reps=$2; shift 2 ;;
+	--scale) scale=$2; shift 2 ;;
+	--rounds) rounds=$2; shift 2 ;;
+	-h | --help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	*) echo "run-rxe.sh: unknown option $1" >&2; exit 2 ;;
+	esac
+done
+
+if [ "${RXE_VM:-0}" != 1 ]; then
+	for f in bench/hoist-bench daemon/hoistd client/hoistrun daemon/hoistctl; do
+		[ -x "$build/$f" ] || { echo "run-rxe.sh: $build/$f missing: build first" >&2; exit 2; }
+	done
+	export RXE_VM_NDEV=2 RXE_VM_TIMEOUT=${RXE_VM_TIMEOUT:-900}
+	echo "reproduce: bash bench/run-rxe.sh ${orig[*]}"
+	exec "$repo/tests/rxe/run-in-vm.sh" "$repo/bench/run-rxe.sh" --build "$build" --reps "$reps" \
+		--scale "$scale" --rounds "$rounds"
+fi
+
+# ---- in the guest -------------------------------------------------------------
+if [ -z "${HOIST_DIRS:-}" ]; then
+	read -r -a ips <<<"$RXE_IPS"
+	export HOIST_HOISTD=$build/daemon/hoistd HOIST_HOISTRUN=$build/client/hoistrun \
+		HOIST_HOISTCTL=$build/daemon/hoistctl
+	export CLUSTER_IPS="${ips[0]} ${ips[1]}" CLUSTER_READY_SEC=60 CLUSTER_TIMEOUT=800
+	# spin_us: a round trip under TCG takes longer than the default 50 us of
+	# spinning, and perftest busy-polls too
+	exec "$repo/tests/multinode/cluster.sh" 2 --daemon-arg=--transport=verbs \
+		--daemon-arg=--spin-us="${HOIST_BENCH_SPIN_US:-2000}" -- \
+		"$repo/bench/run-rxe.sh" --build "$build" --reps "$reps" --scale "$scale" --rounds "$rounds"
+fi
+
+# ---- under cluster.sh: the measurements ---------------------------------------
+read -r -a ips <<<"$RXE_IPS"
+read -r -a devs <<<"$RXE_DEVS"
+gid=${RXE_GID_INDEX:-1}
+out=$(mktemp -d /tmp/rxe-bench.XXXXXX)
+port=18600
+
+perf() { # tool size iters -> appends "tool size value" to $out/perf
+	local tool=$1 size=$2 iters=$3 slog=$out/server.log clog=$out/client.log ok=0
+	port=$((port + 1))
+	"$tool" -d "${devs[0]}" -x "$gid" -s "$size" -n "$iters" -p "$port" -F >"$slog" 2>&1 &
+	local spid=$!
+	for _ in $(seq 1 100); do # the server may not listen yet: retry the client
+		if "$tool" -d "${devs[1]}" -x "$gid" -s "$size" -n "$iters" -p "$port" -F "${ips[0]}" >"$clog" 2>&1; then
+			ok=1
+			break
+		fi
+		kill -0 "$spid" 2>/dev/null || break
+		sleep 0.2
+	done
+	wait "$spid" || true
+	[ $ok = 1 ] || { echo "run-rxe.sh: $tool -s $size failed:" >&2; cat "$clog" "$slog" >&2; return 1; }
+	# latency: t_typical (5th column); bandwidth: BW average MB/s (4th)
+	awk -v t="$tool" -v s="$size" '$1 == s && NF >= 5 {
+		v = (t ~ /_bw$/) ? $4 : $5; print t, s, v }' "$clog" | tail -1 >>"$out/perf"
+}
+
+for ((r = 1; r <= rounds; r++)); do
+	echo "round $r/$rounds: hoist-bench" >&2
+	# HOIST_AUTO=0: the transport itself (no prefetch answering repeated gets)
+	HOIST_AUTO=0 "$HOIST_HOISTRUN" -n 2 --runtime-dirs "$HOIST_DIRS" --job "rxe-bench-$r-$$" --timeout 600 \
+		"$build/bench/hoist-bench" --test lat,get,bw --reps "$reps" --scale "$scale" --no-floor --tsv \
+		>>"$out/hoist.tsv"
+	echo "round $r/$rounds: perftest" >&2
+	perf ib_write_lat 8 500
+	perf ib_write_lat 4096 500
+	perf ib_read_lat 8 500
+	perf ib_read_lat 4096 500
+	perf ib_write_bw 65536 200
+	perf ib_write_bw 1048576 40
+done
+"$HOIST_HOISTCTL" --runtime-dir "$HOIST_DIR_0" stats --json | python3 "$MN_SRC_DIR/mn_stats.py" check \
+	"d['transport_verbs'] == 1" "d['rdma_writes'] > 0" "d['rdma_reads'] > 0" "d['tcp_requests'] == 0" ||
+	{ echo "run-rxe.sh: daemon 0 did not use verbs" >&2; exit 1; }
+
+python3 - "$out/hoist.tsv" "$out/perf" <<'PY'
+import statistics, sys
+hoist, perf = {}, {}
+for line in open(sys.argv[1]):
+    f = line.rstrip("\n").split("\t")
+    if len(f) == 4 and f[0] == "row":
+        hoist.setdefault(f[1], []).extend(float(x) for x in f[3].split())
+for line in open(sys.argv[2]):
+    t, s, v = line.split()
+    perf.setdefault((t, int(s)), []).append(float(v))
+med = lambda xs: statistics.median(xs) if xs else float("nan")
+def h(name):
+    return med(hoist.get(name, []))
+def p(tool, size):
+    return med(perf.get((tool, size), []))
+rows = [
+    # hoist row, hoist unit->us, perftest reference (us or MB/s), label
+    ("put 8 B latency (put+quiet)", 2 * p("ib_write_lat", 8), "2 x ib_write_lat 8 B"),
+    ("put 4 KiB latency (put+quiet)", 2 * p("ib_write_lat", 4096), "2 x ib_write_lat 4 KiB"),
+    ("get 8 B latency (symmetric dst)", p("ib_read_lat", 8), "ib_read_lat 8 B"),
+    ("get 4 KiB latency (symmetric dst)", p("ib_read_lat", 4096), "ib_read_lat 4 KiB"),
+    ("get 8 B latency (blocking)", p("ib_read_lat", 8), "ib_read_lat 8 B"),
+    ("get 4 KiB latency (blocking)", p("ib_read_lat", 4096), "ib_read_lat 4 KiB"),
+]
+print("%-36s %10s   %-24s %10s %7s" % ("hoist (median)", "us", "perftest (median)", "us", "ratio"))
+for name, ref, label in rows:
+    v = h(name) / 1000.0
+    print("%-36s %10.1f   %-24s %10.1f %7.2f" % (name, v, label, ref, v / ref if ref else float("nan")))
+for name, size, label in (("put bandwidth 64 KiB (+quiet)", 65536, "ib_write_bw 64 KiB"),
+                          ("put bandwidth 1 MiB (+quiet)", 1048576, "ib_write_bw 1 MiB")):
+    v = h(name) * 1000.0  # GB/s -> MB/s
+    ref = p("ib_write_bw", size)
+    print("%-36s %8.1f MB/s %-24s %8.1f MB/s %5.2f" % (name, v, label, ref, v / ref if ref else float("nan")))
+print("perftest single values:", {"%s %d" % k: v for k, v in sorted(perf.items())})
+print("ratio: hoist / perftest (latency: lower is better, target <= 1.3; bandwidth: higher is better)")
+PY
+rm -rf "$out"
