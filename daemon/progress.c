@@ -433,7 +433,9 @@ static void *progress_main(void *arg)
 		unsigned work = poll_all(d);
 		if (net) {
 			/* the sockets are checked on every pass: a remote reply is
-			 * what a waiting client needs next */
+			 * what a waiting client needs next. What the drain queued
+			 * leaves first (verbs: one doorbell for the batch). */
+			d->xport->flush(d);
 			work += (unsigned)d->xport->poll(d, 0);
 			d->xport->flush(d);
 		}
