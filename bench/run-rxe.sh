@@ -5,10 +5,11 @@
 #
 #   bash bench/run-rxe.sh [--build DIR] [--reps N] [--scale F] [--rounds R]
 #
-# In the guest: two hoistd --transport=verbs --spin-us=50 (HOIST_BENCH_SPIN_US),
+# In the guest: two hoistd --transport=verbs --spin-us=0 (HOIST_BENCH_SPIN_US;
+# clients HOIST_SPIN_US=300, see the comment at cluster.sh below),
 # one per rxe IP
 # (tests/multinode/cluster.sh with CLUSTER_IPS), then R rounds (default 3) of
-#   HOIST_AUTO=0 hoistrun -n 2 --runtime-dirs D0,D1 hoist-bench --test lat,get,bw --tsv
+#   HOIST_AUTO=0 HOIST_SPIN_US=300 hoistrun -n 2 --runtime-dirs D0,D1 hoist-bench --test lat,get,bw --tsv
 #   ib_write_lat -s 8 / -s 4096, ib_read_lat -s 8 / -s 4096,
 #   ib_write_bw -s 65536 / -s 1048576   (server on rxe0, client on rxe1)
 # and prints one table: hoist medians over reps x rounds, perftest medians
@@ -51,9 +52,12 @@ if [ -z "${HOIST_DIRS:-}" ]; then
 	export HOIST_HOISTD=$build/daemon/hoistd HOIST_HOISTRUN=$build/client/hoistrun \
 		HOIST_HOISTCTL=$build/daemon/hoistctl
 	export CLUSTER_IPS="${ips[0]} ${ips[1]}" CLUSTER_READY_SEC=60 CLUSTER_TIMEOUT=800
-	# spin_us: longer spinning starves rxe's softirq work on the 2 vCPUs
+	# spin: in this 2-vCPU TCG guest a spinning daemon slows everything
+	# down (measured: daemon spin_us 300/1000 -> 5-30x slower), a
+	# spinning waiting client helps (measured: 3-4x faster than futex
+	# wakeups): daemons spin_us=0, clients HOIST_SPIN_US=300
 	exec "$repo/tests/multinode/cluster.sh" 2 --daemon-arg=--transport=verbs \
-		--daemon-arg=--spin-us="${HOIST_BENCH_SPIN_US:-50}" -- \
+		--daemon-arg=--spin-us="${HOIST_BENCH_SPIN_US:-0}" -- \
 		"$repo/bench/run-rxe.sh" --build "$build" --reps "$reps" --scale "$scale" --rounds "$rounds"
 fi
 
@@ -63,6 +67,7 @@ read -r -a devs <<<"$RXE_DEVS"
 gid=${RXE_GID_INDEX:-1}
 out=$(mktemp -d /tmp/rxe-bench.XXXXXX)
 port=18600
+: >"$out/perf"
 
 perf() { # tool size iters -> appends "tool size value" to $out/perf
 	local tool=$1 size=$2 iters=$3 slog=$out/server.log clog=$out/client.log ok=0
@@ -87,7 +92,7 @@ perf() { # tool size iters -> appends "tool size value" to $out/perf
 for ((r = 1; r <= rounds; r++)); do
 	echo "round $r/$rounds: hoist-bench" >&2
 	# HOIST_AUTO=0: the transport itself (no prefetch answering repeated gets)
-	HOIST_AUTO=0 "$HOIST_HOISTRUN" -n 2 --runtime-dirs "$HOIST_DIRS" --job "rxe-bench-$r-$$" --timeout 600 \
+	HOIST_AUTO=0 HOIST_SPIN_US=${HOIST_SPIN_US:-300} "$HOIST_HOISTRUN" -n 2 --runtime-dirs "$HOIST_DIRS" --job "rxe-bench-$r-$$" --timeout 600 \
 		"$build/bench/hoist-bench" --test lat,get,bw --reps "$reps" --scale "$scale" --no-floor --tsv \
 		>>"$out/hoist.tsv"
 	echo "round $r/$rounds: perftest" >&2
@@ -103,6 +108,14 @@ done
 	"d['transport_verbs'] == 1" "d['rdma_writes'] > 0" "d['rdma_reads'] > 0" "d['tcp_requests'] == 0" ||
 	{ echo "run-rxe.sh: daemon 0 did not use verbs" >&2; exit 1; }
 
+for i in 0 1; do
+	"$HOIST_HOISTCTL" --runtime-dir "$(eval echo "\$HOIST_DIR_$i")" stats --json | python3 -c '
+import json, sys
+d = json.load(sys.stdin)["daemon"]
+keys = ("loops_busy", "sleeps", "doorbells", "wakeups", "rdma_writes", "rdma_reads", "rdma_doorbells",
+        "rdma_wrs", "rdma_signaled", "rdma_inline", "rdma_bounced", "rdma_fences", "rdma_sends", "rdma_resolves")
+print("daemon '$i':", " ".join("%s=%s" % (k, d.get(k)) for k in keys))'
+done
 python3 - "$out/hoist.tsv" "$out/perf" <<'PY'
 import statistics, sys
 hoist, perf = {}, {}
