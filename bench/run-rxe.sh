@@ -113,7 +113,7 @@ for i in 0 1; do
 import json, sys
 d = json.load(sys.stdin)["daemon"]
 keys = ("loops_busy", "sleeps", "doorbells", "wakeups", "rdma_writes", "rdma_reads", "rdma_doorbells",
-        "rdma_wrs", "rdma_signaled", "rdma_inline", "rdma_bounced", "rdma_fences", "rdma_sends", "rdma_resolves")
+        "rdma_wrs", "rdma_signaled", "rdma_inline", "rdma_bounced", "rdma_order_waits", "rdma_sends", "rdma_resolves")
 print("daemon '$i':", " ".join("%s=%s" % (k, d.get(k)) for k in keys))'
 done
 python3 - "$out/hoist.tsv" "$out/perf" <<'PY'

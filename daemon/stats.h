@@ -63,7 +63,7 @@
 	X(rdma_doorbells, "ibv_post_send calls (each carries a chain of WRs)")                     \
 	X(rdma_wrs, "work requests posted")                                                        \
 	X(rdma_signaled, "work requests posted signaled")                                          \
-	X(rdma_fences, "work requests posted with IBV_SEND_FENCE")                                 \
+	X(rdma_order_waits, "gets/puts held until an overlapping unfinished put/get completed")   \
 	X(rdma_resolves, "address-resolve requests sent (cache misses)")                           \
 	X(rdma_wc_errors, "failed work completions")                                               \
 	X(rdma_cm_retries, "connection attempts retried (REJECTED, unreachable)")                  \

@@ -18,8 +18,8 @@
  *   requests are chained and posted once per progress pass (one doorbell),
  *   every V_SIG_EVERY-th and the last of each chain signaled; a signaled
  *   completion retires everything before it (RC completes in order).
- *   A READ posted while a WRITE is unfinished, and a WRITE posted while a
- *   READ is unfinished, carry IBV_SEND_FENCE.
+ *   A get that overlaps an unfinished put on the same connection (and a
+ *   put that overlaps an unfinished get) waits for its completion.
  * - Active messages (wire.h frames: header, extension, payload) are SENDs
  *   into a shared receive queue of pre-posted buffers, reposted as each is
  *   consumed. An address-cache miss sends W_VRESOLVE; the operation waits
@@ -98,6 +98,7 @@ struct vconn {
 	uint32_t W;
 	uint64_t head, posted, tail;
 	uint64_t last_write, last_read; /* sequence + 1 of the latest posted */
+	uint64_t watch_head, watch_ns;  /* progress watch (timers) */
 	char *bounce;
 	struct ibv_mr *bounce_mr;
 	uint64_t bsize, bhead, btail;
@@ -712,6 +713,19 @@ static int resolve_miss(struct daemon *d, const struct addr_key *k, int32_t node
 	return XP_STALL;
 }
 
+/* An unfinished operation of kind on cn touching [addr, addr + len) of rkey? */
+static int ring_overlap(const struct vconn *cn, uint8_t kind, uint32_t rkey, uint64_t addr,
+			uint64_t len)
+{
+	for (uint64_t k = cn->head; k < cn->tail; k++) {
+		const struct vop *o = &cn->ring[k % cn->W];
+		uint64_t a = o->wr.wr.rdma.remote_addr, l = o->sge.length;
+		if (o->kind == kind && o->wr.wr.rdma.rkey == rkey && a < addr + len && addr < a + l)
+			return 1;
+	}
+	return 0;
+}
+
 /* The registration holding [p, p + len) of client c, or NULL. */
 static struct ibv_mr *local_mr(const struct client *c, const char *p, uint64_t len)
 {
@@ -755,8 +769,20 @@ static int verbs_rma(struct daemon *d, struct client *c, const struct hoist_sqe 
 	if (!hoist_range_ok(sqe->remote_off, sqe->len, e->len))
 		return -EFAULT;
 	int is_put = sqe->opcode == HOIST_OP_PUT;
+	uint64_t raddr = e->base + sqe->remote_off;
+	/* A get must observe an earlier put to the same bytes, and a put must
+	 * not land before an earlier get read them: wait for the completion
+	 * of an overlapping unfinished operation of the other kind (RC
+	 * executes in order at the responder already; this also holds where
+	 * the responder may reorder). Not IBV_SEND_FENCE: it only orders
+	 * after earlier READs, and rxe's fenced requester can stall. */
+	if (sqe->len && (is_put ? cn->last_read : cn->last_write) > cn->head &&
+	    ring_overlap(cn, is_put ? VK_GET : VK_PUT, e->rkey, raddr, sqe->len)) {
+		STAT_INC(&d->vst, rdma_order_waits);
+		return XP_STALL;
+	}
 	struct vop *o = op_slot(cn);
-	o->wr.wr.rdma.remote_addr = e->base + sqe->remote_off;
+	o->wr.wr.rdma.remote_addr = raddr;
 	o->wr.wr.rdma.rkey = e->rkey;
 	o->wr.num_sge = sqe->len ? 1 : 0;
 	if (is_put) {
@@ -787,10 +813,6 @@ static int verbs_rma(struct daemon *d, struct client *c, const struct hoist_sqe 
 						  .length = (uint32_t)sqe->len, .lkey = cn->bounce_mr->lkey};
 			STAT_INC(&d->vst, rdma_bounced);
 		}
-		if (cn->last_read > cn->head) {
-			o->wr.send_flags |= IBV_SEND_FENCE; /* after an unfinished get */
-			STAT_INC(&d->vst, rdma_fences);
-		}
 		cn->last_write = cn->tail + 1;
 		STAT_INC(&d->vst, rdma_writes);
 	} else {
@@ -801,11 +823,6 @@ static int verbs_rma(struct daemon *d, struct client *c, const struct hoist_sqe 
 		o->wr.opcode = IBV_WR_RDMA_READ;
 		o->sge = (struct ibv_sge){.addr = (uintptr_t)dst, .length = (uint32_t)sqe->len,
 					  .lkey = mr->lkey};
-		if (cn->last_write > cn->head) {
-			/* it must observe the earlier put (read after write) */
-			o->wr.send_flags |= IBV_SEND_FENCE;
-			STAT_INC(&d->vst, rdma_fences);
-		}
 		cn->last_read = cn->tail + 1;
 		STAT_INC(&d->vst, rdma_reads);
 	}
@@ -1215,6 +1232,19 @@ static void verbs_timers(struct daemon *d, uint64_t now)
 		    now - vp->first_try_ns > to + 2 * V_RESOLVE_MS * 1000000ull) {
 			vpeer_lost(d, i, "no connection within peer_timeout_ms");
 			continue;
+		}
+		struct vconn *cn = vp->out;
+		if (cn && cn->state == VC_UP && cn->head < cn->posted) {
+			/* posted work that does not complete: say so once a second */
+			if (cn->head != cn->watch_head) {
+				cn->watch_head = cn->head;
+				cn->watch_ns = now;
+			} else if (now - cn->watch_ns > 2000000000ull) {
+				hlog_warn("node %d: %llu work requests posted, none completed for %llu ms",
+					  i, (unsigned long long)(cn->posted - cn->head),
+					  (unsigned long long)((now - cn->watch_ns) / 1000000));
+				cn->watch_ns = now - 1000000000ull;
+			}
 		}
 		if (!vp->out && vp->retry_at_ns && now >= vp->retry_at_ns) {
 			vp->retry_at_ns = 0;
