@@ -40,6 +40,7 @@ enum {
 	T_MSGRATE = 1 << 4,
 	T_BARRIER = 1 << 5,
 	T_ALL = (1 << 6) - 1,
+	T_LAT = 1 << 6, /* not in "all": run-rxe.sh asks for it */
 };
 
 static const struct {
@@ -47,7 +48,7 @@ static const struct {
 	int bit;
 } test_names[] = {
 	{"floor", T_FLOOR}, {"put", T_PUT},	    {"get", T_GET},	  {"bw", T_BW},
-	{"msgrate", T_MSGRATE}, {"barrier", T_BARRIER}, {"all", T_ALL},
+	{"msgrate", T_MSGRATE}, {"barrier", T_BARRIER}, {"all", T_ALL}, {"lat", T_LAT},
 };
 
 struct opts {
@@ -497,6 +498,40 @@ static void bench_get(void)
 	}
 }
 
+/* Completed-put latency to the peer: one blocking put plus a quiet per
+ * iteration (the put has landed at the target when quiet returns), 8 B and
+ * 4 KiB from a private buffer. A full round trip, like a get. */
+static void bench_lat(void)
+{
+	static const size_t lens[2] = {8, GET_BYTES};
+	static unsigned char priv[GET_BYTES] __attribute__((aligned(64)));
+	for (int k = 0; k < 2; k++) {
+		size_t len = lens[k];
+		long n = scaled(len <= 64 ? 20000 : 10000);
+		double ns[MAX_REPS];
+		for (int rep = -1; rep < opt.reps; rep++) {
+			CHECK(hoist_barrier());
+			if (me != 0)
+				continue;
+			long iters = rep < 0 ? n / 4 + 1 : n;
+			uint64_t t0 = bench_now_ns();
+			for (long i = 0; i < iters; i++) {
+				memcpy(priv, &i, sizeof(i));
+				CHECK(hoist_put(peer, get_dst, priv, len));
+				CHECK(hoist_quiet());
+			}
+			uint64_t t1 = bench_now_ns();
+			if (rep >= 0)
+				ns[rep] = (double)(t1 - t0) / (double)iters;
+			verify_remote_u64(peer, get_dst, (uint64_t)(iters - 1), "put latency");
+		}
+		CHECK(hoist_barrier());
+		if (me == 0)
+			add_row(len == 8 ? "put 8 B latency (put+quiet)" : "put 4 KiB latency (put+quiet)", "ns",
+				ns, opt.reps, REF_RT, TGT_NONE, 0);
+	}
+}
+
 /* Put bandwidth rank 0 -> peer from a private source: puts + quiet. */
 static void bench_bw(void)
 {
@@ -608,7 +643,8 @@ static void usage(FILE *f)
 		"usage: hoistrun -n 2 hoist-bench [options]\n"
 		"       hoist-bench --test floor   (standalone, no daemon)\n"
 		"  --reps N      repetitions of every measurement (default 7, max %d)\n"
-		"  --test LIST   comma list of floor,put,get,bw,msgrate,barrier,all (default all)\n"
+		"  --test LIST   comma list of floor,put,get,bw,msgrate,barrier,all,lat (default all;\n"
+		"                lat = put+quiet latency, not in all)\n"
 		"  --json        machine-readable output\n"
 		"  --scale F     multiply every iteration count by F (default 1)\n"
 		"  --no-pin      do not pin the floor's two processes to two CPUs\n"
@@ -718,10 +754,10 @@ int main(int argc, char **argv)
 		die("hoist_init: %s", hoist_strerror(rc));
 	me = hoist_rank();
 	npes = hoist_size();
-	if ((opt.tests & (T_PUT | T_GET | T_BW | T_MSGRATE)) && npes < 2)
+	if ((opt.tests & (T_PUT | T_GET | T_BW | T_MSGRATE | T_LAT)) && npes < 2)
 		die("these tests need at least 2 PEs (hoistrun -n 2)");
 	peer = opt.peer;
-	if ((opt.tests & (T_PUT | T_GET | T_BW)) && peer >= npes)
+	if ((opt.tests & (T_PUT | T_GET | T_BW | T_LAT)) && peer >= npes)
 		die("--peer %d: the job has %d PEs", peer, npes);
 
 	small_area = hoist_malloc(SMALL_SLOTS * sizeof(uint64_t));
@@ -736,6 +772,8 @@ int main(int argc, char **argv)
 
 	if (opt.tests & T_PUT)
 		bench_put();
+	if (opt.tests & T_LAT)
+		bench_lat();
 	if (opt.tests & T_GET)
 		bench_get();
 	if (opt.tests & T_BW)

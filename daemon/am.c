@@ -48,6 +48,19 @@ int am_send_pe_gone(struct daemon *d, int32_t node, uint64_t job, int32_t pe, in
 	return xp(d)->am_send(d, node, W_PE_GONE, &g, sizeof(g), NULL, 0);
 }
 
+int am_handles(uint8_t type)
+{
+	switch (type) {
+	case W_BARRIER:
+	case W_MEMBER:
+	case W_PE_GONE:
+	case W_COLL:
+	case W_COLL_ABORT:
+		return 1;
+	}
+	return 0;
+}
+
 int am_payload_ok(uint8_t type, const void *ext, uint16_t hlen, uint64_t plen)
 {
 	switch (type) {

@@ -128,6 +128,7 @@ void client_free(struct daemon *d, struct client *c)
 	if (c->conn)
 		c->conn->client = NULL;
 	struct job *j = c->job;
+	verbs_client_deregister(d, c);
 	region_destroy(&c->ring);
 	region_destroy(&c->staging);
 	region_destroy(&c->heap);
@@ -365,6 +366,15 @@ void attach_member(struct daemon *d, struct announce *a)
 	job_check_ready(d, j);
 }
 
+static void client_free_regions(struct client *c)
+{
+	region_destroy(&c->ring);
+	region_destroy(&c->staging);
+	region_destroy(&c->heap);
+	region_destroy(&c->pf);
+	free(c);
+}
+
 static int client_create(struct daemon *d, struct job *j, const Hoist__AttachRequest *req,
 			 pid_t pid, uid_t uid, struct client **out)
 {
@@ -524,6 +534,13 @@ int attach_handle(struct daemon *d, struct conn *cn, const void *msg, size_t len
 	status = client_create(d, j, req, cred.pid, cred.uid, &c);
 	if (status) {
 		snprintf(why, sizeof(why), "cannot create shared regions: %s", strerror(-status));
+		if (j->live == 0 && j->known == 0)
+			job_unlink_free(d, j);
+		goto refuse;
+	}
+	status = verbs_client_register(d, c, why, sizeof(why));
+	if (status) {
+		client_free_regions(c);
 		if (j->live == 0 && j->known == 0)
 			job_unlink_free(d, j);
 		goto refuse;

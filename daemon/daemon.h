@@ -80,6 +80,12 @@ struct client {
 
 	struct client_stats st;   /* written by the progress thread */
 	struct phase_stats_row phase_st[PHASE_STATS_MAX]; /* likewise */
+
+	/* verbs: memory registrations of heap, staging, prefetch region
+	 * (struct ibv_mr *), made by the control thread at attach, released
+	 * by client_free; read-only for the progress thread in between */
+	void *mr[3];
+	uint64_t pinned;          /* bytes they pin (memlock budget) */
 };
 
 struct job {
@@ -164,6 +170,8 @@ struct daemon {
 	uint64_t next_id;
 	int nclients;
 	struct control_stats cst;
+	uint64_t pinned_bytes;   /* verbs: registered client bytes (budget) */
+	uint64_t pinned_limit;
 	struct client_stats retired; /* sums of freed clients */
 
 	/* progress thread */
@@ -176,6 +184,8 @@ struct daemon {
 	struct net net;          /* cluster, peers, tcp transport */
 	const struct transport_ops *xport; /* to other nodes */
 	struct progress_stats pst;
+	struct verbs_stats vst;  /* verbs transport (and the pinned budget) */
+	struct verbs *verbs;     /* verbs transport state, NULL with tcp */
 	uint64_t heartbeat;      /* bumped by the progress thread (watchdog) */
 	int more_pending;        /* this pass left descriptors for the next
 				  * one: open packs may wait to fill up */

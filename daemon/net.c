@@ -14,6 +14,7 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include <infiniband/verbs.h>
 
 #include "am.h"
 #include "overlap.h"
@@ -377,19 +378,24 @@ static void peer_lost(struct daemon *d, struct peer *p, const char *why)
 	p->ring_head = p->ring_tail = 0;
 	if (p->pack.nelem)
 		pack_fail_open(d, p, -ECONNRESET);
+	net_node_lost(d, p->node);
+}
+
+void net_node_lost(struct daemon *d, int32_t node)
+{
 	for (struct job *j = d->pjobs; j; j = j->prog_next) {
 		if (!j->prog_ready)
 			continue;
 		int involved = 0;
 		for (int32_t r = 0; r < j->size; r++)
-			if (j->node_of[r] == p->node && !j->pe_gone[r]) {
+			if (j->node_of[r] == node && !j->pe_gone[r]) {
 				j->pe_gone[r] = 1;
 				involved = 1;
 			}
 		if (involved)
 			job_fail(j, -ECONNRESET);
 	}
-	addr_cache_invalidate_node(&n->cache, p->node);
+	addr_cache_invalidate_node(&d->net.cache, node);
 }
 
 /* A connection broke or misbehaved. */
@@ -1331,6 +1337,7 @@ static int net_rma(struct daemon *d, struct client *c, const struct hoist_sqe *s
 		c->outstanding++;
 	STAT_INC(&p->st, ops_out);
 	STAT_ADD(&p->st, bytes_out, sqe->len);
+	STAT_INC(&d->pst, tcp_requests);
 	return XP_INFLIGHT;
 }
 
@@ -1345,6 +1352,7 @@ static int net_am_send(struct daemon *d, int32_t node, uint8_t type, const void 
 		return rc;
 	if (p->pack.nelem && (rc = pack_close(d, p)))
 		return rc;
+	STAT_INC(&d->pst, tcp_requests);
 	return frame_queue(p->conn, type, 0, ext, hlen, payload, plen);
 }
 
@@ -1361,6 +1369,7 @@ int pin_register(struct daemon *d, struct client *c)
 		p->len = c->heap.bytes;
 		p->gen++;
 		p->tag = (uint16_t)(randombytes_random() | 1);
+		p->rkey = c->mr[0] ? ((struct ibv_mr *)c->mr[0])->rkey : 0;
 		c->pin_slot = i;
 		return 0;
 	}

@@ -167,6 +167,7 @@ struct pin {
 	uint32_t gen;
 	uint16_t tag;
 	uint8_t used;
+	uint32_t rkey;  /* verbs: the heap MR's remote key (0 with tcp) */
 };
 
 struct net {
@@ -190,6 +191,10 @@ struct net {
 int cluster_configure(struct daemon *d, char *err, size_t errlen);
 
 /* net.c is the tcp transport: see transport.h for its entry points. */
+
+/* A peer node is gone (any transport): jobs with ranks there fail,
+ * nothing of it stays cached. */
+void net_node_lost(struct daemon *d, int32_t node);
 
 /* Pinned table. */
 int pin_register(struct daemon *d, struct client *c);

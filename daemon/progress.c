@@ -789,7 +789,9 @@ static void *progress_main(void *arg)
 		unsigned work = poll_all(d);
 		if (net) {
 			/* the sockets are checked on every pass: a remote reply is
-			 * what a waiting client needs next */
+			 * what a waiting client needs next. What the drain queued
+			 * leaves first (verbs: one doorbell for the batch). */
+			d->xport->flush(d);
 			work += (unsigned)d->xport->poll(d, 0);
 			d->xport->flush(d);
 		}
@@ -854,10 +856,26 @@ static void *progress_main(void *arg)
 
 int progress_start(struct daemon *d)
 {
+	int rc;
+	const char *want = d->cfg.transport;
 	d->xport = &tcp_transport;
-	int rc = d->xport->start(d);
-	if (rc)
+	if (d->net.enabled && strcmp(want, "tcp")) {
+		d->xport = &verbs_transport;
+		rc = d->xport->start(d);
+		if (rc && !strcmp(want, "verbs")) {
+			hlog_err("transport verbs: no usable RDMA device for this node's address (%s)",
+				 strerror(-rc));
+			return rc;
+		}
+		if (rc) {
+			hlog_info("transport auto: no usable RDMA device for this node's address; using tcp");
+			d->xport = &tcp_transport;
+		}
+	}
+	if (d->xport == &tcp_transport && (rc = d->xport->start(d)))
 		return rc;
+	if (d->net.enabled)
+		hlog_info("transport: %s (setting transport=%s)", d->xport->name, want);
 	rc = pthread_create(&d->progress_tid, NULL, progress_main, d);
 	return -rc;
 }

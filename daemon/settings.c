@@ -197,6 +197,19 @@ int settings_check(const struct hoistd_settings *s, const char **why)
 		*why = "cq_entries must be at least sq_entries";
 		return -EINVAL;
 	}
+	if (strcmp(s->transport, "auto") && strcmp(s->transport, "verbs") &&
+	    strcmp(s->transport, "tcp")) {
+		*why = "transport must be auto, verbs or tcp";
+		return -EINVAL;
+	}
+	if (strcmp(s->rdma_gid_index, "auto")) {
+		char *end;
+		unsigned long g = strtoul(s->rdma_gid_index, &end, 10);
+		if (!s->rdma_gid_index[0] || *end || g > 65535) {
+			*why = "rdma_gid_index must be auto or a number";
+			return -EINVAL;
+		}
+	}
 	return 0;
 }
 

@@ -50,7 +50,17 @@
 	X(coalesce, UINT, "1", 0, 1,                                                               \
 	  "1: small operations pending together for one node travel in one packed message")      \
 	X(coalesce_max, SIZE, "4k", 0, 60u << 10,                                                  \
-	  "largest put/get that coalescing packs (bigger ones go alone)")
+	  "largest put/get that coalescing packs (bigger ones go alone)")                          \
+	X(transport, STR, "auto", 0, 0,                                                            \
+	  "auto | verbs | tcp: how daemons reach each other (auto: verbs when an RDMA device "    \
+	  "owns this node's IP, else tcp)")                                                        \
+	X(rdma_device, STR, "", 0, 0,                                                              \
+	  "verbs: RDMA device to use (empty: the one owning this node's IP; must agree with it)") \
+	X(rdma_port, UINT, "0", 0, 255, "verbs: device port (0: the one rdma_cm routes to)")      \
+	X(rdma_gid_index, STR, "auto", 0, 0,                                                       \
+	  "verbs: GID index (auto: the IPv4-mapped RoCE v2 GID of this node's IP)")                \
+	X(memlock_bytes, SIZE, "0", 0, 1ull << 50,                                                 \
+	  "verbs: bytes the daemon may pin for client segments (0: RLIMIT_MEMLOCK)")
 
 enum settings_source { SRC_DEFAULT, SRC_FILE, SRC_ENV, SRC_FLAG };
 

@@ -60,7 +60,7 @@ static void counter_buf_free(struct counter_buf *b)
 enum {
 	N_CLIENT_STATS = 0 HOISTD_CLIENT_STATS(COUNT_ONE),
 	N_DAEMON_STATS = 0 HOISTD_CLIENT_STATS(COUNT_ONE) HOISTD_PROGRESS_STATS(COUNT_ONE)
-			     HOISTD_CONTROL_STATS(COUNT_ONE) + 10,
+			     HOISTD_CONTROL_STATS(COUNT_ONE) HOISTD_VERBS_STATS(COUNT_ONE) + 11,
 	N_PEER_STATS = 0 HOISTD_PEER_STATS(COUNT_ONE),
 };
 #undef COUNT_ONE
@@ -115,6 +115,9 @@ void stats_serve(struct daemon *d, int fd)
 #define X(name, help) counter_add(&db, #name, STAT_READ(&d->cst, name));
 	HOISTD_CONTROL_STATS(X)
 #undef X
+#define X(name, help) counter_add(&db, #name, STAT_READ(&d->vst, name));
+	HOISTD_VERBS_STATS(X)
+#undef X
 	counter_add(&db, "clients", (uint64_t)d->nclients);
 	uint64_t njobs = 0;
 	for (struct job *j = d->jobs; j; j = j->ctl_next)
@@ -128,6 +131,8 @@ void stats_serve(struct daemon *d, int fd)
 	counter_add(&db, "addr_cache_evictions", __atomic_load_n(&acs->evictions, __ATOMIC_RELAXED));
 	counter_add(&db, "addr_cache_invalidations",
 		    __atomic_load_n(&acs->invalidations, __ATOMIC_RELAXED));
+	uint64_t pin_used = STAT_READ(&d->vst, pinned_bytes), pin_lim = STAT_READ(&d->vst, pinned_limit);
+	counter_add(&db, "pinned_available", pin_lim > pin_used ? pin_lim - pin_used : 0);
 	counter_add(&db, "node_id", (uint64_t)d->net.self);
 	counter_add(&db, "nodes", (uint64_t)d->net.nnodes);
 	rep.n_daemon = db.n;

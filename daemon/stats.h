@@ -62,7 +62,31 @@
 	X(coll_msgs_out, "collective chunks sent to other nodes")                                  \
 	X(coll_bytes_out, "collective payload bytes sent to other nodes")                          \
 	X(coll_bytes_in, "collective payload bytes received from other nodes")                     \
-	X(coll_early, "collective chunks that arrived before this node was ready for them")
+	X(coll_early, "collective chunks that arrived before this node was ready for them")        \
+	X(tcp_requests, "requests and messages queued on tcp connections")
+
+/* verbs transport (progress thread; pinned_* by the control thread) */
+#define HOISTD_VERBS_STATS(X)                                                                      \
+	X(transport_verbs, "1: daemons talk over verbs (RDMA), 0: over tcp")                      \
+	X(rdma_port, "verbs: device port in use")                                                  \
+	X(rdma_gid_index, "verbs: GID index of this node's IP (IPv4-mapped RoCE v2)")              \
+	X(rdma_writes, "RDMA WRITEs posted (puts)")                                                \
+	X(rdma_reads, "RDMA READs posted (gets)")                                                  \
+	X(rdma_inline, "WRITEs and SENDs posted inline")                                           \
+	X(rdma_bounced, "puts copied to a registered bounce buffer (staged source)")             \
+	X(rdma_sends, "active messages sent (SEND)")                                               \
+	X(rdma_recvs, "active messages received (SRQ)")                                            \
+	X(rdma_doorbells, "ibv_post_send calls (each carries a chain of WRs)")                     \
+	X(rdma_wrs, "work requests posted")                                                        \
+	X(rdma_signaled, "work requests posted signaled")                                          \
+	X(rdma_order_waits, "gets/puts held until an overlapping unfinished put/get completed")   \
+	X(rdma_resolves, "address-resolve requests sent (cache misses)")                           \
+	X(rdma_wc_errors, "failed work completions")                                               \
+	X(rdma_cm_retries, "connection attempts retried (REJECTED, unreachable)")                  \
+	X(rdma_disconnects, "connections torn down")                                               \
+	X(pinned_bytes, "bytes registered (pinned) for client segments now")                      \
+	X(pinned_limit, "pinned-bytes budget (memlock_bytes or RLIMIT_MEMLOCK)")                  \
+	X(pinned_refused, "attaches refused by the pinned-bytes budget")
 
 #define HOISTD_CONTROL_STATS(X)                                                                    \
 	X(attaches, "clients attached")                                                            \
@@ -96,6 +120,7 @@ struct client_stats {
 };
 struct progress_stats { HOISTD_PROGRESS_STATS(STATS_FIELD) };
 struct control_stats { HOISTD_CONTROL_STATS(STATS_FIELD) };
+struct verbs_stats { HOISTD_VERBS_STATS(STATS_FIELD) };
 #undef STATS_FIELD
 
 /* Single writer, concurrent readers: relaxed atomics (plain mov on x86). */

@@ -70,5 +70,12 @@ struct transport_ops {
 
 extern const struct transport_ops self_transport;
 extern const struct transport_ops tcp_transport;
+extern const struct transport_ops verbs_transport;
+
+/* verbs.c: registration of a client's segments against the memlock budget
+ * (control thread, at attach). 0, or -ENOMEM/-errno with why filled for
+ * the client. No-op with tcp. */
+int verbs_client_register(struct daemon *d, struct client *c, char *why, size_t whylen);
+void verbs_client_deregister(struct daemon *d, struct client *c);
 
 #endif

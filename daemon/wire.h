@@ -38,6 +38,9 @@ enum wire_type {
 	W_PE_GONE = 11,   /* ext: wire_pe_gone */
 	W_PING = 12,      /* ext: none; answered by W_PONG with the same tag */
 	W_PONG = 13,
+	W_VAUTH = 14,     /* verbs: reserved (the handshake rides in rdma_cm private data) */
+	W_VRESOLVE = 15,  /* verbs: ext wire_target: where is (job, PE, segment)? */
+	W_VRESOLVE_REPLY = 16, /* verbs: ext wire_vresolve: the entry, or status */
 	W_PACK = 20,       /* ext: wire_pack; payload: elements (see below) */
 	W_PACK_REPLY = 21, /* ext: wire_pack_reply; payload: results */
 	/* 22, 23: reserved (packed operations) */
@@ -207,6 +210,28 @@ _Static_assert(sizeof(struct wire_pack) == 16, "wire pack");
 _Static_assert(sizeof(struct wire_pack_elem) == 24, "wire pack elem");
 _Static_assert(sizeof(struct wire_pack_reply) == 8, "wire pack reply");
 _Static_assert(sizeof(struct wire_pack_res) == 8, "wire pack res");
+
+/* verbs: the answer to W_VRESOLVE (the question comes back with it). */
+struct wire_vresolve {
+	struct wire_target name;
+	struct wire_reply r;
+};
+
+/* verbs: rdma_cm private data of a connect request (56 bytes at most on
+ * RC) and of its accept. mac = HMAC-SHA256(cluster key, role, nonce,
+ * acceptor id, connector id) as in the tcp handshake; nonce[0..7] is the
+ * connector's CLOCK_REALTIME in ns, so a replayed request is too old or
+ * already seen. */
+struct wire_vconnect {
+	uint16_t version;
+	uint16_t nnodes;
+	int32_t node;     /* the sender's node id */
+	uint8_t nonce[16];
+	uint8_t mac[32];
+};
+
+_Static_assert(sizeof(struct wire_vconnect) == 56, "fits RC connect private data");
+_Static_assert(sizeof(struct wire_vresolve) == 72, "wire vresolve");
 _Static_assert(sizeof(struct wire_hdr) == 16, "wire header");
 _Static_assert(sizeof(struct wire_target) == 32, "wire target");
 _Static_assert(sizeof(struct wire_direct) == 56, "wire direct");

@@ -29,6 +29,9 @@
 # 5. prints the daemons' logs when anything failed (or with IT_VERBOSE=1)
 #    and removes the directories (unless IT_KEEP=1).
 #
+# CLUSTER_IPS="IP0 IP1 ..." (optional): daemon i binds IP_i (modulo the count)
+# instead of 127.0.0.1, e.g. one daemon per rxe device in tests/rxe.
+#
 # Binaries: $HOIST_HOISTD, $HOIST_HOISTRUN, $HOIST_HOISTCTL (default: from
 # PATH). Exit status: the command's (77 = skipped) unless a daemon
 # misbehaved, in which case 1.
@@ -146,8 +149,9 @@ print(" ".join(str(s.getsockname()[1]) for s in socks))
 EOF
 ) || { log "FAIL: cannot pick free ports"; exit 1; }
 read -r -a port <<<"$ports"
+read -r -a cips <<<"${CLUSTER_IPS:-127.0.0.1}"
 NODES=
-for ((i = 0; i < K; i++)); do NODES+="${NODES:+,}127.0.0.1:${port[$i]}"; done
+for ((i = 0; i < K; i++)); do NODES+="${NODES:+,}${cips[$((i % ${#cips[@]}))]}:${port[$i]}"; done
 
 # ---- start the daemons ----------------------------------------------------------
 for ((i = 0; i < K; i++)); do
@@ -160,7 +164,7 @@ for ((i = 0; i < K; i++)); do
 		key=$BASE/wrong.key
 		(umask 077 && head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$key")
 	fi
-	[ "$i" = "$extra_node" ] && nodes="$NODES,127.0.0.1:${port[$K]}"
+	[ "$i" = "$extra_node" ] && nodes="$NODES,${cips[0]}:${port[$K]}"
 	extra=()
 	if [ -n "${node_args[$i]:-}" ]; then
 		mapfile -t extra < <(printf '%s' "${node_args[$i]}")
@@ -173,7 +177,7 @@ for ((i = 0; i < K; i++)); do
 done
 for ((i = 0; i < K; i++)); do
 	line=
-	if ! read -r -t 10 line <"${dirs[$i]}/ready.fifo" || [ "$line" != READY ]; then
+	if ! read -r -t "${CLUSTER_READY_SEC:-10}" line <"${dirs[$i]}/ready.fifo" || [ "$line" != READY ]; then
 		if alive "${pids[$i]}"; then
 			log "FAIL: hoistd of node $i (pid ${pids[$i]}) did not report READY within 10 s (got '$line')"
 		else

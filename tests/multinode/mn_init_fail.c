@@ -4,7 +4,9 @@
  * can never assemble). Exit 0 iff it did; 1 if it returned anything else
  * (success included: then it finalizes first).
  *
- *   mn_init_fail ETIMEDOUT|ECONNRESET
+ *   mn_init_fail ETIMEDOUT|ECONNRESET|ENOMEM [TEXT]
+ *
+ * With TEXT, hoist_error_detail() must contain it (the daemon's reason).
  */
 #include "it_common.h"
 
@@ -16,12 +18,14 @@ int main(int argc, char **argv)
 	setvbuf(stderr, NULL, _IOLBF, 0);
 	it_watchdog(60);
 	int want;
-	if (argc == 2 && !strcmp(argv[1], "ETIMEDOUT"))
+	if ((argc == 2 || argc == 3) && !strcmp(argv[1], "ETIMEDOUT"))
 		want = -ETIMEDOUT;
-	else if (argc == 2 && !strcmp(argv[1], "ECONNRESET"))
+	else if ((argc == 2 || argc == 3) && !strcmp(argv[1], "ECONNRESET"))
 		want = -ECONNRESET;
+	else if ((argc == 2 || argc == 3) && !strcmp(argv[1], "ENOMEM"))
+		want = -ENOMEM;
 	else {
-		fprintf(stderr, "usage: mn_init_fail ETIMEDOUT|ECONNRESET\n");
+		fprintf(stderr, "usage: mn_init_fail ETIMEDOUT|ECONNRESET|ENOMEM [TEXT]\n");
 		return 2;
 	}
 	double t0 = it_now();
@@ -39,6 +43,12 @@ int main(int argc, char **argv)
 			it_errname(want));
 		return 1;
 	}
-	it_log("hoist_init returned %s after %.2f s, as expected", it_errname(rc), dt);
+	const char *detail = hoist_error_detail();
+	if (argc == 3 && !strstr(detail, argv[2])) {
+		IT_FAIL("hoist_init returned %s but its detail '%s' does not mention '%s'", it_errname(rc),
+			detail, argv[2]);
+		return 1;
+	}
+	it_log("hoist_init returned %s after %.2f s, as expected: %s", it_errname(rc), dt, detail);
 	return 0;
 }

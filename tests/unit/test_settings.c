@@ -379,6 +379,39 @@ START_TEST(test_check)
 }
 END_TEST
 
+/* transport and the verbs settings: the three transports, a GID index that
+ * is "auto" or a number, memlock_bytes as a size */
+START_TEST(test_check_transport)
+{
+	const char *why = NULL;
+	ck_assert_str_eq(s.transport, "auto");
+	ck_assert_str_eq(s.rdma_gid_index, "auto");
+	ck_assert_uint_eq(s.memlock_bytes, 0);
+	static const char *const good[] = {"auto", "verbs", "tcp"};
+	for (int i = 0; i < 3; i++) {
+		ck_assert_int_eq(settings_set(&s, "transport", good[i], SRC_FLAG), 0);
+		ck_assert_int_eq(settings_check(&s, &why), 0);
+	}
+	ck_assert_int_eq(settings_set(&s, "transport", "rdma", SRC_FLAG), 0);
+	ck_assert_int_eq(settings_check(&s, &why), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(why, "transport"));
+
+	settings_defaults(&s);
+	ck_assert_int_eq(settings_set(&s, "rdma_gid_index", "3", SRC_FLAG), 0);
+	ck_assert_int_eq(settings_check(&s, &why), 0);
+	ck_assert_int_eq(settings_set(&s, "rdma_gid_index", "x1", SRC_FLAG), 0);
+	ck_assert_int_eq(settings_check(&s, &why), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(why, "rdma_gid_index"));
+	ck_assert_int_eq(settings_set(&s, "rdma_gid_index", "", SRC_FLAG), 0);
+	ck_assert_int_eq(settings_check(&s, &why), -EINVAL);
+
+	settings_defaults(&s);
+	ck_assert_int_eq(settings_set(&s, "memlock_bytes", "400m", SRC_FLAG), 0);
+	ck_assert_uint_eq(s.memlock_bytes, 400ull << 20);
+	ck_assert_int_eq(settings_set(&s, "rdma_port", "256", SRC_FLAG), -ERANGE);
+}
+END_TEST
+
 START_TEST(test_print)
 {
 	ck_assert_int_eq(settings_set(&s, "spin_us", "77", SRC_FLAG), 0);
@@ -456,6 +489,7 @@ static Suite *settings_suite(void)
 	tcase_add_test(tc, test_env);
 	tcase_add_test(tc, test_precedence);
 	tcase_add_test(tc, test_check);
+	tcase_add_test(tc, test_check_transport);
 	tcase_add_test(tc, test_print);
 	suite_add_tcase(su, tc);
 	return su;

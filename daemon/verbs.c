@@ -1,0 +1,1571 @@
+/*
+ * verbs transport (progress thread): libibverbs + librdmacm between daemons.
+ *
+ * - rdma_cm listens on this node's IP and the port of the node list; every
+ *   daemon connects lazily one RC queue pair to each peer it sends to (its
+ *   "outgoing" connection, carrying all of its puts, gets and active
+ *   messages to that peer, so they stay in order). Connections a peer made
+ *   to us only carry that peer's active messages in (and its one-sided
+ *   operations, which need no CPU here).
+ * - The connect request's private data authenticates the connector (HMAC
+ *   with the cluster key over a fresh timestamped nonce: replays are too old
+ *   or already seen), the accept's private data the acceptor.
+ * - Puts are RDMA WRITEs and gets RDMA READs straight between the
+ *   registered segments of the clients on both nodes. Small puts go inline;
+ *   a put whose source is the client's staging arena is copied to a
+ *   registered bounce ring first, because the client reuses staging as soon
+ *   as the descriptor is consumed (heap sources are zero copy). Work
+ *   requests are chained and posted once per progress pass (one doorbell),
+ *   every V_SIG_EVERY-th and the last of each chain signaled; a signaled
+ *   completion retires everything before it (RC completes in order).
+ *   A get that overlaps an unfinished put on the same connection (and a
+ *   put that overlaps an unfinished get) waits for its completion.
+ * - Active messages (wire.h frames: header, extension, payload) are SENDs
+ *   into a shared receive queue of pre-posted buffers, reposted as each is
+ *   consumed. An address-cache miss sends W_VRESOLVE; the operation waits
+ *   (XP_STALL) until W_VRESOLVE_REPLY brings base, rkey and generation.
+ * - A failed completion, a disconnect, a reject after peer_timeout_ms of
+ *   retries fail the affected operations with -ECONNRESET and tear the
+ *   connection down; the next operation reconnects. A lost peer fails its
+ *   jobs as with tcp (net_node_lost).
+ */
+#include "net.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+#include <sodium.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "am.h"
+#include "daemon.h"
+#include "log.h"
+#include "transport.h"
+
+#define V_RESOLVE_MS 2000       /* rdma_cm address/route resolution (rxe: >= 2000) */
+#define V_RECV_BUF (64u << 10)  /* one active message: header + ext + payload */
+#define V_NRECV 64              /* pre-posted receive buffers in the SRQ */
+#define V_SIG_EVERY 16          /* signal at least every 16th work request */
+#define V_INLINE_MAX 128        /* inline bytes asked of the device */
+#define V_BACKOFF_MIN_MS 20
+#define V_BACKOFF_MAX_MS 1000
+#define V_RETRY_NS (1000000000ull) /* a lost peer may be retried after 1 s */
+#define V_AUTH_WINDOW_NS (120ull * 1000000000ull)
+#define V_REJECT_AUTH "hoist-auth"
+
+_Static_assert(sizeof(struct wire_hdr) + WIRE_MAX_EXT + WIRE_AM_MAX_PAYLOAD <= V_RECV_BUF,
+	       "an active message fits one receive buffer");
+
+enum { VK_PUT = 1, VK_GET, VK_SEND };
+enum { VC_ADDR, VC_ROUTE, VC_CONNECT, VC_ACCEPT, VC_UP };
+enum { RES_WAIT, RES_DONE, RES_FAILED };
+
+static char EP_DOORBELL, EP_CMDQ, EP_CM, EP_CQ;
+
+/* One work request, built by rma()/am_send() and posted by flush(). */
+struct vop {
+	uint8_t kind;
+	uint8_t opcode;
+	uint8_t want_cqe;
+	struct client *client; /* NULL: nobody waits (AM, or the client left) */
+	uint64_t user_data;
+	int32_t pe;
+	struct xp_op op;
+	uint64_t bounce_end; /* bounce ring position released on completion */
+	struct ibv_send_wr wr;
+	struct ibv_sge sge;
+	uint8_t inl[V_INLINE_MAX];
+};
+
+struct vconn {
+	struct rdma_cm_id *id;
+	int32_t node;
+	int outgoing;
+	int state;
+	uint32_t slot;
+	uint16_t gen;
+	uint8_t nonce[16];
+	/* outgoing only: work requests [head, posted) posted, [posted, tail)
+	 * built; free-running sequence numbers */
+	struct vop *ring;
+	uint32_t W;
+	uint64_t head, posted, tail;
+	uint64_t last_write, last_read; /* sequence + 1 of the latest posted */
+	uint64_t watch_head, watch_ns;  /* progress watch (timers) */
+	char *bounce;
+	struct ibv_mr *bounce_mr;
+	uint64_t bsize, bhead, btail;
+};
+
+/* An active message waiting for its connection or for send space. */
+struct vam {
+	struct vam *next;
+	uint32_t len;
+	char buf[];
+};
+
+struct vpeer {
+	struct vconn *out, *in;
+	uint64_t first_try_ns; /* 0: not trying */
+	uint64_t retry_at_ns;  /* 0: no retry scheduled */
+	uint32_t backoff_ms;
+	struct vam *amq, **amq_tail;
+};
+
+struct vres {
+	struct vres *next;
+	struct addr_key key;
+	int32_t node;
+	int state;
+	int err;
+	uint64_t tag, sent_ns;
+	struct addr_entry entry;
+};
+
+struct verbs {
+	struct rdma_event_channel *ch;
+	struct rdma_cm_id *listen;
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_comp_channel *cch;
+	struct ibv_cq *cq;
+	struct ibv_srq *srq;
+	char *rbufs;
+	struct ibv_mr *rmr;
+	int epfd;
+	int armed;
+	uint32_t passes;
+	uint32_t max_inline;
+	uint32_t W;
+	uint32_t rd_atom, init_rd_atom;
+	struct vpeer *peers;
+	struct vconn **slots;
+	uint16_t *gens;
+	uint32_t nslots;
+	struct vres *res;
+	uint64_t next_tag;
+	uint8_t seen[128][16]; /* recently accepted nonces (replay) */
+	uint32_t nseen;
+	int own_net;           /* pins and cache are ours to free */
+	int started;           /* start succeeded: stop frees the cluster too */
+};
+
+static void conn_close(struct daemon *d, struct vconn *cn, int res);
+static void vpeer_lost(struct daemon *d, int32_t node, const char *why);
+
+static uint64_t wall_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void pinned_add(struct daemon *d, int64_t delta)
+{
+	uint64_t v = __atomic_add_fetch(&d->pinned_bytes, (uint64_t)delta, __ATOMIC_RELAXED);
+	__atomic_store_n(&d->vst.pinned_bytes, v, __ATOMIC_RELAXED);
+}
+
+/* ---- authentication ------------------------------------------------------ */
+
+static void v_mac(const struct net *n, const char *role, const uint8_t *nonce, int32_t acceptor,
+		  int32_t connector, uint8_t out[32])
+{
+	crypto_auth_hmacsha256_state st;
+	crypto_auth_hmacsha256_init(&st, n->key, sizeof(n->key));
+	crypto_auth_hmacsha256_update(&st, (const uint8_t *)"verbs-", 6);
+	crypto_auth_hmacsha256_update(&st, (const uint8_t *)role, strlen(role));
+	crypto_auth_hmacsha256_update(&st, nonce, 16);
+	crypto_auth_hmacsha256_update(&st, (const uint8_t *)&acceptor, sizeof(acceptor));
+	crypto_auth_hmacsha256_update(&st, (const uint8_t *)&connector, sizeof(connector));
+	crypto_auth_hmacsha256_final(&st, out);
+}
+
+/* ---- connections --------------------------------------------------------- */
+
+static struct vconn *conn_new(struct daemon *d, int32_t node, int outgoing)
+{
+	struct verbs *v = d->verbs;
+	uint32_t s;
+	for (s = 0; s < v->nslots && v->slots[s]; s++)
+		;
+	if (s == v->nslots)
+		return NULL;
+	struct vconn *cn = calloc(1, sizeof(*cn));
+	if (!cn)
+		return NULL;
+	cn->node = node;
+	cn->outgoing = outgoing;
+	cn->slot = s;
+	cn->gen = ++v->gens[s];
+	if (outgoing) {
+		cn->W = v->W;
+		cn->ring = calloc(cn->W, sizeof(*cn->ring));
+		cn->bsize = (d->cfg.staging_bytes + 4095) & ~4095ull;
+		cn->bounce = aligned_alloc(4096, cn->bsize);
+		if (!cn->ring || !cn->bounce) {
+			free(cn->ring);
+			free(cn->bounce);
+			free(cn);
+			return NULL;
+		}
+	}
+	v->slots[s] = cn;
+	return cn;
+}
+
+static uint64_t wr_id_of(const struct vconn *cn, uint64_t seq)
+{
+	return (uint64_t)cn->slot << 48 | (uint64_t)cn->gen << 32 | (uint32_t)seq;
+}
+
+static int qp_create(struct daemon *d, struct vconn *cn)
+{
+	struct verbs *v = d->verbs;
+	static const uint32_t inl[] = {V_INLINE_MAX, 64, 0};
+	for (unsigned i = 0; i < sizeof(inl) / sizeof(inl[0]); i++) {
+		struct ibv_qp_init_attr qa = {
+			.send_cq = v->cq, .recv_cq = v->cq, .srq = v->srq, .qp_type = IBV_QPT_RC,
+			.cap = {.max_send_wr = cn->outgoing ? cn->W : 4, .max_send_sge = 1,
+				.max_recv_sge = 1, .max_inline_data = inl[i]}};
+		if (rdma_create_qp(cn->id, v->pd, &qa) == 0) {
+			if (cn->outgoing && qa.cap.max_inline_data < v->max_inline)
+				v->max_inline = qa.cap.max_inline_data;
+			if (cn->outgoing && !cn->bounce_mr) {
+				cn->bounce_mr = ibv_reg_mr(v->pd, cn->bounce, cn->bsize, IBV_ACCESS_LOCAL_WRITE);
+				if (!cn->bounce_mr)
+					return -errno;
+				pinned_add(d, (int64_t)cn->bsize);
+			}
+			return 0;
+		}
+	}
+	return errno ? -errno : -EIO;
+}
+
+static int connect_start(struct daemon *d, int32_t node)
+{
+	struct verbs *v = d->verbs;
+	struct net *n = &d->net;
+	struct vpeer *vp = &v->peers[node];
+	struct vconn *cn = conn_new(d, node, 1);
+	if (!cn)
+		return -ENOMEM;
+	if (rdma_create_id(v->ch, &cn->id, cn, RDMA_PS_TCP)) {
+		int rc = -errno;
+		v->slots[cn->slot] = NULL;
+		free(cn->ring);
+		free(cn->bounce);
+		free(cn);
+		return rc;
+	}
+	vp->out = cn;
+	if (!vp->first_try_ns)
+		vp->first_try_ns = now_ns();
+	vp->retry_at_ns = 0;
+	struct sockaddr_in src = n->peers[n->self].addr;
+	src.sin_port = 0;
+	cn->state = VC_ADDR;
+	if (n->peers[node].state != PEER_UP)
+		__atomic_store_n(&n->peers[node].state, PEER_CONNECTING, __ATOMIC_RELAXED);
+	if (rdma_resolve_addr(cn->id, (struct sockaddr *)&src, (struct sockaddr *)&n->peers[node].addr,
+			      V_RESOLVE_MS)) {
+		int rc = -errno;
+		conn_close(d, cn, -ECONNRESET);
+		return rc;
+	}
+	return 0;
+}
+
+/* The outgoing connection to node when it can take work now; NULL with
+ * *rc = 0 while it is being made, or *rc = -ECONNRESET while the peer
+ * counts as lost. */
+static struct vconn *conn_ready(struct daemon *d, int32_t node, int *rc)
+{
+	struct verbs *v = d->verbs;
+	struct peer *p = &d->net.peers[node];
+	struct vpeer *vp = &v->peers[node];
+	*rc = 0;
+	if (vp->out)
+		return vp->out->state == VC_UP ? vp->out : NULL;
+	if (p->state == PEER_LOST && now_ns() < p->retry_after_ns) {
+		*rc = -ECONNRESET;
+		return NULL;
+	}
+	if (vp->retry_at_ns)
+		return NULL; /* backing off: timers() retries */
+	int r = connect_start(d, node);
+	if (r) {
+		vpeer_lost(d, node, strerror(-r));
+		*rc = -ECONNRESET;
+	}
+	return NULL;
+}
+
+static void op_deliver(struct daemon *d, const struct vop *o, int res)
+{
+	if (o->kind == VK_SEND || !o->client)
+		return;
+	progress_complete(d, o->client, o->pe, o->user_data, res, o->opcode, o->want_cqe, &o->op);
+}
+
+/* Retire [head, upto) with res (RC: everything before a completion is
+ * done). The completion may issue more into the ring: copy first. */
+static void ring_retire(struct daemon *d, struct vconn *cn, uint64_t upto, int res)
+{
+	while (cn->head < upto && cn->head < cn->tail) {
+		struct vop o = cn->ring[cn->head % cn->W];
+		cn->head++;
+		if (o.bounce_end)
+			cn->bhead = o.bounce_end;
+		op_deliver(d, &o, res);
+	}
+}
+
+static void conn_close(struct daemon *d, struct vconn *cn, int res)
+{
+	struct verbs *v = d->verbs;
+	struct vpeer *vp = cn->node >= 0 ? &v->peers[cn->node] : NULL;
+	if (vp && vp->out == cn)
+		vp->out = NULL;
+	if (vp && vp->in == cn)
+		vp->in = NULL;
+	v->slots[cn->slot] = NULL;
+	if (cn->state == VC_UP)
+		STAT_INC(&d->vst, rdma_disconnects);
+	if (cn->id) {
+		if (cn->state == VC_UP)
+			rdma_disconnect(cn->id);
+		if (cn->id->qp)
+			rdma_destroy_qp(cn->id);
+		rdma_destroy_id(cn->id);
+		cn->id = NULL;
+	}
+	/* operations fail only now: their completions may issue more */
+	if (cn->ring) {
+		cn->posted = cn->tail;
+		ring_retire(d, cn, cn->tail, res);
+	}
+	if (cn->bounce_mr) {
+		ibv_dereg_mr(cn->bounce_mr);
+		pinned_add(d, -(int64_t)cn->bsize);
+	}
+	free(cn->bounce);
+	free(cn->ring);
+	free(cn);
+}
+
+static void amq_fail(struct vpeer *vp)
+{
+	while (vp->amq) {
+		struct vam *a = vp->amq;
+		vp->amq = a->next;
+		free(a);
+	}
+	vp->amq_tail = &vp->amq;
+}
+
+/* Every operation waiting for this peer fails; its jobs cannot synchronise
+ * any more; nothing of it stays cached. */
+static void vpeer_lost(struct daemon *d, int32_t node, const char *why)
+{
+	struct verbs *v = d->verbs;
+	struct peer *p = &d->net.peers[node];
+	struct vpeer *vp = &v->peers[node];
+	if (p->state != PEER_LOST) {
+		hlog_warn("peer node %d (%s) lost: %s", node, p->name, why);
+		STAT_INC(&p->st, losses);
+	}
+	__atomic_store_n(&p->state, PEER_LOST, __ATOMIC_RELAXED);
+	p->retry_after_ns = now_ns() + V_RETRY_NS;
+	vp->first_try_ns = 0;
+	vp->retry_at_ns = 0;
+	vp->backoff_ms = 0;
+	amq_fail(vp);
+	for (struct vres *r = v->res; r; r = r->next)
+		if (r->node == node && r->state == RES_WAIT) {
+			r->state = RES_FAILED;
+			r->err = -ECONNRESET;
+		}
+	if (vp->out)
+		conn_close(d, vp->out, -ECONNRESET);
+	if (vp->in)
+		conn_close(d, vp->in, -ECONNRESET);
+	net_node_lost(d, node);
+}
+
+/* An outgoing attempt failed before it was up: retry with backoff while
+ * within peer_timeout_ms of the first attempt. */
+static void connect_failed(struct daemon *d, struct vconn *cn, const char *why)
+{
+	struct verbs *v = d->verbs;
+	int32_t node = cn->node;
+	struct vpeer *vp = &v->peers[node];
+	conn_close(d, cn, -ECONNRESET);
+	uint64_t now = now_ns();
+	if (now - vp->first_try_ns > d->cfg.peer_timeout_ms * 1000000ull) {
+		vpeer_lost(d, node, why);
+		return;
+	}
+	vp->backoff_ms = vp->backoff_ms ? vp->backoff_ms * 2 : V_BACKOFF_MIN_MS;
+	if (vp->backoff_ms > V_BACKOFF_MAX_MS)
+		vp->backoff_ms = V_BACKOFF_MAX_MS;
+	vp->retry_at_ns = now + vp->backoff_ms * 1000000ull;
+	STAT_INC(&d->vst, rdma_cm_retries);
+	hlog_debug("connection to node %d: %s; retrying in %u ms", node, why, vp->backoff_ms);
+}
+
+/* ---- posting --------------------------------------------------------------- */
+
+/* Room for len bytes in the bounce ring (contiguous). Its offset, or -1. */
+static int64_t bounce_alloc(struct vconn *cn, uint64_t len, uint64_t *end)
+{
+	uint64_t pos = cn->btail;
+	if (pos % cn->bsize + len > cn->bsize)
+		pos += cn->bsize - pos % cn->bsize; /* wrap: skip the tail end */
+	if (len > cn->bsize || pos + len - cn->bhead > cn->bsize)
+		return -1;
+	cn->btail = pos + len;
+	*end = cn->btail;
+	return (int64_t)(pos % cn->bsize);
+}
+
+static struct vop *op_slot(struct vconn *cn)
+{
+	struct vop *o = &cn->ring[cn->tail % cn->W];
+	memset(o, 0, offsetof(struct vop, inl));
+	o->wr.wr_id = wr_id_of(cn, cn->tail);
+	o->wr.sg_list = &o->sge;
+	o->wr.num_sge = 1;
+	return o;
+}
+
+/* Put a wire frame on cn as a SEND. 0, or XP_STALL-like 1 when no room. */
+static int send_frame(struct daemon *d, struct vconn *cn, const void *msg, uint32_t len)
+{
+	struct verbs *v = d->verbs;
+	if (cn->tail - cn->head >= cn->W)
+		return 1;
+	struct vop *o = op_slot(cn);
+	if (len <= v->max_inline) {
+		memcpy(o->inl, msg, len);
+		o->sge = (struct ibv_sge){.addr = (uintptr_t)o->inl, .length = len};
+		o->wr.send_flags = IBV_SEND_INLINE;
+		STAT_INC(&d->vst, rdma_inline);
+	} else {
+		int64_t off = bounce_alloc(cn, len, &o->bounce_end);
+		if (off < 0)
+			return 1;
+		memcpy(cn->bounce + off, msg, len);
+		o->sge = (struct ibv_sge){.addr = (uintptr_t)(cn->bounce + off), .length = len,
+					  .lkey = cn->bounce_mr->lkey};
+	}
+	o->kind = VK_SEND;
+	o->wr.opcode = IBV_WR_SEND;
+	cn->tail++;
+	STAT_INC(&d->vst, rdma_sends);
+	return 0;
+}
+
+/* Queued active messages go out once the connection is up. */
+static void amq_push(struct daemon *d, int32_t node)
+{
+	struct vpeer *vp = &d->verbs->peers[node];
+	struct vconn *cn = vp->out;
+	if (!cn || cn->state != VC_UP)
+		return;
+	while (vp->amq) {
+		struct vam *a = vp->amq;
+		if (send_frame(d, cn, a->buf, a->len))
+			return;
+		vp->amq = a->next;
+		if (!vp->amq)
+			vp->amq_tail = &vp->amq;
+		free(a);
+	}
+}
+
+static void conn_post(struct daemon *d, struct vconn *cn)
+{
+	if (cn->posted == cn->tail || cn->state != VC_UP)
+		return;
+	uint64_t first = cn->posted;
+	uint64_t nsig = 0;
+	for (uint64_t s = first; s < cn->tail; s++) {
+		struct vop *o = &cn->ring[s % cn->W];
+		o->wr.next = s + 1 < cn->tail ? &cn->ring[(s + 1) % cn->W].wr : NULL;
+		o->wr.send_flags &= ~(unsigned)IBV_SEND_SIGNALED;
+		if (s + 1 == cn->tail || (s + 1) % V_SIG_EVERY == 0) {
+			o->wr.send_flags |= IBV_SEND_SIGNALED;
+			nsig++;
+		}
+	}
+	struct ibv_send_wr *bad = NULL;
+	int rc = ibv_post_send(cn->id->qp, &cn->ring[first % cn->W].wr, &bad);
+	STAT_INC(&d->vst, rdma_doorbells);
+	if (rc) {
+		hlog_warn("ibv_post_send to node %d: %s", cn->node, strerror(rc));
+		conn_close(d, cn, -ECONNRESET);
+		return;
+	}
+	STAT_ADD(&d->vst, rdma_wrs, cn->tail - first);
+	STAT_ADD(&d->vst, rdma_signaled, nsig);
+	cn->posted = cn->tail;
+}
+
+static void verbs_flush(struct daemon *d)
+{
+	struct verbs *v = d->verbs;
+	struct net *n = &d->net;
+	for (int32_t i = 0; i < n->nnodes; i++) {
+		struct vpeer *vp = &v->peers[i];
+		if (vp->amq)
+			amq_push(d, i);
+		if (vp->out)
+			conn_post(d, vp->out);
+	}
+}
+
+/* ---- active messages --------------------------------------------------------- */
+
+static int am_frame(struct daemon *d, int32_t node, uint8_t type, uint64_t tag, const void *ext,
+		    uint16_t hlen, const void *payload, uint64_t plen)
+{
+	struct net *n = &d->net;
+	if (!n->enabled || node < 0 || node >= n->nnodes || node == n->self)
+		return -EINVAL;
+	if (hlen > WIRE_MAX_EXT || plen > WIRE_AM_MAX_PAYLOAD)
+		return -EMSGSIZE;
+	int rc;
+	struct vpeer *vp = &d->verbs->peers[node];
+	struct vconn *cn = conn_ready(d, node, &rc);
+	if (rc)
+		return rc;
+	uint32_t len = (uint32_t)(sizeof(struct wire_hdr) + hlen + plen);
+	struct vam *a = malloc(sizeof(*a) + len);
+	if (!a)
+		return -ENOMEM;
+	struct wire_hdr h = {.plen = (uint32_t)plen, .type = type, .hlen = hlen, .tag = tag};
+	memcpy(a->buf, &h, sizeof(h));
+	if (hlen)
+		memcpy(a->buf + sizeof(h), ext, hlen);
+	if (plen)
+		memcpy(a->buf + sizeof(h) + hlen, payload, plen);
+	a->len = len;
+	if (cn && !vp->amq && send_frame(d, cn, a->buf, len) == 0) {
+		free(a);
+		return 0;
+	}
+	a->next = NULL;
+	*vp->amq_tail = a;
+	vp->amq_tail = &a->next;
+	return 0;
+}
+
+static int verbs_am_send(struct daemon *d, int32_t node, uint8_t type, const void *ext, uint16_t hlen,
+			 const void *payload, uint64_t plen)
+{
+	return am_frame(d, node, type, 0, ext, hlen, payload, plen);
+}
+
+static void serve_resolve(struct daemon *d, int32_t from, uint64_t tag, const struct wire_target *t)
+{
+	struct wire_vresolve rep = {.name = *t};
+	struct job *j = progress_job_find(d, t->job);
+	struct client *cl = j && t->pe >= 0 && t->pe < j->size ? j->pe[t->pe] : NULL;
+	if (!cl) {
+		rep.r.status = -ECONNRESET; /* the PE is not (any more) here */
+	} else if (t->seg != HOIST_SEG_HEAP) {
+		rep.r.status = -EINVAL;
+	} else {
+		const struct pin *p = &d->net.pins[cl->pin_slot];
+		if (!cl->mr[0] || !p->used || p->client != cl) {
+			rep.r.status = -ENOMEM; /* not registered */
+		} else {
+			rep.r.entry = (struct wire_entry){.node = d->net.self, .rkey = p->rkey,
+							  .base = (uint64_t)(uintptr_t)p->base,
+							  .len = p->len, .gen = p->gen, .valid = 1};
+		}
+	}
+	if (am_frame(d, from, W_VRESOLVE_REPLY, tag, &rep, sizeof(rep), NULL, 0))
+		hlog_debug("cannot answer a resolve from node %d", from);
+}
+
+static void resolve_reply(struct daemon *d, int32_t from, uint64_t tag, const struct wire_vresolve *r)
+{
+	for (struct vres *x = d->verbs->res; x; x = x->next) {
+		if (x->tag != tag || x->node != from || x->state != RES_WAIT)
+			continue;
+		if (r->r.status == 0 && r->r.entry.valid && r->r.entry.node == from) {
+			x->entry = (struct addr_entry){.key = x->key, .node = from,
+						       .base = r->r.entry.base, .len = r->r.entry.len,
+						       .rkey = r->r.entry.rkey, .gen = r->r.entry.gen};
+			addr_cache_insert(&d->net.cache, &x->entry);
+			x->state = RES_DONE;
+		} else {
+			x->state = RES_FAILED;
+			x->err = r->r.status ? r->r.status : -EPROTO;
+		}
+		return;
+	}
+}
+
+/* One received message (already bounds-checked against byte_len). */
+static void am_recv(struct daemon *d, int32_t from, const char *buf, uint32_t len)
+{
+	struct wire_hdr h;
+	if (len < sizeof(h))
+		return;
+	memcpy(&h, buf, sizeof(h));
+	if (h.hlen > WIRE_MAX_EXT || (uint64_t)sizeof(h) + h.hlen + h.plen != len) {
+		hlog_warn("node %d sent a malformed active message; dropped", from);
+		return;
+	}
+	const char *ext = buf + sizeof(h), *payload = ext + h.hlen;
+	STAT_INC(&d->vst, rdma_recvs);
+	if (am_handles(h.type)) {
+		if (am_dispatch(d, from, h.type, ext, h.hlen, payload, h.plen))
+			hlog_warn("node %d sent a bad active message (type %u)", from, h.type);
+		return;
+	}
+	switch (h.type) {
+	case W_VRESOLVE: {
+		struct wire_target t;
+		if (h.hlen != sizeof(t) || h.plen)
+			return;
+		memcpy(&t, ext, sizeof(t));
+		serve_resolve(d, from, h.tag, &t);
+		return;
+	}
+	case W_VRESOLVE_REPLY: {
+		struct wire_vresolve r;
+		if (h.hlen != sizeof(r) || h.plen)
+			return;
+		memcpy(&r, ext, sizeof(r));
+		resolve_reply(d, from, h.tag, &r);
+		return;
+	}
+	default:
+		hlog_warn("node %d sent an active message of unknown type %u", from, h.type);
+	}
+}
+
+/* ---- data path ------------------------------------------------------------------ */
+
+static struct vres *res_find(struct verbs *v, const struct addr_key *k, struct vres ***pp)
+{
+	struct vres **p = &v->res;
+	for (; *p; p = &(*p)->next)
+		if ((*p)->key.job == k->job && (*p)->key.pe == k->pe && (*p)->key.seg == k->seg) {
+			if (pp)
+				*pp = p;
+			return *p;
+		}
+	return NULL;
+}
+
+/* Address-cache miss: the answer, or the question on its way (XP_STALL). */
+static int resolve_miss(struct daemon *d, const struct addr_key *k, int32_t node,
+			struct addr_entry *out)
+{
+	struct verbs *v = d->verbs;
+	struct vres **pp, *r = res_find(v, k, &pp);
+	if (r && r->state == RES_DONE && now_ns() - r->sent_ns > 1000000000ull) {
+		*pp = r->next; /* an old answer: the PE may have left since, ask again */
+		free(r);
+		r = NULL;
+	}
+	if (r) {
+		if (r->state == RES_WAIT &&
+		    now_ns() - r->sent_ns < d->cfg.peer_timeout_ms * 1000000ull)
+			return XP_STALL;
+		int rc = r->state == RES_DONE ? 0 : r->state == RES_FAILED ? r->err : -ETIMEDOUT;
+		if (rc == 0)
+			*out = r->entry;
+		*pp = r->next;
+		free(r);
+		return rc ? rc : XP_DONE;
+	}
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	r->key = *k;
+	r->node = node;
+	r->tag = ++v->next_tag;
+	r->sent_ns = now_ns();
+	struct wire_target t = {.job = k->job, .pe = k->pe, .seg = k->seg};
+	int rc = am_frame(d, node, W_VRESOLVE, r->tag, &t, sizeof(t), NULL, 0);
+	if (rc) {
+		free(r);
+		return rc;
+	}
+	r->next = v->res;
+	v->res = r;
+	STAT_INC(&d->vst, rdma_resolves);
+	return XP_STALL;
+}
+
+/* An unfinished operation of kind on cn touching [addr, addr + len) of rkey? */
+static int ring_overlap(const struct vconn *cn, uint8_t kind, uint32_t rkey, uint64_t addr,
+			uint64_t len)
+{
+	for (uint64_t k = cn->head; k < cn->tail; k++) {
+		const struct vop *o = &cn->ring[k % cn->W];
+		uint64_t a = o->wr.wr.rdma.remote_addr, l = o->sge.length;
+		if (o->kind == kind && o->wr.wr.rdma.rkey == rkey && a < addr + len && addr < a + l)
+			return 1;
+	}
+	return 0;
+}
+
+/* The registration holding [p, p + len) of client c, or NULL. */
+static struct ibv_mr *local_mr(const struct client *c, const char *p, uint64_t len)
+{
+	const struct region *rg[3] = {&c->heap, &c->staging, &c->pf};
+	for (int i = 0; i < 3; i++) {
+		const char *b = rg[i]->base;
+		if (c->mr[i] && b && p >= b && p - b <= (ptrdiff_t)rg[i]->bytes &&
+		    len <= rg[i]->bytes - (uint64_t)(p - b))
+			return c->mr[i];
+	}
+	return NULL;
+}
+
+static int verbs_rma(struct daemon *d, struct client *c, const struct hoist_sqe *sqe, int32_t node,
+		     const struct xp_op *op)
+{
+	struct verbs *v = d->verbs;
+	struct net *n = &d->net;
+	if (!n->enabled || node < 0 || node >= n->nnodes || node == n->self)
+		return -EINVAL;
+	if (sqe->len > (1u << 30))
+		return -EMSGSIZE; /* libhoist splits; a raw descriptor may not */
+	int rc;
+	struct vconn *cn = conn_ready(d, node, &rc);
+	if (!cn)
+		return rc ? rc : XP_STALL;
+	struct peer *p = &n->peers[node];
+	if (cn->tail - cn->head >= cn->W) {
+		STAT_INC(&p->st, stalls);
+		return XP_STALL;
+	}
+	struct addr_key key = {.job = c->job->id, .pe = sqe->pe, .seg = sqe->seg};
+	struct addr_entry miss;
+	const struct addr_entry *e = addr_cache_lookup(&n->cache, &key);
+	if (!e) {
+		rc = resolve_miss(d, &key, node, &miss);
+		if (rc != XP_DONE)
+			return rc;
+		e = &miss;
+	}
+	if (!hoist_range_ok(sqe->remote_off, sqe->len, e->len))
+		return -EFAULT;
+	int is_put = sqe->opcode == HOIST_OP_PUT;
+	uint64_t raddr = e->base + sqe->remote_off;
+	/* A get must observe an earlier put to the same bytes, and a put must
+	 * not land before an earlier get read them: wait for the completion
+	 * of an overlapping unfinished operation of the other kind (RC
+	 * executes in order at the responder already; this also holds where
+	 * the responder may reorder). Not IBV_SEND_FENCE: it only orders
+	 * after earlier READs, and rxe's fenced requester can stall. */
+	if (sqe->len && (is_put ? cn->last_read : cn->last_write) > cn->head &&
+	    ring_overlap(cn, is_put ? VK_GET : VK_PUT, e->rkey, raddr, sqe->len)) {
+		STAT_INC(&d->vst, rdma_order_waits);
+		return XP_STALL;
+	}
+	struct vop *o = op_slot(cn);
+	o->wr.wr.rdma.remote_addr = raddr;
+	o->wr.wr.rdma.rkey = e->rkey;
+	o->wr.num_sge = sqe->len ? 1 : 0;
+	if (is_put) {
+		const char *src = (sqe->flags & HOIST_SQE_F_INLINE) ? (const char *)sqe->inline_data
+								    : client_buf(c, sqe);
+		o->wr.opcode = IBV_WR_RDMA_WRITE;
+		if (sqe->len <= v->max_inline) {
+			/* copied now: the descriptor and staging are the client's again
+			 * once consumed */
+			memcpy(o->inl, src, sqe->len);
+			o->sge = (struct ibv_sge){.addr = (uintptr_t)o->inl, .length = (uint32_t)sqe->len};
+			o->wr.send_flags = IBV_SEND_INLINE;
+			STAT_INC(&d->vst, rdma_inline);
+		} else if (sqe->flags & HOIST_SQE_F_LOCAL_HEAP) {
+			struct ibv_mr *mr = local_mr(c, src, sqe->len);
+			if (!mr)
+				return -EFAULT;
+			o->sge = (struct ibv_sge){.addr = (uintptr_t)src, .length = (uint32_t)sqe->len,
+						  .lkey = mr->lkey};
+		} else {
+			int64_t off = bounce_alloc(cn, sqe->len, &o->bounce_end);
+			if (off < 0) {
+				STAT_INC(&p->st, stalls);
+				return XP_STALL;
+			}
+			memcpy(cn->bounce + off, src, sqe->len);
+			o->sge = (struct ibv_sge){.addr = (uintptr_t)(cn->bounce + off),
+						  .length = (uint32_t)sqe->len, .lkey = cn->bounce_mr->lkey};
+			STAT_INC(&d->vst, rdma_bounced);
+		}
+		cn->last_write = cn->tail + 1;
+		STAT_INC(&d->vst, rdma_writes);
+	} else {
+		char *dst = op && op->dst ? op->dst : client_buf(c, sqe);
+		struct ibv_mr *mr = local_mr(c, dst, sqe->len);
+		if (!mr)
+			return -EFAULT;
+		o->wr.opcode = IBV_WR_RDMA_READ;
+		o->sge = (struct ibv_sge){.addr = (uintptr_t)dst, .length = (uint32_t)sqe->len,
+					  .lkey = mr->lkey};
+		cn->last_read = cn->tail + 1;
+		STAT_INC(&d->vst, rdma_reads);
+	}
+	o->kind = is_put ? VK_PUT : VK_GET;
+	o->opcode = sqe->opcode;
+	o->want_cqe = (sqe->flags & HOIST_SQE_F_CQE) != 0;
+	o->client = c;
+	o->user_data = sqe->user_data;
+	o->pe = sqe->pe;
+	if (op)
+		o->op = *op;
+	cn->tail++;
+	if (!(op && op->prefetch))
+		c->outstanding++;
+	STAT_INC(&p->st, ops_out);
+	STAT_ADD(&p->st, bytes_out, sqe->len);
+	return XP_INFLIGHT;
+}
+
+/* ---- completions ------------------------------------------------------------------ */
+
+static int wc_errno(enum ibv_wc_status s)
+{
+	switch (s) {
+	case IBV_WC_REM_ACCESS_ERR:
+	case IBV_WC_REM_INV_REQ_ERR:
+		return -ECONNRESET; /* a stale key: the PE left */
+	case IBV_WC_RETRY_EXC_ERR:
+	case IBV_WC_RNR_RETRY_EXC_ERR:
+		return -ETIMEDOUT;
+	default:
+		return -ECONNRESET;
+	}
+}
+
+static struct vconn *conn_by_qp(struct verbs *v, uint32_t qpn)
+{
+	for (uint32_t s = 0; s < v->nslots; s++) {
+		struct vconn *cn = v->slots[s];
+		if (cn && cn->id && cn->id->qp && cn->id->qp->qp_num == qpn)
+			return cn;
+	}
+	return NULL;
+}
+
+static void recv_repost(struct verbs *v, uint32_t i)
+{
+	struct ibv_sge sge = {.addr = (uintptr_t)(v->rbufs + (size_t)i * V_RECV_BUF),
+			      .length = V_RECV_BUF, .lkey = v->rmr->lkey};
+	struct ibv_recv_wr wr = {.wr_id = (1ull << 63) | i, .sg_list = &sge, .num_sge = 1}, *bad;
+	if (ibv_post_srq_recv(v->srq, &wr, &bad))
+		hlog_err("cannot repost a receive buffer");
+}
+
+static void wc_handle(struct daemon *d, const struct ibv_wc *wc)
+{
+	struct verbs *v = d->verbs;
+	if (wc->wr_id >> 63) { /* receive */
+		uint32_t i = (uint32_t)(wc->wr_id & 0xffffffffu);
+		if (i >= V_NRECV)
+			return;
+		if (wc->status == IBV_WC_SUCCESS) {
+			struct vconn *cn = conn_by_qp(v, wc->qp_num);
+			if (cn && cn->node >= 0 && (cn->state == VC_UP || cn->state == VC_ACCEPT))
+				am_recv(d, cn->node, v->rbufs + (size_t)i * V_RECV_BUF, wc->byte_len);
+		}
+		recv_repost(v, i);
+		return;
+	}
+	uint32_t slot = (uint32_t)(wc->wr_id >> 48);
+	uint16_t gen = (uint16_t)(wc->wr_id >> 32);
+	struct vconn *cn = slot < v->nslots ? v->slots[slot] : NULL;
+	if (!cn || cn->gen != gen || !cn->ring)
+		return; /* a connection closed meanwhile */
+	uint64_t seq = cn->head + (uint32_t)((uint32_t)wc->wr_id - (uint32_t)cn->head);
+	if (wc->status == IBV_WC_SUCCESS) {
+		ring_retire(d, cn, seq + 1, 0);
+		return;
+	}
+	if (wc->status == IBV_WC_WR_FLUSH_ERR)
+		return; /* follows the error that closes the connection */
+	STAT_INC(&d->vst, rdma_wc_errors);
+	int32_t node = cn->node;
+	hlog_warn("work request to node %d failed: %s (vendor error 0x%x); reconnecting", node,
+		  ibv_wc_status_str(wc->status), wc->vendor_err);
+	ring_retire(d, cn, seq, 0);
+	if (cn->head == seq && cn->head < cn->tail) {
+		struct vop o = cn->ring[cn->head % cn->W];
+		cn->head++;
+		if (o.bounce_end)
+			cn->bhead = o.bounce_end;
+		op_deliver(d, &o, wc_errno(wc->status));
+	}
+	/* the peer is gone or unreachable: as a disconnect */
+	if (wc->status == IBV_WC_RETRY_EXC_ERR) {
+		vpeer_lost(d, node, "no response (transport retries exceeded)");
+		return;
+	}
+	if (v->slots[slot] == cn && cn->gen == gen)
+		conn_close(d, cn, -ECONNRESET);
+	addr_cache_invalidate_node(&d->net.cache, node);
+}
+
+static int cq_drain(struct daemon *d)
+{
+	struct verbs *v = d->verbs;
+	struct ibv_wc wc[32];
+	int total = 0, k;
+	do {
+		k = ibv_poll_cq(v->cq, 32, wc);
+		for (int i = 0; i < k; i++)
+			wc_handle(d, &wc[i]);
+		if (k > 0)
+			total += k;
+	} while (k == 32);
+	return total;
+}
+
+/* ---- connection management -------------------------------------------------------- */
+
+static void conn_param(struct verbs *v, struct rdma_conn_param *cp, const void *pd, uint8_t plen)
+{
+	memset(cp, 0, sizeof(*cp));
+	cp->private_data = pd;
+	cp->private_data_len = plen;
+	cp->responder_resources = (uint8_t)v->rd_atom;
+	cp->initiator_depth = (uint8_t)v->init_rd_atom;
+	cp->retry_count = 7;
+	cp->rnr_retry_count = 7; /* an empty SRQ only delays */
+}
+
+static int nonce_seen(struct verbs *v, const uint8_t *nonce)
+{
+	uint32_t k = v->nseen < 128 ? v->nseen : 128;
+	for (uint32_t i = 0; i < k; i++)
+		if (!memcmp(v->seen[i], nonce, 16))
+			return 1;
+	memcpy(v->seen[v->nseen++ % 128], nonce, 16);
+	return 0;
+}
+
+static void on_connect_request(struct daemon *d, struct rdma_cm_id *id, const void *pdata,
+			       uint8_t plen)
+{
+	struct verbs *v = d->verbs;
+	struct net *n = &d->net;
+	struct wire_vconnect req;
+	uint8_t mac[32];
+	const char *why = "malformed connect request";
+	if (plen < sizeof(req))
+		goto refuse;
+	memcpy(&req, pdata, sizeof(req));
+	why = "wrong version or node list";
+	if (req.version != WIRE_VERSION || req.nnodes != (uint16_t)n->nnodes || req.node < 0 ||
+	    req.node >= n->nnodes || req.node == n->self)
+		goto refuse;
+	uint64_t ts;
+	memcpy(&ts, req.nonce, sizeof(ts));
+	uint64_t now = wall_ns();
+	v_mac(n, "connector", req.nonce, n->self, req.node, mac);
+	why = "it does not hold the cluster key";
+	if (sodium_memcmp(mac, req.mac, 32) != 0) {
+		STAT_INC(&n->peers[req.node].st, auth_failures);
+		goto refuse;
+	}
+	why = "a replayed connect request";
+	if ((ts > now ? ts - now : now - ts) > V_AUTH_WINDOW_NS || nonce_seen(v, req.nonce))
+		goto refuse;
+	struct vpeer *vp = &v->peers[req.node];
+	if (vp->in) /* it reconnects: its old connection is dead */
+		conn_close(d, vp->in, -ECONNRESET);
+	struct vconn *cn = conn_new(d, req.node, 0);
+	why = "out of connection slots";
+	if (!cn)
+		goto refuse;
+	cn->id = id;
+	id->context = cn;
+	int rc = qp_create(d, cn);
+	if (rc) {
+		hlog_warn("cannot create a queue pair for node %d: %s", req.node, strerror(-rc));
+		cn->id = NULL;
+		v->slots[cn->slot] = NULL;
+		free(cn);
+		why = "cannot create a queue pair";
+		goto refuse;
+	}
+	vp->in = cn;
+	cn->state = VC_ACCEPT;
+	struct wire_vconnect rep = {.version = WIRE_VERSION, .nnodes = (uint16_t)n->nnodes,
+				    .node = n->self};
+	memcpy(rep.nonce, req.nonce, 16);
+	v_mac(n, "acceptor", req.nonce, n->self, req.node, rep.mac);
+	struct rdma_conn_param cp;
+	conn_param(v, &cp, &rep, sizeof(rep));
+	if (rdma_accept(id, &cp)) {
+		hlog_warn("rdma_accept for node %d: %m", req.node);
+		conn_close(d, cn, -ECONNRESET);
+	}
+	/* a peer that reconnects is alive: a lost mark from earlier is void */
+	if (n->peers[req.node].state == PEER_LOST)
+		n->peers[req.node].retry_after_ns = 0;
+	return;
+refuse:
+	hlog_warn("refused an rdma connection: %s", why);
+	rdma_reject(id, V_REJECT_AUTH, sizeof(V_REJECT_AUTH));
+	rdma_destroy_id(id);
+}
+
+static void on_established(struct daemon *d, struct vconn *cn, const void *pdata, uint8_t plen)
+{
+	struct net *n = &d->net;
+	struct peer *p = &n->peers[cn->node];
+	if (!cn->outgoing) {
+		cn->state = VC_UP;
+		return;
+	}
+	struct wire_vconnect rep;
+	uint8_t mac[32];
+	v_mac(n, "acceptor", cn->nonce, cn->node, n->self, mac);
+	if (plen < sizeof(rep) || (memcpy(&rep, pdata, sizeof(rep)), 0) || rep.node != cn->node ||
+	    memcmp(rep.nonce, cn->nonce, 16) || sodium_memcmp(mac, rep.mac, 32) != 0) {
+		STAT_INC(&p->st, auth_failures);
+		hlog_warn("peer %s failed authentication (wrong cluster key or node list?)", p->name);
+		cn->state = VC_UP; /* so that close disconnects */
+		vpeer_lost(d, cn->node, "authentication failed");
+		return;
+	}
+	struct vpeer *vp = &d->verbs->peers[cn->node];
+	cn->state = VC_UP;
+	vp->first_try_ns = 0;
+	vp->backoff_ms = 0;
+	__atomic_store_n(&p->state, PEER_UP, __ATOMIC_RELAXED);
+	STAT_INC(&p->st, connects);
+	hlog_info("connected to node %d (%s) over %s", cn->node, p->name,
+		  ibv_get_device_name(cn->id->verbs->device));
+	amq_push(d, cn->node);
+}
+
+static void cm_event(struct daemon *d, struct rdma_cm_event *ev)
+{
+	struct verbs *v = d->verbs;
+	struct net *n = &d->net;
+	enum rdma_cm_event_type type = ev->event;
+	int status = ev->status;
+	struct rdma_cm_id *id = ev->id;
+	uint8_t pdata[UINT8_MAX];
+	uint8_t plen = ev->param.conn.private_data_len;
+	if (plen && ev->param.conn.private_data)
+		memcpy(pdata, ev->param.conn.private_data, plen);
+	else
+		plen = 0;
+	/* private data lives until the ack; the id may be destroyed after it */
+	rdma_ack_cm_event(ev);
+	if (type == RDMA_CM_EVENT_CONNECT_REQUEST) {
+		on_connect_request(d, id, pdata, plen);
+		return;
+	}
+	struct vconn *cn = id ? id->context : NULL;
+	if (!cn || id == v->listen)
+		return;
+	switch (type) {
+	case RDMA_CM_EVENT_ADDR_RESOLVED: {
+		uint8_t to = 16; /* 4.096 us * 2^16 = 268 ms per try, 7 tries */
+		rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &to, sizeof(to));
+		cn->state = VC_ROUTE;
+		if (rdma_resolve_route(id, V_RESOLVE_MS))
+			connect_failed(d, cn, "rdma_resolve_route failed");
+		return;
+	}
+	case RDMA_CM_EVENT_ROUTE_RESOLVED: {
+		int rc = qp_create(d, cn);
+		if (rc) {
+			hlog_warn("cannot create a queue pair for node %d: %s", cn->node, strerror(-rc));
+			vpeer_lost(d, cn->node, "cannot create a queue pair");
+			return;
+		}
+		struct wire_vconnect req = {.version = WIRE_VERSION, .nnodes = (uint16_t)n->nnodes,
+					    .node = n->self};
+		uint64_t ts = wall_ns();
+		memcpy(req.nonce, &ts, sizeof(ts));
+		randombytes_buf(req.nonce + 8, 8);
+		memcpy(cn->nonce, req.nonce, 16);
+		v_mac(n, "connector", req.nonce, cn->node, n->self, req.mac);
+		struct rdma_conn_param cp;
+		conn_param(v, &cp, &req, sizeof(req));
+		cn->state = VC_CONNECT;
+		if (rdma_connect(id, &cp))
+			connect_failed(d, cn, "rdma_connect failed");
+		return;
+	}
+	case RDMA_CM_EVENT_ESTABLISHED:
+		on_established(d, cn, pdata, plen);
+		return;
+	case RDMA_CM_EVENT_REJECTED:
+		if (cn->outgoing && plen >= sizeof(V_REJECT_AUTH) &&
+		    !memcmp(pdata, V_REJECT_AUTH, sizeof(V_REJECT_AUTH))) {
+			STAT_INC(&n->peers[cn->node].st, auth_failures);
+			vpeer_lost(d, cn->node, "it refused our authentication");
+			return;
+		}
+		/* nobody listening yet (status 8): retry */
+		/* fall through */
+	case RDMA_CM_EVENT_ADDR_ERROR:
+	case RDMA_CM_EVENT_ROUTE_ERROR:
+	case RDMA_CM_EVENT_UNREACHABLE:
+	case RDMA_CM_EVENT_CONNECT_ERROR:
+		if (cn->outgoing && cn->state != VC_UP) {
+			char why[96];
+			snprintf(why, sizeof(why), "%s (status %d)", rdma_event_str(type), status);
+			connect_failed(d, cn, why);
+		} else if (cn->outgoing) {
+			vpeer_lost(d, cn->node, rdma_event_str(type));
+		} else {
+			conn_close(d, cn, -ECONNRESET);
+		}
+		return;
+	case RDMA_CM_EVENT_DISCONNECTED:
+		if (cn->outgoing)
+			vpeer_lost(d, cn->node, "disconnected");
+		else
+			conn_close(d, cn, -ECONNRESET); /* its requests only */
+		return;
+	case RDMA_CM_EVENT_DEVICE_REMOVAL:
+		vpeer_lost(d, cn->node, "RDMA device removed");
+		return;
+	default:
+		return;
+	}
+}
+
+static int cm_drain(struct daemon *d)
+{
+	struct rdma_cm_event *ev;
+	int k = 0;
+	while (rdma_get_cm_event(d->verbs->ch, &ev) == 0) {
+		cm_event(d, ev);
+		k++;
+	}
+	return k;
+}
+
+/* ---- progress ---------------------------------------------------------------------- */
+
+static int verbs_poll(struct daemon *d, int timeout_ms)
+{
+	struct verbs *v = d->verbs;
+	int work = cq_drain(d);
+	if (work)
+		timeout_ms = 0;
+	if (timeout_ms > 0) {
+		/* arm, then look once more: a completion between the last poll
+		 * and the arming raises no event */
+		if (!v->armed && ibv_req_notify_cq(v->cq, 0) == 0)
+			v->armed = 1;
+		if ((work = cq_drain(d)))
+			timeout_ms = 0;
+	}
+	/* Busy passes poll the CQ (user space) only: the file descriptors
+	 * (rdma_cm events, the doorbell nobody rings while we are awake) are
+	 * looked at every 32nd pass, saving a system call per pass on the
+	 * latency path. */
+	if (timeout_ms == 0 && (++v->passes & 31u) != 0)
+		return work;
+	struct epoll_event ev[8];
+	int k = epoll_wait(v->epfd, ev, 8, timeout_ms);
+	for (int i = 0; i < k; i++) {
+		void *tag = ev[i].data.ptr;
+		if (tag == &EP_DOORBELL) {
+			uint64_t x;
+			ssize_t r = read(d->doorbell_fd, &x, sizeof(x));
+			(void)r;
+			STAT_INC(&d->pst, doorbells);
+		} else if (tag == &EP_CM) {
+			work += cm_drain(d);
+		} else if (tag == &EP_CQ) {
+			struct ibv_cq *cq;
+			void *ctx;
+			while (ibv_get_cq_event(v->cch, &cq, &ctx) == 0) {
+				ibv_ack_cq_events(cq, 1);
+				v->armed = 0;
+			}
+			work += cq_drain(d);
+		}
+	}
+	return work;
+}
+
+static void verbs_timers(struct daemon *d, uint64_t now)
+{
+	struct verbs *v = d->verbs;
+	struct net *n = &d->net;
+	uint64_t to = d->cfg.peer_timeout_ms * 1000000ull;
+	/* answers nobody picked up (the cache served the waiting operation) */
+	for (struct vres **pp = &v->res, *r; (r = *pp);) {
+		if (r->state != RES_WAIT && now - r->sent_ns > 1000000000ull) {
+			*pp = r->next;
+			free(r);
+		} else {
+			pp = &r->next;
+		}
+	}
+	for (int32_t i = 0; i < n->nnodes; i++) {
+		struct vpeer *vp = &v->peers[i];
+		if (i == n->self)
+			continue;
+		if (vp->out && vp->out->state != VC_UP && vp->first_try_ns &&
+		    now - vp->first_try_ns > to + 2 * V_RESOLVE_MS * 1000000ull) {
+			vpeer_lost(d, i, "no connection within peer_timeout_ms");
+			continue;
+		}
+		struct vconn *cn = vp->out;
+		if (cn && cn->state == VC_UP && cn->head < cn->posted) {
+			/* posted work that does not complete: say so once a second */
+			if (cn->head != cn->watch_head) {
+				cn->watch_head = cn->head;
+				cn->watch_ns = now;
+			} else if (now - cn->watch_ns > 2000000000ull) {
+				hlog_warn("node %d: %llu work requests posted, none completed for %llu ms",
+					  i, (unsigned long long)(cn->posted - cn->head),
+					  (unsigned long long)((now - cn->watch_ns) / 1000000));
+				cn->watch_ns = now - 1000000000ull;
+			}
+		}
+		if (!vp->out && vp->retry_at_ns && now >= vp->retry_at_ns) {
+			vp->retry_at_ns = 0;
+			int rc = connect_start(d, i);
+			if (rc)
+				vpeer_lost(d, i, strerror(-rc));
+		}
+	}
+}
+
+static void verbs_orphan(struct daemon *d, struct client *c)
+{
+	struct verbs *v = d->verbs;
+	for (uint32_t s = 0; s < v->nslots; s++) {
+		struct vconn *cn = v->slots[s];
+		if (!cn || !cn->ring)
+			continue;
+		for (uint64_t k = cn->head; k != cn->tail; k++)
+			if (cn->ring[k % cn->W].client == c)
+				cn->ring[k % cn->W].client = NULL;
+	}
+}
+
+/* ---- registration (control thread) ------------------------------------------------- */
+
+int verbs_client_register(struct daemon *d, struct client *c, char *why, size_t whylen)
+{
+	struct verbs *v = d->verbs;
+	if (!v || d->xport != &verbs_transport)
+		return 0;
+	uint64_t need = c->heap.bytes + c->staging.bytes + (c->pf.base ? c->pf.bytes : 0);
+	uint64_t used = __atomic_load_n(&d->pinned_bytes, __ATOMIC_RELAXED);
+	if (used + need > d->pinned_limit || used + need < used) {
+		STAT_INC(&d->vst, pinned_refused);
+		snprintf(why, whylen,
+			 "cannot pin %llu bytes (heap %llu + staging %llu + prefetch %llu): the daemon's "
+			 "memlock budget is %llu bytes and %llu are pinned; raise the memlock limit "
+			 "(ulimit -l / RLIMIT_MEMLOCK, LimitMEMLOCK= in systemd) or hoistd's memlock_bytes",
+			 (unsigned long long)need, (unsigned long long)c->heap.bytes,
+			 (unsigned long long)c->staging.bytes,
+			 (unsigned long long)(c->pf.base ? c->pf.bytes : 0),
+			 (unsigned long long)d->pinned_limit, (unsigned long long)used);
+		return -ENOMEM;
+	}
+	const struct region *rg[3] = {&c->heap, &c->staging, &c->pf};
+	const int acc[3] = {IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE,
+			    IBV_ACCESS_LOCAL_WRITE, IBV_ACCESS_LOCAL_WRITE};
+	for (int i = 0; i < 3; i++) {
+		if (!rg[i]->base)
+			continue;
+		c->mr[i] = ibv_reg_mr(v->pd, rg[i]->base, rg[i]->bytes, acc[i]);
+		if (!c->mr[i]) {
+			int rc = errno ? -errno : -ENOMEM;
+			snprintf(why, whylen,
+				 "cannot register %llu bytes with the RDMA device: %s (raise the memlock "
+				 "limit: ulimit -l / RLIMIT_MEMLOCK, LimitMEMLOCK= in systemd)",
+				 (unsigned long long)rg[i]->bytes, strerror(-rc));
+			verbs_client_deregister(d, c);
+			STAT_INC(&d->vst, pinned_refused);
+			return rc;
+		}
+	}
+	c->pinned = need;
+	pinned_add(d, (int64_t)need);
+	return 0;
+}
+
+void verbs_client_deregister(struct daemon *d, struct client *c)
+{
+	for (int i = 0; i < 3; i++) {
+		if (c->mr[i])
+			ibv_dereg_mr(c->mr[i]);
+		c->mr[i] = NULL;
+	}
+	if (c->pinned)
+		pinned_add(d, -(int64_t)c->pinned);
+	c->pinned = 0;
+}
+
+/* ---- start / stop -------------------------------------------------------------------- */
+
+static int set_nonblock(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+	return fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0 ? -errno : 0;
+}
+
+static int ep_add(int epfd, int fd, void *tag)
+{
+	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = tag};
+	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) < 0 ? -errno : 0;
+}
+
+/* The GID index of ip's IPv4-mapped RoCE v2 GID on (ctx, port), or -1. */
+static int gid_index_of(struct ibv_context *ctx, uint8_t port, const struct sockaddr_in *ip)
+{
+	struct ibv_port_attr pa;
+	if (ibv_query_port(ctx, port, &pa))
+		return -1;
+	uint8_t want[16] = {0};
+	want[10] = want[11] = 0xff;
+	memcpy(want + 12, &ip->sin_addr, 4);
+	for (int i = 0; i < pa.gid_tbl_len; i++) {
+		struct ibv_gid_entry e;
+		if (ibv_query_gid_ex(ctx, port, (uint32_t)i, &e, 0))
+			continue;
+		if (e.gid_type == IBV_GID_TYPE_ROCE_V2 && !memcmp(e.gid.raw, want, 16))
+			return i;
+	}
+	return -1;
+}
+
+static void verbs_stop(struct daemon *d);
+
+static int verbs_start(struct daemon *d)
+{
+	struct net *n = &d->net;
+	struct peer *me = &n->peers[n->self];
+	char ip[INET_ADDRSTRLEN];
+	inet_ntop(AF_INET, &me->addr.sin_addr, ip, sizeof(ip));
+	struct verbs *v = calloc(1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	d->verbs = v;
+	v->epfd = -1;
+	int rc = -ENODEV;
+	if (!(v->ch = rdma_create_event_channel()) ||
+	    rdma_create_id(v->ch, &v->listen, NULL, RDMA_PS_TCP)) {
+		rc = errno ? -errno : -ENODEV;
+		hlog_info("verbs: rdma_cm unavailable: %s", strerror(-rc));
+		goto fail;
+	}
+	if (rdma_bind_addr(v->listen, (struct sockaddr *)&me->addr) || !v->listen->verbs) {
+		rc = -ENODEV;
+		hlog_info("verbs: no RDMA device owns %s (this node's address)", ip);
+		goto fail;
+	}
+	v->ctx = v->listen->verbs;
+	const char *dev = ibv_get_device_name(v->ctx->device);
+	uint8_t port = v->listen->port_num;
+	int gid = gid_index_of(v->ctx, port, &me->addr);
+	if (d->cfg.rdma_device[0] && strcmp(d->cfg.rdma_device, dev)) {
+		hlog_err("verbs: rdma_device=%s, but %s belongs to %s", d->cfg.rdma_device, ip, dev);
+		rc = -EINVAL;
+		goto fail;
+	}
+	if (d->cfg.rdma_port && d->cfg.rdma_port != port) {
+		hlog_err("verbs: rdma_port=%llu, but rdma_cm reaches %s through port %u of %s",
+			 (unsigned long long)d->cfg.rdma_port, ip, port, dev);
+		rc = -EINVAL;
+		goto fail;
+	}
+	if (strcmp(d->cfg.rdma_gid_index, "auto") && atoi(d->cfg.rdma_gid_index) != gid) {
+		hlog_err("verbs: rdma_gid_index=%s, but the RoCE v2 GID of %s on %s port %u is index %d",
+			 d->cfg.rdma_gid_index, ip, dev, port, gid);
+		rc = -EINVAL;
+		goto fail;
+	}
+	struct ibv_device_attr da;
+	if (ibv_query_device(v->ctx, &da)) {
+		rc = -errno;
+		goto fail;
+	}
+	v->rd_atom = da.max_qp_rd_atom < 16 ? (uint32_t)da.max_qp_rd_atom : 16;
+	v->init_rd_atom = da.max_qp_init_rd_atom < 16 ? (uint32_t)da.max_qp_init_rd_atom : 16;
+	v->W = (uint32_t)d->cfg.credit_window;
+	if (v->W < 8)
+		v->W = 8;
+	if (v->W > (uint32_t)da.max_qp_wr)
+		v->W = (uint32_t)da.max_qp_wr;
+	v->max_inline = V_INLINE_MAX;
+	v->nslots = 2u * (uint32_t)n->nnodes + 8;
+	uint32_t cqe = v->nslots * (v->W + 4) + V_NRECV;
+	if (cqe > (uint32_t)da.max_cqe)
+		cqe = (uint32_t)da.max_cqe;
+	if (!(v->pd = ibv_alloc_pd(v->ctx)) || !(v->cch = ibv_create_comp_channel(v->ctx)) ||
+	    !(v->cq = ibv_create_cq(v->ctx, (int)cqe, NULL, v->cch, 0))) {
+		rc = errno ? -errno : -ENOMEM;
+		hlog_err("verbs: cannot set up %s: %s", dev, strerror(-rc));
+		goto fail;
+	}
+	struct ibv_srq_init_attr sa = {.attr = {.max_wr = V_NRECV, .max_sge = 1}};
+	v->rbufs = aligned_alloc(4096, (size_t)V_NRECV * V_RECV_BUF);
+	if (!v->rbufs || !(v->srq = ibv_create_srq(v->pd, &sa)) ||
+	    !(v->rmr = ibv_reg_mr(v->pd, v->rbufs, (size_t)V_NRECV * V_RECV_BUF,
+				  IBV_ACCESS_LOCAL_WRITE))) {
+		rc = errno ? -errno : -ENOMEM;
+		hlog_err("verbs: cannot set up the receive queue on %s: %s", dev, strerror(-rc));
+		goto fail;
+	}
+	for (uint32_t i = 0; i < V_NRECV; i++)
+		recv_repost(v, i);
+	v->peers = calloc((size_t)n->nnodes, sizeof(*v->peers));
+	v->slots = calloc(v->nslots, sizeof(*v->slots));
+	v->gens = calloc(v->nslots, sizeof(*v->gens));
+	if (!v->peers || !v->slots || !v->gens) {
+		rc = -ENOMEM;
+		goto fail;
+	}
+	for (int32_t i = 0; i < n->nnodes; i++)
+		v->peers[i].amq_tail = &v->peers[i].amq;
+	/* the memlock budget */
+	struct rlimit rl;
+	uint64_t lim = getrlimit(RLIMIT_MEMLOCK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY
+			       ? (uint64_t)rl.rlim_cur
+			       : UINT64_MAX;
+	if (d->cfg.memlock_bytes)
+		lim = d->cfg.memlock_bytes;
+	d->pinned_limit = lim;
+	__atomic_store_n(&d->vst.pinned_limit, lim, __ATOMIC_RELAXED);
+	pinned_add(d, (int64_t)V_NRECV * V_RECV_BUF);
+	if (set_nonblock(v->ch->fd) || set_nonblock(v->cch->fd) || ibv_req_notify_cq(v->cq, 0)) {
+		rc = -EIO;
+		goto fail;
+	}
+	v->armed = 1;
+	v->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (v->epfd < 0 || (rc = ep_add(v->epfd, d->doorbell_fd, &EP_DOORBELL)) ||
+	    (rc = ep_add(v->epfd, d->to_progress.efd, &EP_CMDQ)) ||
+	    (rc = ep_add(v->epfd, v->ch->fd, &EP_CM)) || (rc = ep_add(v->epfd, v->cch->fd, &EP_CQ))) {
+		rc = rc ? rc : -errno;
+		goto fail;
+	}
+	/* the pinned table and the address cache, as tcp has them */
+	n->npins = (uint32_t)d->cfg.max_clients;
+	if (n->npins > 65536)
+		n->npins = 65536;
+	n->pins = calloc(n->npins, sizeof(*n->pins));
+	if (!n->pins || (rc = addr_cache_init(&n->cache, (uint32_t)d->cfg.addr_cache_entries))) {
+		free(n->pins);
+		n->pins = NULL;
+		rc = -ENOMEM;
+		goto fail;
+	}
+	v->own_net = 1;
+	if (rdma_listen(v->listen, 64)) {
+		rc = -errno;
+		hlog_err("verbs: cannot listen on %s: %s", me->name, strerror(-rc));
+		goto fail;
+	}
+	v->started = 1;
+	__atomic_store_n(&d->vst.transport_verbs, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&d->vst.rdma_port, port, __ATOMIC_RELAXED);
+	__atomic_store_n(&d->vst.rdma_gid_index, (uint64_t)(gid < 0 ? 0 : gid), __ATOMIC_RELAXED);
+	hlog_info("node %d of %d, listening on %s over verbs: device %s port %u gid index %d, "
+		  "max inline %u, memlock budget %llu bytes", n->self, n->nnodes, me->name, dev, port,
+		  gid, v->max_inline, (unsigned long long)lim);
+	return 0;
+fail:
+	verbs_stop(d);
+	return rc;
+}
+
+static void verbs_stop(struct daemon *d)
+{
+	struct verbs *v = d->verbs;
+	struct net *n = &d->net;
+	if (!v)
+		return;
+	for (uint32_t s = 0; v->slots && s < v->nslots; s++) {
+		struct vconn *cn = v->slots[s];
+		if (!cn)
+			continue;
+		for (uint64_t k = cn->head; cn->ring && k != cn->tail; k++)
+			cn->ring[k % cn->W].client = NULL; /* nobody to tell any more */
+		conn_close(d, cn, -ECONNRESET);
+	}
+	for (int32_t i = 0; v->peers && i < n->nnodes; i++)
+		amq_fail(&v->peers[i]);
+	while (v->res) {
+		struct vres *r = v->res;
+		v->res = r->next;
+		free(r);
+	}
+	/* the clients still attached (the control thread has stopped) */
+	for (struct client *c = d->clients; c; c = c->ctl_next)
+		verbs_client_deregister(d, c);
+	if (v->listen)
+		rdma_destroy_id(v->listen);
+	if (v->rmr)
+		ibv_dereg_mr(v->rmr);
+	if (v->srq)
+		ibv_destroy_srq(v->srq);
+	if (v->cq)
+		ibv_destroy_cq(v->cq);
+	if (v->cch)
+		ibv_destroy_comp_channel(v->cch);
+	if (v->pd)
+		ibv_dealloc_pd(v->pd);
+	if (v->ch)
+		rdma_destroy_event_channel(v->ch);
+	if (v->epfd >= 0)
+		close(v->epfd);
+	free(v->rbufs);
+	free(v->peers);
+	free(v->slots);
+	free(v->gens);
+	if (v->own_net) {
+		free(n->pins);
+		n->pins = NULL;
+		addr_cache_fini(&n->cache);
+	}
+	if (v->started) {
+		free(n->peers);
+		n->peers = NULL;
+		sodium_memzero(n->key, sizeof(n->key));
+	}
+	free(v);
+	d->verbs = NULL;
+	__atomic_store_n(&d->pinned_bytes, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&d->vst.pinned_bytes, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&d->vst.transport_verbs, 0, __ATOMIC_RELAXED);
+}
+
+const struct transport_ops verbs_transport = {
+	.name = "verbs",
+	.start = verbs_start,
+	.stop = verbs_stop,
+	.rma = verbs_rma,
+	.am_send = verbs_am_send,
+	.poll = verbs_poll,
+	.flush = verbs_flush,
+	.timers = verbs_timers,
+	.orphan = verbs_orphan,
+};

@@ -1,0 +1,36 @@
+#!/bin/bash
+# tests/rxe/multinode.sh BINDIR -- the multi-daemon tests over the verbs
+# transport, for real on Soft-RoCE (ctest rxe_multinode, label rxe).
+#
+# On the host it boots ONE VM with two rxe devices on the two ends of a veth
+# wire (RXE_VM_NDEV=2, run-in-vm.sh) and re-runs itself inside. In the guest
+# it starts two hoistd with --transport=verbs, one per rxe IP
+# (tests/multinode/cluster.sh with CLUSTER_IPS), and runs verbs_scenario.sh
+# under them: every operation, the randomized program against its model,
+# barriers, address-cache misses and invalidation, the memlock refusal, and
+# last the loss of a peer (kill -9 of daemon 1).
+# BINDIR is the build tree (build/); its binaries must be built without
+# -march=native (the guest CPU is x86-64-v3).
+# Exit: 0 pass, 1 fail, 77 skip (no VM possible here), 124/125 VM trouble.
+set -u
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
+B=${1:?usage: multinode.sh BUILD_DIR}
+B=$(cd "$B" && pwd -P)
+
+if [ "${RXE_VM:-0}" != 1 ]; then
+	export RXE_VM_NDEV=2 RXE_VM_TIMEOUT=${RXE_VM_TIMEOUT:-420} RXE_VM_MEM=${RXE_VM_MEM:-1024}
+	exec "$HERE/run-in-vm.sh" "$HERE/multinode.sh" "$B"
+fi
+
+# ---- inside the VM ----
+read -r -a ips <<<"$RXE_IPS"
+[ ${#ips[@]} -ge 2 ] || { echo "rxe_multinode: needs 2 rxe devices, have: $RXE_DEVS" >&2; exit 1; }
+echo "rxe_multinode: daemons on ${ips[0]} ($(echo "$RXE_DEVS" | cut -d' ' -f1)) and ${ips[1]} ($(echo "$RXE_DEVS" | cut -d' ' -f2))"
+export HOIST_HOISTD=$B/daemon/hoistd HOIST_HOISTRUN=$B/client/hoistrun HOIST_HOISTCTL=$B/daemon/hoistctl
+export CLUSTER_IPS="${ips[0]} ${ips[1]}" CLUSTER_READY_SEC=60 CLUSTER_TIMEOUT=300
+export IT_BIN=$B/tests/integration MN_BIN=$B/tests/multinode
+# 400 MiB budget: the jobs below fit (4 PEs of 64 MiB heaps over 2 daemons),
+# a 512 MiB heap does not
+exec "$HERE/../multinode/cluster.sh" 2 --daemon-arg=--transport=verbs \
+	--daemon-arg=--memlock-bytes=400m --daemon-arg=--addr-cache-entries=1 \
+	--daemon-arg=--log-level=debug -- "$HERE/verbs_scenario.sh"

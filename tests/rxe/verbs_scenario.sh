@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# verbs_scenario.sh: run by tests/rxe/multinode.sh inside the rxe VM under
+# `cluster.sh 2 --daemon-arg=--transport=verbs --daemon-arg=--memlock-bytes=400m
+# --daemon-arg=--addr-cache-entries=1` (daemon i on rxe device i's IP).
+#
+#  1. the integration programs across the two daemons (hoistrun
+#     --runtime-dirs, ranks in blocks): it_putget, it_nbi, it_fence,
+#     it_barrier, it_random (checked against its model), and issue 6:
+#     it_strided, it_pack, it_coll (20 iterations of every collective);
+#  2. both daemons really used verbs: transport_verbs == 1, RDMA WRITEs,
+#     READs, SENDs, receives and resolves counted, no tcp request, the peer
+#     "up" with connects >= 1; the one-entry address cache missed, hit and
+#     evicted; within 5 s of a job's end some daemon dropped a cached entry
+#     of a PE that left (addr_cache_invalidations);
+#  3. memlock: a client asking a 512 MiB heap is refused with -ENOMEM by a
+#     daemon with a 400 MiB budget, and hoist_error_detail() names the limit
+#     to raise; pinned_refused counts it, pinned_limit shows the budget;
+#  4. peer loss (tests/multinode/peer_lost.sh KILL): kill -9 of daemon 1
+#     fails a cross-node job's operations with -ECONNRESET within 10 s,
+#     daemon 0 lists node 1 as lost, local jobs go on.
+set -u
+: "${HOIST_DIRS:?run me under cluster.sh}"
+fail=0
+FAIL() { echo "[verbs_scenario] FAIL: $*" >&2; fail=1; }
+log() { echo "[verbs_scenario] $*" >&2; }
+stats() { "$HOIST_HOISTCTL" --runtime-dir "$1" stats --json; }
+dirs=("$HOIST_DIR_0" "$HOIST_DIR_1")
+S=$MN_SRC_DIR/mn_stats.py
+
+run() { # n prog [args]
+	local n=$1 t0=$SECONDS
+	shift
+	"$HOIST_HOISTRUN" -n "$n" --runtime-dirs "$HOIST_DIRS" --job "rxe-$(basename "$1")-$$" \
+		--timeout 200 "$@" || FAIL "$(basename "$1") ($n PEs over 2 daemons) failed with status $?"
+	log "$(basename "$1") -n $n: done in $((SECONDS - t0)) s"
+}
+
+# ---- 1. every operation over verbs ----------------------------------------------
+run 4 "$IT_BIN/it_putget"
+run 4 "$IT_BIN/it_nbi"
+run 4 "$IT_BIN/it_fence"
+run 4 "$IT_BIN/it_barrier"
+run 4 "$IT_BIN/it_random"
+# issue 6 over verbs: strided/vector elements as RDMA operations, aggregation
+# regions, collectives' chunks as SENDs into the SRQ (chunks up to 60 KiB)
+run 4 "$IT_BIN/it_strided"
+run 4 "$IT_BIN/it_pack"
+IT_COLL_ITERS=20 run 4 "$IT_BIN/it_coll"
+
+# ---- 2. verbs really carried it --------------------------------------------------
+for i in 0 1; do
+	o=$((1 - i))
+	stats "${dirs[$i]}" | python3 "$S" check \
+		"d['node_id'] == $i" "d['nodes'] == 2" "d['transport_verbs'] == 1" \
+		"d['rdma_writes'] > 0" "d['rdma_reads'] > 0" "d['rdma_sends'] > 0" "d['rdma_recvs'] > 0" \
+		"d['rdma_resolves'] > 0" "d['rdma_doorbells'] > 0" \
+		"d['rdma_wc_errors'] == 0" "d['tcp_requests'] == 0" \
+		"d['pinned_limit'] == 400 << 20" "d['pinned_bytes'] > 0" \
+		"d['addr_cache_hits'] > 0" "d['addr_cache_misses'] > 0" "d['addr_cache_evictions'] > 0" \
+		"p[$o]['state'] == 'up'" "p[$o]['counters']['connects'] >= 1" \
+		"p[$o]['counters']['ops_out'] > 0" "p[$o]['counters']['losses'] == 0" \
+		"p[$o]['counters']['auth_failures'] == 0" ||
+		FAIL "stats of node $i after the jobs (above)"
+done
+# batching: node 0's PEs (ranks 0, 1) post nbi puts and gets to node 1 in
+# bursts, so some doorbells carry several work requests and not every one
+# is signalled
+for i in 0 1; do
+	stats "${dirs[$i]}" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)["daemon"]
+print("[verbs_scenario] node '$i':", " ".join("%s=%s" % (k, d[k]) for k in sorted(d) if k.startswith(("rdma_", "pinned_"))))' >&2
+done
+stats "${dirs[0]}" | python3 "$S" check "d['rdma_wrs'] > d['rdma_doorbells']" \
+	"d['rdma_signaled'] < d['rdma_wrs']" || FAIL "node 0 never posted several work requests with one doorbell"
+grep -q "transport: verbs" "${dirs[0]}/hoistd.log" || FAIL "daemon 0 did not log 'transport: verbs'"
+inv=0
+end=$((SECONDS + 5))
+while :; do
+	inv=0
+	for i in 0 1; do
+		v=$(stats "${dirs[$i]}" | python3 "$S" daemon addr_cache_invalidations)
+		[ "${v:-0}" -gt 0 ] && inv=$((inv + v))
+	done
+	[ "$inv" -gt 0 ] || [ "$SECONDS" -ge "$end" ] && break
+	sleep 0.2
+done
+[ "$inv" -gt 0 ] || FAIL "5 s after the jobs ended no daemon dropped a cached address of a PE that left"
+
+# ---- 3. memlock budget -----------------------------------------------------------
+HOIST_RUNTIME_DIR=$HOIST_DIR_1 HOIST_JOB=rxe-memlock-$$ HOIST_SIZE=1 HOIST_RANK=0 HOIST_HEAP_SIZE=512m \
+	"$MN_BIN/mn_init_fail" ENOMEM "memlock" || FAIL "a 512 MiB heap was not refused with -ENOMEM naming memlock"
+stats "$HOIST_DIR_1" | python3 "$S" check "d['pinned_refused'] >= 1" ||
+	FAIL "daemon 1 did not count the refused registration"
+# a job that fits still attaches on the same daemon
+run 4 "$IT_BIN/it_barrier"
+
+# ---- 4. peer loss ----------------------------------------------------------------
+"$MN_SRC_DIR/peer_lost.sh" KILL "$MN_BIN/mn_lost" "$IT_BIN/it_kill" "$IT_BIN/it_putget" ||
+	FAIL "peer loss over verbs (peer_lost.sh KILL)"
+stats "$HOIST_DIR_0" | python3 "$S" check "d['transport_verbs'] == 1" "d['tcp_requests'] == 0" ||
+	FAIL "daemon 0 after the peer loss"
+
+[ "$fail" = 0 ] && log PASS
+exit "$fail"
