@@ -109,6 +109,7 @@ struct xp_multi {
 	uint64_t count;
 	uint64_t local_pos; /* local offset of element next */
 	struct hoist_vec_elem *vec; /* private copy of a VEC list */
+	struct hoist_sqe sqe;       /* the descriptor as validated and started */
 };
 
 static void multi_free(struct xp_multi *m)
@@ -277,6 +278,7 @@ static int multi_new(struct client *c, const struct hoist_sqe *sqe, struct xp_mu
 	struct xp_multi *m = calloc(1, sizeof(*m));
 	if (!m)
 		return -ENOMEM;
+	m->sqe = *sqe;
 	m->user_data = sqe->user_data;
 	m->opcode = sqe->opcode;
 	m->want_cqe = (sqe->flags & HOIST_SQE_F_CQE) != 0;
@@ -597,7 +599,13 @@ static unsigned drain(struct daemon *d, struct client *c)
 		/* One copy of the descriptor: the client may scribble on the
 		 * slot while we work, we only trust our copy. */
 		struct hoist_sqe sqe;
-		memcpy(&sqe, &c->sq[c->sq_head & c->sq_mask], sizeof(sqe));
+		if (c->multi) /* a stalled strided/vector descriptor resumes with
+			       * the copy it started from: its state (count,
+			       * elements issued, local position) belongs to that
+			       * one, not to what the client wrote to the slot since */
+			sqe = c->multi->sqe;
+		else
+			memcpy(&sqe, &c->sq[c->sq_head & c->sq_mask], sizeof(sqe));
 		int res = validate_sqe(&sqe, &geom);
 		if (res) {
 			STAT_INC(&c->st, rejected);
