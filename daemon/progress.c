@@ -181,6 +181,21 @@ static void client_break(struct client *c, const char *why)
 
 enum exec_result { EXEC_DONE, EXEC_STALL, EXEC_ASYNC };
 
+/* The cap on outstanding puts: the descriptor waits for completions. Puts
+ * this client's aggregation region holds back in open packs would never
+ * complete while it waits (the region's end is a later descriptor): they
+ * go now, as when a conflict ends a region early. */
+static enum exec_result cap_stall(struct daemon *d, struct client *c)
+{
+	if (c->agg_held) {
+		c->agg_held = 0;
+		STAT_INC(&c->st, agg_releases);
+		if (d->xport->pack_release)
+			d->xport->pack_release(d);
+	}
+	return EXEC_STALL;
+}
+
 /* A put or get: same node by copy, other nodes through the transport. */
 static enum exec_result rma(struct daemon *d, struct client *c, const struct hoist_sqe *sqe, int *res)
 {
@@ -212,7 +227,7 @@ static enum exec_result rma(struct daemon *d, struct client *c, const struct hoi
 		if (o && o->decided != c->sq_head + 1) {
 			if (is_put) {
 				if (overlap_put_begin(c, sqe, &op.seq))
-					return EXEC_STALL;
+					return cap_stall(d, c);
 			} else {
 				int r = overlap_get(d, c, sqe, node, res);
 				if (r) {
@@ -425,7 +440,7 @@ static enum exec_result multi_exec(struct daemon *d, struct client *c, const str
 			if (put) {
 				if (overlap_put_begin(c, &box, &m->seq)) {
 					multi_free(m);
-					return EXEC_STALL; /* cap: completions first */
+					return cap_stall(d, c); /* cap: completions first */
 				}
 				overlap_put_issued(c, &box, m->seq);
 				if (o->put_seq != m->seq)
