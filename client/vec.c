@@ -183,6 +183,16 @@ HOIST_API int hoist_put_strided(int pe, void *dst, ptrdiff_t dst_stride, const v
 	uint8_t agg = 0;
 	if (c->agg_depth && hoist__agg_put(c, pe, lo, hi - lo, NULL))
 		agg = HOIST_SQE_F_AGG;
+	/* its source may be the destination of an aggregated get in flight
+	 * (copied out only at the region's end): the box of its elements */
+	if (agg && c->agg_get_hi) {
+		const char *s0 = src, *s1 = (const char *)src + (ptrdiff_t)(count - 1) * src_stride;
+		const char *slo = s0 < s1 ? s0 : s1, *shi = (s0 < s1 ? s1 : s0) + elem_size;
+		if (slo < c->agg_get_hi && shi > c->agg_get_lo) {
+			agg_break(c);
+			agg = 0;
+		}
+	}
 	for (size_t i = 0; i < count;) {
 		size_t n = count - i < per ? count - i : per;
 		uint64_t soff;

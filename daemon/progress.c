@@ -109,6 +109,7 @@ struct xp_multi {
 	uint64_t count;
 	uint64_t local_pos; /* local offset of element next */
 	struct hoist_vec_elem *vec; /* private copy of a VEC list */
+	struct hoist_sqe sqe;       /* the descriptor as validated and started */
 };
 
 static void multi_free(struct xp_multi *m)
@@ -180,6 +181,21 @@ static void client_break(struct client *c, const char *why)
 
 enum exec_result { EXEC_DONE, EXEC_STALL, EXEC_ASYNC };
 
+/* The cap on outstanding puts: the descriptor waits for completions. Puts
+ * this client's aggregation region holds back in open packs would never
+ * complete while it waits (the region's end is a later descriptor): they
+ * go now, as when a conflict ends a region early. */
+static enum exec_result cap_stall(struct daemon *d, struct client *c)
+{
+	if (c->agg_held) {
+		c->agg_held = 0;
+		STAT_INC(&c->st, agg_releases);
+		if (d->xport->pack_release)
+			d->xport->pack_release(d);
+	}
+	return EXEC_STALL;
+}
+
 /* A put or get: same node by copy, other nodes through the transport. */
 static enum exec_result rma(struct daemon *d, struct client *c, const struct hoist_sqe *sqe, int *res)
 {
@@ -211,7 +227,7 @@ static enum exec_result rma(struct daemon *d, struct client *c, const struct hoi
 		if (o && o->decided != c->sq_head + 1) {
 			if (is_put) {
 				if (overlap_put_begin(c, sqe, &op.seq))
-					return EXEC_STALL;
+					return cap_stall(d, c);
 			} else {
 				int r = overlap_get(d, c, sqe, node, res);
 				if (r) {
@@ -277,6 +293,7 @@ static int multi_new(struct client *c, const struct hoist_sqe *sqe, struct xp_mu
 	struct xp_multi *m = calloc(1, sizeof(*m));
 	if (!m)
 		return -ENOMEM;
+	m->sqe = *sqe;
 	m->user_data = sqe->user_data;
 	m->opcode = sqe->opcode;
 	m->want_cqe = (sqe->flags & HOIST_SQE_F_CQE) != 0;
@@ -423,7 +440,7 @@ static enum exec_result multi_exec(struct daemon *d, struct client *c, const str
 			if (put) {
 				if (overlap_put_begin(c, &box, &m->seq)) {
 					multi_free(m);
-					return EXEC_STALL; /* cap: completions first */
+					return cap_stall(d, c); /* cap: completions first */
 				}
 				overlap_put_issued(c, &box, m->seq);
 				if (o->put_seq != m->seq)
@@ -597,7 +614,13 @@ static unsigned drain(struct daemon *d, struct client *c)
 		/* One copy of the descriptor: the client may scribble on the
 		 * slot while we work, we only trust our copy. */
 		struct hoist_sqe sqe;
-		memcpy(&sqe, &c->sq[c->sq_head & c->sq_mask], sizeof(sqe));
+		if (c->multi) /* a stalled strided/vector descriptor resumes with
+			       * the copy it started from: its state (count,
+			       * elements issued, local position) belongs to that
+			       * one, not to what the client wrote to the slot since */
+			sqe = c->multi->sqe;
+		else
+			memcpy(&sqe, &c->sq[c->sq_head & c->sq_mask], sizeof(sqe));
 		int res = validate_sqe(&sqe, &geom);
 		if (res) {
 			STAT_INC(&c->st, rejected);

@@ -8,7 +8,7 @@
  *     runs must have read the same;
  *   - conflicts inside a region: a get of what an aggregated put wrote
  *     (must see the put), a put from the destination of an aggregated get
- *     (must carry the fetched data); both end aggregation early
+ *     (must carry the fetched data; plain and strided); both end aggregation early
  *     (hoist__ctx()->agg_early_ends);
  *   - nesting, end without begin.
  * The stats side (packs sent, ops per pack, packs with several clients'
@@ -258,6 +258,24 @@ int main(void)
 	IT_OK(hoist_get(back, t2, (unsigned char *)cell + 64, 64), "read back");
 	if (memcmp(back, model, 64) || memcmp(gbuf, model, 64))
 		IT_FAIL("put from an aggregated get's dst did not carry the fetched data");
+
+	/* the same with a strided put (its source box is checked too) */
+	ends = c->agg_early_ends;
+	memset(gbuf, 0, sizeof(gbuf));
+	IT_OK(hoist_aggregate_begin(), "begin");
+	IT_OK(hoist_get(gbuf, t, rob + 256, 64), "aggregated get");
+	IT_OK(hoist_put_strided(t2, (unsigned char *)cell + 128, 8, gbuf, 8, 8, 8),
+	      "strided put from the get's dst");
+	IT_OK(hoist_aggregate_end(), "end");
+	if (c->agg_early_ends != ends + 1)
+		IT_FAIL("a strided put from an aggregated get's dst did not end aggregation early");
+	full = it_xmalloc(AREA);
+	it_fill(full, AREA, 5000 + (uint64_t)t);
+	memcpy(model, full + 256, 64);
+	free(full);
+	IT_OK(hoist_get(back, t2, (unsigned char *)cell + 128, 64), "read back");
+	if (memcmp(back, model, 64) || memcmp(gbuf, model, 64))
+		IT_FAIL("strided put from an aggregated get's dst did not carry the fetched data");
 
 	/* nesting, misuse */
 	IT_OK(hoist_aggregate_begin(), "outer");

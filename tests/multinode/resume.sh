@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# resume.sh <mn_resume>: run under `cluster.sh 2 --daemon-arg=--credit-window=1
+# --daemon-arg=--peer-timeout-ms=60000`. See mn_resume.c: a strided get
+# stalled half-way while daemon 1 is stopped, its ring slot rewritten by
+# the client, then daemon 1 continued. Rank 0 checks its data; cluster.sh
+# checks that both daemons are still alive and answer.
+set -u
+prog=$1
+: "${HOIST_DIRS:?run me under cluster.sh}"
+fail=0
+FAIL() { echo "[resume.sh] FAIL: $*" >&2; fail=1; }
+sync=$CLUSTER_BASE/sync
+mkdir -p "$sync"
+await() {
+	for _ in $(seq 1 600); do
+		[ -e "$sync/$1" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+multi_ops() { "$HOIST_HOISTCTL" --runtime-dir "$HOIST_DIR_0" stats --json | python3 "$MN_SRC_DIR/mn_stats.py" daemon multi_ops; }
+
+before=$(multi_ops)
+export HOIST_JOB=resume-$$ HOIST_SIZE=2 MN_SYNC_DIR=$sync
+HOIST_RUNTIME_DIR=$HOIST_DIR_0 HOIST_RANK=0 "$prog" &
+a0=$!
+HOIST_RUNTIME_DIR=$HOIST_DIR_1 HOIST_RANK=1 "$prog" &
+a1=$!
+unset HOIST_JOB HOIST_SIZE MN_SYNC_DIR
+stopped=0
+if await ready; then
+	kill -STOP "$HOISTD_PID_1" && stopped=1
+	touch "$sync/stopped"
+	if await posted; then
+		ok=0
+		for _ in $(seq 1 600); do
+			[ "$(multi_ops)" -gt "$before" ] && { ok=1; break; }
+			sleep 0.1
+		done
+		[ "$ok" = 1 ] || FAIL "daemon 0 did not start the strided get"
+		touch "$sync/started"
+		await rewritten || FAIL "rank 0 did not rewrite its slot"
+	else
+		FAIL "rank 0 did not post"
+	fi
+else
+	FAIL "the job did not start"
+fi
+[ "$stopped" = 1 ] && kill -CONT "$HOISTD_PID_1"
+wait "$a0" || FAIL "rank 0 failed with status $?"
+wait "$a1" || FAIL "rank 1 failed with status $?"
+exit $fail
