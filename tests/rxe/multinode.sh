@@ -29,8 +29,20 @@ echo "rxe_multinode: daemons on ${ips[0]} ($(echo "$RXE_DEVS" | cut -d' ' -f1)) 
 export HOIST_HOISTD=$B/daemon/hoistd HOIST_HOISTRUN=$B/client/hoistrun HOIST_HOISTCTL=$B/daemon/hoistctl
 export CLUSTER_IPS="${ips[0]} ${ips[1]}" CLUSTER_READY_SEC=60 CLUSTER_TIMEOUT=300
 export IT_BIN=$B/tests/integration MN_BIN=$B/tests/multinode
-# 400 MiB budget: the jobs below fit (4 PEs of 64 MiB heaps over 2 daemons),
-# a 512 MiB heap does not
-exec "$HERE/../multinode/cluster.sh" 2 --daemon-arg=--transport=verbs \
-	--daemon-arg=--memlock-bytes=400m --daemon-arg=--addr-cache-entries=1 \
-	--daemon-arg=--log-level=debug -- "$HERE/verbs_scenario.sh"
+# HOIST_RXE_PARTS (default "main loss") picks the clusters to run.
+parts=${HOIST_RXE_PARTS:-main loss}
+rc=0
+if [[ " $parts " == *" main "* ]]; then
+	# 400 MiB budget: the jobs below fit (4 PEs of 64 MiB heaps over 2
+	# daemons), a 512 MiB heap does not
+	"$HERE/../multinode/cluster.sh" 2 --daemon-arg=--transport=verbs \
+		--daemon-arg=--memlock-bytes=400m --daemon-arg=--addr-cache-entries=1 \
+		--daemon-arg=--log-level=debug -- "$HERE/verbs_scenario.sh" || rc=1
+fi
+if [[ " $parts " == *" loss "* ]]; then
+	# stale keys and a stopped peer: a fresh pair of daemons, default cache
+	"$HERE/../multinode/cluster.sh" 2 --daemon-arg=--transport=verbs \
+		--daemon-arg=--memlock-bytes=400m --daemon-arg=--peer-timeout-ms=2000 \
+		--daemon-arg=--heartbeat-ms=500 -- "$HERE/verbs_loss.sh" || rc=1
+fi
+exit "$rc"
