@@ -26,8 +26,16 @@
  *   (XP_STALL) until W_VRESOLVE_REPLY brings base, rkey and generation.
  * - A failed completion, a disconnect, a reject after peer_timeout_ms of
  *   retries fail the affected operations with -ECONNRESET and tear the
- *   connection down; the next operation reconnects. A lost peer fails its
- *   jobs as with tcp (net_node_lost).
+ *   connection down; the next operation reconnects (active messages the
+ *   failure flushed are requeued for it). A lost peer fails its jobs as
+ *   with tcp (net_node_lost).
+ * - Heartbeats: a PING active message every heartbeat_ms on each outgoing
+ *   connection that is up, answered by the peer daemon's PONG; silent for
+ *   peer_timeout_ms with a ping unanswered that long: the peer is lost
+ *   (RDMA completions prove nothing: the device answers for a stopped
+ *   daemon).
+ * - A departed client's registrations and segments stay for a grace period
+ *   (struct vdefer): a peer's cached rkey of it stays harmless.
  */
 #include "net.h"
 
@@ -117,6 +125,7 @@ struct vpeer {
 	uint64_t first_try_ns; /* 0: not trying */
 	uint64_t retry_at_ns;  /* 0: no retry scheduled */
 	uint32_t backoff_ms;
+	uint64_t last_rx_ns;   /* its daemon's last active message (heartbeats) */
 	struct vam *amq, **amq_tail;
 };
 
@@ -409,6 +418,7 @@ static void vpeer_lost(struct daemon *d, int32_t node, const char *why)
 	}
 	__atomic_store_n(&p->state, PEER_LOST, __ATOMIC_RELAXED);
 	p->retry_after_ns = now_ns() + V_RETRY_NS;
+	p->ping_sent_ns = 0;
 	vp->first_try_ns = 0;
 	vp->retry_at_ns = 0;
 	vp->backoff_ms = 0;
@@ -653,7 +663,13 @@ static void am_recv(struct daemon *d, int32_t from, const char *buf, uint32_t le
 		return;
 	}
 	const char *ext = buf + sizeof(h), *payload = ext + h.hlen;
+	struct peer *p = &d->net.peers[from];
 	STAT_INC(&d->vst, rdma_recvs);
+	/* only the daemon's own messages prove it alive: the kernel (rxe) or
+	 * the NIC answers RDMA for a stopped process */
+	d->verbs->peers[from].last_rx_ns = now_ns();
+	STAT_INC(&p->st, ops_in);
+	STAT_ADD(&p->st, bytes_in, h.plen);
 	if (am_handles(h.type)) {
 		if (am_dispatch(d, from, h.type, ext, h.hlen, payload, h.plen))
 			hlog_warn("node %d sent a bad active message (type %u)", from, h.type);
@@ -676,6 +692,17 @@ static void am_recv(struct daemon *d, int32_t from, const char *buf, uint32_t le
 		resolve_reply(d, from, h.tag, &r);
 		return;
 	}
+	case W_PING:
+		if (am_frame(d, from, W_PONG, h.tag, NULL, 0, NULL, 0))
+			hlog_debug("cannot answer a ping from node %d", from);
+		return;
+	case W_PONG:
+		if (h.tag == p->ping_tag && p->ping_sent_ns) {
+			__atomic_store_n(&p->st.rtt_us, (now_ns() - p->ping_sent_ns) / 1000,
+					 __ATOMIC_RELAXED);
+			p->ping_sent_ns = 0;
+		}
+		return;
 	default:
 		hlog_warn("node %d sent an active message of unknown type %u", from, h.type);
 	}
@@ -1108,6 +1135,9 @@ static void on_established(struct daemon *d, struct vconn *cn, const void *pdata
 	struct vpeer *vp = &d->verbs->peers[cn->node];
 	cn->state = VC_UP;
 	vp->first_try_ns = 0;
+	vp->last_rx_ns = now_ns(); /* the accept came from its daemon */
+	p->ping_sent_ns = 0;
+	p->last_ping_ns = vp->last_rx_ns;
 	vp->backoff_ms = 0;
 	__atomic_store_n(&p->state, PEER_UP, __ATOMIC_RELAXED);
 	STAT_INC(&p->st, connects);
@@ -1265,6 +1295,30 @@ static int verbs_poll(struct daemon *d, int timeout_ms)
 	return work;
 }
 
+/* Heartbeats on an outgoing connection that is up, as tcp has them: a PING
+ * every heartbeat_ms while none is unanswered; a peer whose daemon said
+ * nothing for peer_timeout_ms while a ping was unanswered that long is
+ * lost. Completions of RDMA operations do not count: a stopped (SIGSTOP)
+ * or hung daemon's device still completes them. */
+static void heartbeat(struct daemon *d, int32_t node, uint64_t now)
+{
+	struct peer *p = &d->net.peers[node];
+	struct vpeer *vp = &d->verbs->peers[node];
+	uint64_t hb = d->cfg.heartbeat_ms * 1000000ull, to = d->cfg.peer_timeout_ms * 1000000ull;
+	if (p->ping_sent_ns && now - p->ping_sent_ns > to && now - vp->last_rx_ns > to) {
+		vpeer_lost(d, node, "no answer within peer_timeout_ms");
+		return;
+	}
+	if (now - p->last_ping_ns > hb && !p->ping_sent_ns) {
+		p->last_ping_ns = now;
+		p->ping_sent_ns = now;
+		if (am_frame(d, node, W_PING, ++p->ping_tag, NULL, 0, NULL, 0))
+			p->ping_sent_ns = 0;
+		else
+			STAT_INC(&d->vst, rdma_pings);
+	}
+}
+
 static void verbs_timers(struct daemon *d, uint64_t now)
 {
 	struct verbs *v = d->verbs;
@@ -1282,6 +1336,9 @@ static void verbs_timers(struct daemon *d, uint64_t now)
 			pp = &r->next;
 		}
 	}
+	int ping_due = now >= n->next_ping_check_ns;
+	if (ping_due)
+		n->next_ping_check_ns = now + d->cfg.heartbeat_ms * 1000000ull / 4;
 	for (int32_t i = 0; i < n->nnodes; i++) {
 		struct vpeer *vp = &v->peers[i];
 		if (i == n->self)
@@ -1309,7 +1366,12 @@ static void verbs_timers(struct daemon *d, uint64_t now)
 			int rc = connect_start(d, i);
 			if (rc)
 				vpeer_lost(d, i, strerror(-rc));
+		} else if (!vp->out && !vp->retry_at_ns && vp->amq) {
+			int rc; /* requeued messages wait for a connection */
+			conn_ready(d, i, &rc);
 		}
+		if (cn && cn->state == VC_UP && vp->out == cn && ping_due)
+			heartbeat(d, i, now);
 	}
 }
 

@@ -8,7 +8,9 @@
 # (tests/multinode/cluster.sh with CLUSTER_IPS), and runs verbs_scenario.sh
 # under them: every operation, the randomized program against its model,
 # barriers, address-cache misses and invalidation, the memlock refusal, and
-# last the loss of a peer (kill -9 of daemon 1).
+# last the loss of a peer (kill -9 of daemon 1). Then a second pair of
+# daemons runs verbs_loss.sh: stale remote keys of departed PEs, heartbeats,
+# a stopped peer (kill -STOP).
 # BINDIR is the build tree (build/); its binaries must be built without
 # -march=native (the guest CPU is x86-64-v3).
 # Exit: 0 pass, 1 fail, 77 skip (no VM possible here), 124/125 VM trouble.
@@ -18,7 +20,7 @@ B=${1:?usage: multinode.sh BUILD_DIR}
 B=$(cd "$B" && pwd -P)
 
 if [ "${RXE_VM:-0}" != 1 ]; then
-	export RXE_VM_NDEV=2 RXE_VM_TIMEOUT=${RXE_VM_TIMEOUT:-420} RXE_VM_MEM=${RXE_VM_MEM:-1024}
+	export RXE_VM_NDEV=2 RXE_VM_TIMEOUT=${RXE_VM_TIMEOUT:-540} RXE_VM_MEM=${RXE_VM_MEM:-1024}
 	exec "$HERE/run-in-vm.sh" "$HERE/multinode.sh" "$B"
 fi
 

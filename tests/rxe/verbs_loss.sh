@@ -21,6 +21,17 @@ S=$MN_SRC_DIR/mn_stats.py
 t0=$SECONDS
 "$MN_SRC_DIR/stale_key.sh" "$MN_BIN/mn_stale" || FAIL "a stale remote key broke other traffic (stale_key.sh)"
 log "stale_key.sh: $((SECONDS - t0)) s"
+for i in 0 1; do
+	"$HOIST_HOISTCTL" --runtime-dir "$(eval echo "\$HOIST_DIR_$i")" stats --json | python3 "$S" check \
+		"d['transport_verbs'] == 1" "d['rdma_pings'] > 0" "p[$((1 - i))]['counters']['rtt_us'] > 0" \
+		"p[$((1 - i))]['counters']['ops_in'] > 0" "p[$((1 - i))]['counters']['bytes_in'] > 0" ||
+		FAIL "daemon $i: no heartbeats or peer counters over verbs"
+done
+
+t0=$SECONDS
+"$MN_SRC_DIR/peer_lost.sh" STOP "$MN_BIN/mn_lost" "$IT_BIN/it_kill" "$IT_BIN/it_putget" ||
+	FAIL "a stopped peer over verbs (peer_lost.sh STOP)"
+log "peer_lost.sh STOP: $((SECONDS - t0)) s"
 
 [ "$fail" = 0 ] && log PASS
 exit "$fail"
