@@ -128,6 +128,7 @@ void client_free(struct daemon *d, struct client *c)
 	if (c->conn)
 		c->conn->client = NULL;
 	struct job *j = c->job;
+	verbs_client_retire(d, c); /* takes over the segments it registered */
 	verbs_client_deregister(d, c);
 	region_destroy(&c->ring);
 	region_destroy(&c->staging);

@@ -84,9 +84,12 @@
 	X(rdma_wc_errors, "failed work completions")                                               \
 	X(rdma_cm_retries, "connection attempts retried (REJECTED, unreachable)")                  \
 	X(rdma_disconnects, "connections torn down")                                               \
+	X(rdma_pings, "heartbeat pings sent (SEND; answered by the peer daemon)")                  \
 	X(pinned_bytes, "bytes registered (pinned) for client segments now")                      \
 	X(pinned_limit, "pinned-bytes budget (memlock_bytes or RLIMIT_MEMLOCK)")                  \
-	X(pinned_refused, "attaches refused by the pinned-bytes budget")
+	X(pinned_refused, "attaches refused by the pinned-bytes budget")                          \
+	X(pinned_deferred, "departed clients whose registrations were kept for a grace period")  \
+	X(pinned_grace_cut, "deferred registrations released early for the pinned-bytes budget")
 
 #define HOISTD_CONTROL_STATS(X)                                                                    \
 	X(attaches, "clients attached")                                                            \

@@ -77,5 +77,8 @@ extern const struct transport_ops verbs_transport;
  * the client. No-op with tcp. */
 int verbs_client_register(struct daemon *d, struct client *c, char *why, size_t whylen);
 void verbs_client_deregister(struct daemon *d, struct client *c);
+/* verbs.c: the client is being freed: its registrations and segments stay
+ * for a grace period (a peer may still use a cached rkey). No-op with tcp. */
+void verbs_client_retire(struct daemon *d, struct client *c);
 
 #endif

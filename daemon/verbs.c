@@ -26,8 +26,16 @@
  *   (XP_STALL) until W_VRESOLVE_REPLY brings base, rkey and generation.
  * - A failed completion, a disconnect, a reject after peer_timeout_ms of
  *   retries fail the affected operations with -ECONNRESET and tear the
- *   connection down; the next operation reconnects. A lost peer fails its
- *   jobs as with tcp (net_node_lost).
+ *   connection down; the next operation reconnects (active messages the
+ *   failure flushed are requeued for it). A lost peer fails its jobs as
+ *   with tcp (net_node_lost).
+ * - Heartbeats: a PING active message every heartbeat_ms on each outgoing
+ *   connection that is up, answered by the peer daemon's PONG; silent for
+ *   peer_timeout_ms with a ping unanswered that long: the peer is lost
+ *   (RDMA completions prove nothing: the device answers for a stopped
+ *   daemon).
+ * - A departed client's registrations and segments stay for a grace period
+ *   (struct vdefer): a peer's cached rkey of it stays harmless.
  */
 #include "net.h"
 
@@ -59,6 +67,7 @@
 #define V_RETRY_NS (1000000000ull) /* a lost peer may be retried after 1 s */
 #define V_AUTH_WINDOW_NS (120ull * 1000000000ull)
 #define V_REJECT_AUTH "hoist-auth"
+#define V_GRACE_MIN_MS 2000ull  /* a departed client's registrations outlive it */
 
 _Static_assert(sizeof(struct wire_hdr) + WIRE_MAX_EXT + WIRE_AM_MAX_PAYLOAD <= V_RECV_BUF,
 	       "an active message fits one receive buffer");
@@ -116,6 +125,7 @@ struct vpeer {
 	uint64_t first_try_ns; /* 0: not trying */
 	uint64_t retry_at_ns;  /* 0: no retry scheduled */
 	uint32_t backoff_ms;
+	uint64_t last_rx_ns;   /* its daemon's last active message (heartbeats) */
 	struct vam *amq, **amq_tail;
 };
 
@@ -127,6 +137,23 @@ struct vres {
 	int err;
 	uint64_t tag, sent_ns;
 	struct addr_entry entry;
+};
+
+/* A departed client's registrations and the memory under them, kept for a
+ * grace period: a peer may still hold its heap's rkey (the PE_GONE notice
+ * that invalidates it is on its way) and post an RDMA WRITE or READ with
+ * it. With the registration gone that is a remote access error, which puts
+ * the whole queue pair, and every other job's operations on it, in error;
+ * with it kept the operation lands in (or reads) memory nobody looks at
+ * any more, and the requester's client gets -ECONNRESET from pe_gone.
+ * Staging and the prefetch arena stay too: this daemon's own operations
+ * of the client may still be in flight with their lkeys. */
+struct vdefer {
+	struct vdefer *next;
+	uint64_t due_ns;
+	void *mr[3];
+	struct region rg[3]; /* heap, staging, prefetch region */
+	uint64_t pinned;
 };
 
 struct verbs {
@@ -153,12 +180,18 @@ struct verbs {
 	uint64_t next_tag;
 	uint8_t seen[128][16]; /* recently accepted nonces (replay) */
 	uint32_t nseen;
+	/* deferred deregistrations, oldest (earliest due) first: pushed by
+	 * the control thread, released by the progress thread's timers */
+	pthread_mutex_t defer_lock;
+	struct vdefer *defer, **defer_tail;
+	uint64_t defer_due; /* due time of the oldest, 0: none (atomic) */
 	int own_net;           /* pins and cache are ours to free */
 	int started;           /* start succeeded: stop frees the cluster too */
 };
 
 static void conn_close(struct daemon *d, struct vconn *cn, int res);
 static void vpeer_lost(struct daemon *d, int32_t node, const char *why);
+static uint64_t defer_release_due(struct daemon *d, uint64_t now, uint64_t need);
 
 static uint64_t wall_ns(void)
 {
@@ -385,6 +418,7 @@ static void vpeer_lost(struct daemon *d, int32_t node, const char *why)
 	}
 	__atomic_store_n(&p->state, PEER_LOST, __ATOMIC_RELAXED);
 	p->retry_after_ns = now_ns() + V_RETRY_NS;
+	p->ping_sent_ns = 0;
 	vp->first_try_ns = 0;
 	vp->retry_at_ns = 0;
 	vp->backoff_ms = 0;
@@ -629,7 +663,13 @@ static void am_recv(struct daemon *d, int32_t from, const char *buf, uint32_t le
 		return;
 	}
 	const char *ext = buf + sizeof(h), *payload = ext + h.hlen;
+	struct peer *p = &d->net.peers[from];
 	STAT_INC(&d->vst, rdma_recvs);
+	/* only the daemon's own messages prove it alive: the kernel (rxe) or
+	 * the NIC answers RDMA for a stopped process */
+	d->verbs->peers[from].last_rx_ns = now_ns();
+	STAT_INC(&p->st, ops_in);
+	STAT_ADD(&p->st, bytes_in, h.plen);
 	if (am_handles(h.type)) {
 		if (am_dispatch(d, from, h.type, ext, h.hlen, payload, h.plen))
 			hlog_warn("node %d sent a bad active message (type %u)", from, h.type);
@@ -652,6 +692,17 @@ static void am_recv(struct daemon *d, int32_t from, const char *buf, uint32_t le
 		resolve_reply(d, from, h.tag, &r);
 		return;
 	}
+	case W_PING:
+		if (am_frame(d, from, W_PONG, h.tag, NULL, 0, NULL, 0))
+			hlog_debug("cannot answer a ping from node %d", from);
+		return;
+	case W_PONG:
+		if (h.tag == p->ping_tag && p->ping_sent_ns) {
+			__atomic_store_n(&p->st.rtt_us, (now_ns() - p->ping_sent_ns) / 1000,
+					 __ATOMIC_RELAXED);
+			p->ping_sent_ns = 0;
+		}
+		return;
 	default:
 		hlog_warn("node %d sent an active message of unknown type %u", from, h.type);
 	}
@@ -876,6 +927,36 @@ static void recv_repost(struct verbs *v, uint32_t i)
 		hlog_err("cannot repost a receive buffer");
 }
 
+/* The active messages after the failed work request at seq were flushed,
+ * not sent (RC executes in order): they go back to the front of the
+ * peer's queue for the reconnection, so that barrier, membership and
+ * resolve messages of other jobs are not lost with the connection. */
+static void amq_requeue(struct daemon *d, struct vconn *cn, uint64_t seq)
+{
+	struct vpeer *vp = &d->verbs->peers[cn->node];
+	struct vam *first = NULL, **tail = &first;
+	for (uint64_t k = seq + 1; k < cn->tail; k++) {
+		struct vop *o = &cn->ring[k % cn->W];
+		if (o->kind != VK_SEND)
+			continue;
+		struct vam *a = malloc(sizeof(*a) + o->sge.length);
+		if (!a)
+			break;
+		a->len = o->sge.length;
+		memcpy(a->buf, (const void *)(uintptr_t)o->sge.addr, a->len);
+		a->next = NULL;
+		*tail = a;
+		tail = &a->next;
+		o->kind = 0; /* so that nothing else counts it */
+	}
+	if (!first)
+		return;
+	*tail = vp->amq;
+	if (!vp->amq)
+		vp->amq_tail = tail;
+	vp->amq = first;
+}
+
 static void wc_handle(struct daemon *d, const struct ibv_wc *wc)
 {
 	struct verbs *v = d->verbs;
@@ -920,8 +1001,10 @@ static void wc_handle(struct daemon *d, const struct ibv_wc *wc)
 		vpeer_lost(d, node, "no response (transport retries exceeded)");
 		return;
 	}
-	if (v->slots[slot] == cn && cn->gen == gen)
+	if (v->slots[slot] == cn && cn->gen == gen) {
+		amq_requeue(d, cn, seq);
 		conn_close(d, cn, -ECONNRESET);
+	}
 	addr_cache_invalidate_node(&d->net.cache, node);
 }
 
@@ -1052,6 +1135,9 @@ static void on_established(struct daemon *d, struct vconn *cn, const void *pdata
 	struct vpeer *vp = &d->verbs->peers[cn->node];
 	cn->state = VC_UP;
 	vp->first_try_ns = 0;
+	vp->last_rx_ns = now_ns(); /* the accept came from its daemon */
+	p->ping_sent_ns = 0;
+	p->last_ping_ns = vp->last_rx_ns;
 	vp->backoff_ms = 0;
 	__atomic_store_n(&p->state, PEER_UP, __ATOMIC_RELAXED);
 	STAT_INC(&p->st, connects);
@@ -1209,11 +1295,38 @@ static int verbs_poll(struct daemon *d, int timeout_ms)
 	return work;
 }
 
+/* Heartbeats on an outgoing connection that is up, as tcp has them: a PING
+ * every heartbeat_ms while none is unanswered; a peer whose daemon said
+ * nothing for peer_timeout_ms while a ping was unanswered that long is
+ * lost. Completions of RDMA operations do not count: a stopped (SIGSTOP)
+ * or hung daemon's device still completes them. */
+static void heartbeat(struct daemon *d, int32_t node, uint64_t now)
+{
+	struct peer *p = &d->net.peers[node];
+	struct vpeer *vp = &d->verbs->peers[node];
+	uint64_t hb = d->cfg.heartbeat_ms * 1000000ull, to = d->cfg.peer_timeout_ms * 1000000ull;
+	if (p->ping_sent_ns && now - p->ping_sent_ns > to && now - vp->last_rx_ns > to) {
+		vpeer_lost(d, node, "no answer within peer_timeout_ms");
+		return;
+	}
+	if (now - p->last_ping_ns > hb && !p->ping_sent_ns) {
+		p->last_ping_ns = now;
+		p->ping_sent_ns = now;
+		if (am_frame(d, node, W_PING, ++p->ping_tag, NULL, 0, NULL, 0))
+			p->ping_sent_ns = 0;
+		else
+			STAT_INC(&d->vst, rdma_pings);
+	}
+}
+
 static void verbs_timers(struct daemon *d, uint64_t now)
 {
 	struct verbs *v = d->verbs;
 	struct net *n = &d->net;
 	uint64_t to = d->cfg.peer_timeout_ms * 1000000ull;
+	uint64_t due = __atomic_load_n(&v->defer_due, __ATOMIC_RELAXED);
+	if (due && now >= due)
+		defer_release_due(d, now, 0);
 	/* answers nobody picked up (the cache served the waiting operation) */
 	for (struct vres **pp = &v->res, *r; (r = *pp);) {
 		if (r->state != RES_WAIT && now - r->sent_ns > 1000000000ull) {
@@ -1223,6 +1336,9 @@ static void verbs_timers(struct daemon *d, uint64_t now)
 			pp = &r->next;
 		}
 	}
+	int ping_due = now >= n->next_ping_check_ns;
+	if (ping_due)
+		n->next_ping_check_ns = now + d->cfg.heartbeat_ms * 1000000ull / 4;
 	for (int32_t i = 0; i < n->nnodes; i++) {
 		struct vpeer *vp = &v->peers[i];
 		if (i == n->self)
@@ -1250,7 +1366,12 @@ static void verbs_timers(struct daemon *d, uint64_t now)
 			int rc = connect_start(d, i);
 			if (rc)
 				vpeer_lost(d, i, strerror(-rc));
+		} else if (!vp->out && !vp->retry_at_ns && vp->amq) {
+			int rc; /* requeued messages wait for a connection */
+			conn_ready(d, i, &rc);
 		}
+		if (cn && cn->state == VC_UP && vp->out == cn && ping_due)
+			heartbeat(d, i, now);
 	}
 }
 
@@ -1269,6 +1390,51 @@ static void verbs_orphan(struct daemon *d, struct client *c)
 
 /* ---- registration (control thread) ------------------------------------------------- */
 
+static void defer_free(struct daemon *d, struct vdefer *e)
+{
+	for (int i = 0; i < 3; i++) {
+		if (e->mr[i])
+			ibv_dereg_mr(e->mr[i]);
+		region_destroy(&e->rg[i]);
+	}
+	pinned_add(d, -(int64_t)e->pinned);
+	free(e);
+}
+
+/* Release the deferred registrations due by now, or (need) the oldest ones
+ * until need more bytes fit the budget. Any thread. Returns the bytes
+ * released. */
+static uint64_t defer_release_due(struct daemon *d, uint64_t now, uint64_t need)
+{
+	struct verbs *v = d->verbs;
+	struct vdefer *done = NULL, **tail = &done;
+	uint64_t freed = 0;
+	pthread_mutex_lock(&v->defer_lock);
+	uint64_t used = __atomic_load_n(&d->pinned_bytes, __ATOMIC_RELAXED);
+	while (v->defer) {
+		struct vdefer *e = v->defer;
+		if (need ? used - freed + need <= d->pinned_limit : e->due_ns > now)
+			break;
+		v->defer = e->next;
+		freed += e->pinned;
+		e->next = NULL;
+		*tail = e;
+		tail = &e->next;
+	}
+	if (!v->defer)
+		v->defer_tail = &v->defer;
+	__atomic_store_n(&v->defer_due, v->defer ? v->defer->due_ns : 0, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&v->defer_lock);
+	while (done) {
+		struct vdefer *e = done;
+		done = e->next;
+		if (need)
+			STAT_INC(&d->vst, pinned_grace_cut);
+		defer_free(d, e);
+	}
+	return freed;
+}
+
 int verbs_client_register(struct daemon *d, struct client *c, char *why, size_t whylen)
 {
 	struct verbs *v = d->verbs;
@@ -1276,6 +1442,13 @@ int verbs_client_register(struct daemon *d, struct client *c, char *why, size_t 
 		return 0;
 	uint64_t need = c->heap.bytes + c->staging.bytes + (c->pf.base ? c->pf.bytes : 0);
 	uint64_t used = __atomic_load_n(&d->pinned_bytes, __ATOMIC_RELAXED);
+	if ((used + need > d->pinned_limit || used + need < used) &&
+	    __atomic_load_n(&v->defer_due, __ATOMIC_RELAXED)) {
+		/* the budget before the grace period of departed clients: a
+		 * peer's stale key is unlikely this late, a refusal certain */
+		defer_release_due(d, 0, need);
+		used = __atomic_load_n(&d->pinned_bytes, __ATOMIC_RELAXED);
+	}
 	if (used + need > d->pinned_limit || used + need < used) {
 		STAT_INC(&d->vst, pinned_refused);
 		snprintf(why, whylen,
@@ -1309,6 +1482,42 @@ int verbs_client_register(struct daemon *d, struct client *c, char *why, size_t 
 	c->pinned = need;
 	pinned_add(d, (int64_t)need);
 	return 0;
+}
+
+/* The client is being freed (control thread): its registrations, and the
+ * segments they cover, go on the deferred list for max(peer_timeout_ms,
+ * V_GRACE_MIN_MS) - every peer was sent its PE_GONE before (barrier_depart
+ * in the progress thread retires it before CMD_CLIENT_FREE). The client's
+ * regions are left unmapped (base NULL) for region_destroy. */
+void verbs_client_retire(struct daemon *d, struct client *c)
+{
+	struct verbs *v = d->verbs;
+	if (!v || (!c->mr[0] && !c->mr[1] && !c->mr[2]))
+		return;
+	struct vdefer *e = calloc(1, sizeof(*e));
+	if (!e) {
+		verbs_client_deregister(d, c);
+		return;
+	}
+	struct region *rg[3] = {&c->heap, &c->staging, &c->pf};
+	for (int i = 0; i < 3; i++) {
+		e->mr[i] = c->mr[i];
+		c->mr[i] = NULL;
+		e->rg[i] = *rg[i];
+		region_close_fd(&e->rg[i]); /* the mapping is what stays */
+		rg[i]->base = NULL;
+		rg[i]->fd = -1;
+	}
+	e->pinned = c->pinned;
+	c->pinned = 0;
+	uint64_t grace = d->cfg.peer_timeout_ms > V_GRACE_MIN_MS ? d->cfg.peer_timeout_ms : V_GRACE_MIN_MS;
+	e->due_ns = now_ns() + grace * 1000000ull;
+	pthread_mutex_lock(&v->defer_lock);
+	*v->defer_tail = e;
+	v->defer_tail = &e->next;
+	__atomic_store_n(&v->defer_due, v->defer->due_ns, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&v->defer_lock);
+	STAT_INC(&d->vst, pinned_deferred);
 }
 
 void verbs_client_deregister(struct daemon *d, struct client *c)
@@ -1369,6 +1578,8 @@ static int verbs_start(struct daemon *d)
 		return -ENOMEM;
 	d->verbs = v;
 	v->epfd = -1;
+	pthread_mutex_init(&v->defer_lock, NULL);
+	v->defer_tail = &v->defer;
 	int rc = -ENODEV;
 	if (!(v->ch = rdma_create_event_channel()) ||
 	    rdma_create_id(v->ch, &v->listen, NULL, RDMA_PS_TCP)) {
@@ -1521,6 +1732,7 @@ static void verbs_stop(struct daemon *d)
 	/* the clients still attached (the control thread has stopped) */
 	for (struct client *c = d->clients; c; c = c->ctl_next)
 		verbs_client_deregister(d, c);
+	defer_release_due(d, UINT64_MAX, 0); /* the connections are closed */
 	if (v->listen)
 		rdma_destroy_id(v->listen);
 	if (v->rmr)
@@ -1551,6 +1763,7 @@ static void verbs_stop(struct daemon *d)
 		n->peers = NULL;
 		sodium_memzero(n->key, sizeof(n->key));
 	}
+	pthread_mutex_destroy(&v->defer_lock);
 	free(v);
 	d->verbs = NULL;
 	__atomic_store_n(&d->pinned_bytes, 0, __ATOMIC_RELAXED);

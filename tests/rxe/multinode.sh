@@ -8,7 +8,9 @@
 # (tests/multinode/cluster.sh with CLUSTER_IPS), and runs verbs_scenario.sh
 # under them: every operation, the randomized program against its model,
 # barriers, address-cache misses and invalidation, the memlock refusal, and
-# last the loss of a peer (kill -9 of daemon 1).
+# last the loss of a peer (kill -9 of daemon 1). Then a second pair of
+# daemons runs verbs_loss.sh: stale remote keys of departed PEs, heartbeats,
+# a stopped peer (kill -STOP).
 # BINDIR is the build tree (build/); its binaries must be built without
 # -march=native (the guest CPU is x86-64-v3).
 # Exit: 0 pass, 1 fail, 77 skip (no VM possible here), 124/125 VM trouble.
@@ -18,7 +20,7 @@ B=${1:?usage: multinode.sh BUILD_DIR}
 B=$(cd "$B" && pwd -P)
 
 if [ "${RXE_VM:-0}" != 1 ]; then
-	export RXE_VM_NDEV=2 RXE_VM_TIMEOUT=${RXE_VM_TIMEOUT:-420} RXE_VM_MEM=${RXE_VM_MEM:-1024}
+	export RXE_VM_NDEV=2 RXE_VM_TIMEOUT=${RXE_VM_TIMEOUT:-540} RXE_VM_MEM=${RXE_VM_MEM:-1024}
 	exec "$HERE/run-in-vm.sh" "$HERE/multinode.sh" "$B"
 fi
 
@@ -29,8 +31,20 @@ echo "rxe_multinode: daemons on ${ips[0]} ($(echo "$RXE_DEVS" | cut -d' ' -f1)) 
 export HOIST_HOISTD=$B/daemon/hoistd HOIST_HOISTRUN=$B/client/hoistrun HOIST_HOISTCTL=$B/daemon/hoistctl
 export CLUSTER_IPS="${ips[0]} ${ips[1]}" CLUSTER_READY_SEC=60 CLUSTER_TIMEOUT=300
 export IT_BIN=$B/tests/integration MN_BIN=$B/tests/multinode
-# 400 MiB budget: the jobs below fit (4 PEs of 64 MiB heaps over 2 daemons),
-# a 512 MiB heap does not
-exec "$HERE/../multinode/cluster.sh" 2 --daemon-arg=--transport=verbs \
-	--daemon-arg=--memlock-bytes=400m --daemon-arg=--addr-cache-entries=1 \
-	--daemon-arg=--log-level=debug -- "$HERE/verbs_scenario.sh"
+# HOIST_RXE_PARTS (default "main loss") picks the clusters to run.
+parts=${HOIST_RXE_PARTS:-main loss}
+rc=0
+if [[ " $parts " == *" main "* ]]; then
+	# 400 MiB budget: the jobs below fit (4 PEs of 64 MiB heaps over 2
+	# daemons), a 512 MiB heap does not
+	"$HERE/../multinode/cluster.sh" 2 --daemon-arg=--transport=verbs \
+		--daemon-arg=--memlock-bytes=400m --daemon-arg=--addr-cache-entries=1 \
+		--daemon-arg=--log-level=debug -- "$HERE/verbs_scenario.sh" || rc=1
+fi
+if [[ " $parts " == *" loss "* ]]; then
+	# stale keys and a stopped peer: a fresh pair of daemons, default cache
+	"$HERE/../multinode/cluster.sh" 2 --daemon-arg=--transport=verbs \
+		--daemon-arg=--memlock-bytes=400m --daemon-arg=--peer-timeout-ms=2000 \
+		--daemon-arg=--heartbeat-ms=500 -- "$HERE/verbs_loss.sh" || rc=1
+fi
+exit "$rc"
