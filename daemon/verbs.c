@@ -242,6 +242,11 @@ static struct vconn *conn_new(struct daemon *d, int32_t node, int outgoing)
 		cn->W = v->W;
 		cn->ring = calloc(cn->W, sizeof(*cn->ring));
 		cn->bsize = (d->cfg.staging_bytes + 4095) & ~4095ull;
+		/* active messages longer than the inline limit are copied here
+		 * too: a frame that can never fit would block the peer's queue
+		 * of active messages for good (staging_bytes may be 4 KiB) */
+		if (cn->bsize < V_RECV_BUF)
+			cn->bsize = V_RECV_BUF;
 		cn->bounce = aligned_alloc(4096, cn->bsize);
 		if (!cn->ring || !cn->bounce) {
 			free(cn->ring);

@@ -64,12 +64,52 @@ START_TEST(test_bounce_model)
 }
 END_TEST
 
+/* An active message of the largest size goes out through the bounce ring
+ * even when the staging arena (whose size the ring takes) is smaller. */
+START_TEST(test_bounce_fits_am)
+{
+	struct daemon *d = calloc(1, sizeof(*d));
+	struct verbs *v = calloc(1, sizeof(*v));
+	ck_assert_ptr_nonnull(d);
+	ck_assert_ptr_nonnull(v);
+	struct vconn *slots[1] = {NULL};
+	uint16_t gens[1] = {0};
+	d->verbs = v;
+	d->cfg.staging_bytes = 4096;
+	v->W = 8;
+	v->nslots = 1;
+	v->slots = slots;
+	v->gens = gens;
+	v->max_inline = V_INLINE_MAX;
+	struct vconn *cn = conn_new(d, 1, 1);
+	ck_assert_ptr_nonnull(cn);
+	struct ibv_mr mr = {.lkey = 7};
+	cn->bounce_mr = &mr;
+	uint32_t len = (uint32_t)(sizeof(struct wire_hdr) + WIRE_MAX_EXT + WIRE_AM_MAX_PAYLOAD);
+	char *msg = malloc(len);
+	ck_assert_ptr_nonnull(msg);
+	for (uint32_t i = 0; i < len; i++)
+		msg[i] = (char)(i * 7);
+	ck_assert_int_eq(send_frame(d, cn, msg, len), 0);
+	const struct vop *o = &cn->ring[0];
+	ck_assert_uint_eq(o->sge.length, len);
+	ck_assert_int_eq(memcmp((const void *)(uintptr_t)o->sge.addr, msg, len), 0);
+	free(msg);
+	free(cn->ring);
+	free(cn->bounce);
+	free(cn);
+	free(v);
+	free(d);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("verbs");
 	TCase *tc = tcase_create("bounce");
 	tcase_add_test(tc, test_bounce_empty_wraps);
 	tcase_add_test(tc, test_bounce_model);
+	tcase_add_test(tc, test_bounce_fits_am);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }
