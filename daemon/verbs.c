@@ -1639,9 +1639,18 @@ static int verbs_start(struct daemon *d)
 		v->W = (uint32_t)da.max_qp_wr;
 	v->max_inline = V_INLINE_MAX;
 	v->nslots = 2u * (uint32_t)n->nnodes + 8;
-	uint32_t cqe = v->nslots * (v->W + 4) + V_NRECV;
-	if (cqe > (uint32_t)da.max_cqe)
-		cqe = (uint32_t)da.max_cqe;
+	uint64_t cqe = (uint64_t)v->nslots * (v->W + 4) + V_NRECV;
+	if (cqe > (uint64_t)da.max_cqe) {
+		/* the completion queue must hold every send queue's completions
+		 * (a flushed queue completes all of its work requests) and the
+		 * receives: an overrun puts the CQ, and every queue pair, in
+		 * error. Fewer work requests in flight per peer then. */
+		cqe = (uint64_t)da.max_cqe;
+		uint64_t w = cqe > V_NRECV ? (cqe - V_NRECV) / v->nslots : 0;
+		v->W = w > 4 + 1 ? (uint32_t)(w - 4) : 1;
+		hlog_info("verbs: %s holds %llu completions: %u work requests in flight per peer", dev,
+			  (unsigned long long)cqe, v->W);
+	}
 	if (!(v->pd = ibv_alloc_pd(v->ctx)) || !(v->cch = ibv_create_comp_channel(v->ctx)) ||
 	    !(v->cq = ibv_create_cq(v->ctx, (int)cqe, NULL, v->cch, 0))) {
 		rc = errno ? -errno : -ENOMEM;
