@@ -1037,6 +1037,22 @@ static int cq_drain(struct daemon *d)
 
 /* ---- connection management -------------------------------------------------------- */
 
+/* Close a connection a peer made to us. The messages it delivered before
+ * may still wait in the CQ: a receive is matched to its sender through the
+ * queue pair, which is gone after the close, so they are taken first (the
+ * peer saw them complete and does not send them again). The drain may
+ * close the connection itself (a lost peer). */
+static void in_close(struct daemon *d, struct vconn *cn)
+{
+	struct verbs *v = d->verbs;
+	uint32_t slot = cn->slot;
+	uint16_t gen = cn->gen;
+	cq_drain(d);
+	cn = v->slots[slot];
+	if (cn && cn->gen == gen)
+		conn_close(d, cn, -ECONNRESET);
+}
+
 static void conn_param(struct verbs *v, struct rdma_conn_param *cp, const void *pd, uint8_t plen)
 {
 	memset(cp, 0, sizeof(*cp));
@@ -1087,7 +1103,7 @@ static void on_connect_request(struct daemon *d, struct rdma_cm_id *id, const vo
 		goto refuse;
 	struct vpeer *vp = &v->peers[req.node];
 	if (vp->in) /* it reconnects: its old connection is dead */
-		conn_close(d, vp->in, -ECONNRESET);
+		in_close(d, vp->in);
 	struct vconn *cn = conn_new(d, req.node, 0);
 	why = "out of connection slots";
 	if (!cn)
@@ -1240,7 +1256,7 @@ static void cm_event(struct daemon *d, struct rdma_cm_event *ev)
 		if (cn->outgoing)
 			vpeer_lost(d, cn->node, "disconnected");
 		else
-			conn_close(d, cn, -ECONNRESET); /* its requests only */
+			in_close(d, cn); /* its requests only */
 		return;
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:
 		vpeer_lost(d, cn->node, "RDMA device removed");
