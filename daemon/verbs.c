@@ -1655,6 +1655,8 @@ static int verbs_start(struct daemon *d)
 		v->W = (uint32_t)da.max_qp_wr;
 	v->max_inline = V_INLINE_MAX;
 	v->nslots = 2u * (uint32_t)n->nnodes + 8;
+	if (v->nslots > 1u << 15)
+		v->nslots = 1u << 15; /* wr_id: slot in bits 48..62, bit 63 marks receives */
 	uint64_t cqe = (uint64_t)v->nslots * (v->W + 4) + V_NRECV;
 	if (cqe > (uint64_t)da.max_cqe) {
 		/* the completion queue must hold every send queue's completions
