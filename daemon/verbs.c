@@ -67,6 +67,7 @@
 #define V_RETRY_NS (1000000000ull) /* a lost peer may be retried after 1 s */
 #define V_AUTH_WINDOW_NS (120ull * 1000000000ull)
 #define V_REJECT_AUTH "hoist-auth"
+#define V_REJECT_BUSY "hoist-busy" /* out of resources for now: try again */
 #define V_GRACE_MIN_MS 2000ull  /* a departed client's registrations outlive it */
 
 _Static_assert(sizeof(struct wire_hdr) + WIRE_MAX_EXT + WIRE_AM_MAX_PAYLOAD <= V_RECV_BUF,
@@ -1082,6 +1083,7 @@ static void on_connect_request(struct daemon *d, struct rdma_cm_id *id, const vo
 	struct wire_vconnect req;
 	uint8_t mac[32];
 	const char *why = "malformed connect request";
+	const char *rej = V_REJECT_AUTH;
 	if (plen < sizeof(req))
 		goto refuse;
 	memcpy(&req, pdata, sizeof(req));
@@ -1106,6 +1108,7 @@ static void on_connect_request(struct daemon *d, struct rdma_cm_id *id, const vo
 		in_close(d, vp->in);
 	struct vconn *cn = conn_new(d, req.node, 0);
 	why = "out of connection slots";
+	rej = V_REJECT_BUSY;
 	if (!cn)
 		goto refuse;
 	cn->id = id;
@@ -1137,7 +1140,7 @@ static void on_connect_request(struct daemon *d, struct rdma_cm_id *id, const vo
 	return;
 refuse:
 	hlog_warn("refused an rdma connection: %s", why);
-	rdma_reject(id, V_REJECT_AUTH, sizeof(V_REJECT_AUTH));
+	rdma_reject(id, rej, (uint8_t)(strlen(rej) + 1));
 	rdma_destroy_id(id);
 }
 
