@@ -181,6 +181,8 @@ struct verbs {
 	uint64_t next_tag;
 	uint8_t seen[128][16]; /* recently accepted nonces (replay) */
 	uint32_t nseen;
+	uint64_t *last_ts;     /* [nnodes]: newest connect timestamp accepted */
+	uint64_t sent_ts;      /* newest connect timestamp we sent */
 	/* deferred deregistrations, oldest (earliest due) first: pushed by
 	 * the control thread, released by the progress thread's timers */
 	pthread_mutex_t defer_lock;
@@ -1075,6 +1077,21 @@ static int nonce_seen(struct verbs *v, const uint8_t *nonce)
 	return 0;
 }
 
+/* A connect request must be new: its timestamp within the window of our
+ * clock and later than the last one accepted from that node (connectors
+ * send increasing ones). The recent nonces alone are no defence: a request
+ * captured on the wire can be replayed within the window once 128 others
+ * pushed its nonce out (a large cluster starting). */
+static int connect_fresh(struct verbs *v, int32_t node, uint64_t ts, const uint8_t *nonce,
+			 uint64_t now)
+{
+	if ((ts > now ? ts - now : now - ts) > V_AUTH_WINDOW_NS || ts <= v->last_ts[node] ||
+	    nonce_seen(v, nonce))
+		return 0;
+	v->last_ts[node] = ts;
+	return 1;
+}
+
 static void on_connect_request(struct daemon *d, struct rdma_cm_id *id, const void *pdata,
 			       uint8_t plen)
 {
@@ -1101,7 +1118,7 @@ static void on_connect_request(struct daemon *d, struct rdma_cm_id *id, const vo
 		goto refuse;
 	}
 	why = "a replayed connect request";
-	if ((ts > now ? ts - now : now - ts) > V_AUTH_WINDOW_NS || nonce_seen(v, req.nonce))
+	if (!connect_fresh(v, req.node, ts, req.nonce, now))
 		goto refuse;
 	struct vpeer *vp = &v->peers[req.node];
 	if (vp->in) /* it reconnects: its old connection is dead */
@@ -1218,6 +1235,9 @@ static void cm_event(struct daemon *d, struct rdma_cm_event *ev)
 		struct wire_vconnect req = {.version = WIRE_VERSION, .nnodes = (uint16_t)n->nnodes,
 					    .node = n->self};
 		uint64_t ts = wall_ns();
+		if (ts <= v->sent_ts)
+			ts = v->sent_ts + 1; /* increasing, whatever the clock does */
+		v->sent_ts = ts;
 		memcpy(req.nonce, &ts, sizeof(ts));
 		randombytes_buf(req.nonce + 8, 8);
 		memcpy(cn->nonce, req.nonce, 16);
@@ -1692,7 +1712,8 @@ static int verbs_start(struct daemon *d)
 	v->peers = calloc((size_t)n->nnodes, sizeof(*v->peers));
 	v->slots = calloc(v->nslots, sizeof(*v->slots));
 	v->gens = calloc(v->nslots, sizeof(*v->gens));
-	if (!v->peers || !v->slots || !v->gens) {
+	v->last_ts = calloc((size_t)n->nnodes, sizeof(*v->last_ts));
+	if (!v->peers || !v->slots || !v->gens || !v->last_ts) {
 		rc = -ENOMEM;
 		goto fail;
 	}
@@ -1795,6 +1816,7 @@ static void verbs_stop(struct daemon *d)
 	free(v->peers);
 	free(v->slots);
 	free(v->gens);
+	free(v->last_ts);
 	if (v->own_net) {
 		free(n->pins);
 		n->pins = NULL;
