@@ -67,6 +67,7 @@
 #define V_RETRY_NS (1000000000ull) /* a lost peer may be retried after 1 s */
 #define V_AUTH_WINDOW_NS (120ull * 1000000000ull)
 #define V_REJECT_AUTH "hoist-auth"
+#define V_REJECT_BUSY "hoist-busy" /* out of resources for now: try again */
 #define V_GRACE_MIN_MS 2000ull  /* a departed client's registrations outlive it */
 
 _Static_assert(sizeof(struct wire_hdr) + WIRE_MAX_EXT + WIRE_AM_MAX_PAYLOAD <= V_RECV_BUF,
@@ -180,6 +181,8 @@ struct verbs {
 	uint64_t next_tag;
 	uint8_t seen[128][16]; /* recently accepted nonces (replay) */
 	uint32_t nseen;
+	uint64_t *last_ts;     /* [nnodes]: newest connect timestamp accepted */
+	uint64_t sent_ts;      /* newest connect timestamp we sent */
 	/* deferred deregistrations, oldest (earliest due) first: pushed by
 	 * the control thread, released by the progress thread's timers */
 	pthread_mutex_t defer_lock;
@@ -242,6 +245,11 @@ static struct vconn *conn_new(struct daemon *d, int32_t node, int outgoing)
 		cn->W = v->W;
 		cn->ring = calloc(cn->W, sizeof(*cn->ring));
 		cn->bsize = (d->cfg.staging_bytes + 4095) & ~4095ull;
+		/* active messages longer than the inline limit are copied here
+		 * too: a frame that can never fit would block the peer's queue
+		 * of active messages for good (staging_bytes may be 4 KiB) */
+		if (cn->bsize < V_RECV_BUF)
+			cn->bsize = V_RECV_BUF;
 		cn->bounce = aligned_alloc(4096, cn->bsize);
 		if (!cn->ring || !cn->bounce) {
 			free(cn->ring);
@@ -461,10 +469,17 @@ static void connect_failed(struct daemon *d, struct vconn *cn, const char *why)
 /* Room for len bytes in the bounce ring (contiguous). Its offset, or -1. */
 static int64_t bounce_alloc(struct vconn *cn, uint64_t len, uint64_t *end)
 {
+	if (len > cn->bsize)
+		return -1;
 	uint64_t pos = cn->btail;
 	if (pos % cn->bsize + len > cn->bsize)
 		pos += cn->bsize - pos % cn->bsize; /* wrap: skip the tail end */
-	if (len > cn->bsize || pos + len - cn->bhead > cn->bsize)
+	/* empty (everything allocated has completed): the skipped end is
+	 * nobody's. Otherwise a wrapping request that fits only an empty ring
+	 * waits for a completion that never comes. */
+	if (cn->bhead == cn->btail)
+		cn->bhead = pos;
+	if (pos + len - cn->bhead > cn->bsize)
 		return -1;
 	cn->btail = pos + len;
 	*end = cn->btail;
@@ -1025,6 +1040,22 @@ static int cq_drain(struct daemon *d)
 
 /* ---- connection management -------------------------------------------------------- */
 
+/* Close a connection a peer made to us. The messages it delivered before
+ * may still wait in the CQ: a receive is matched to its sender through the
+ * queue pair, which is gone after the close, so they are taken first (the
+ * peer saw them complete and does not send them again). The drain may
+ * close the connection itself (a lost peer). */
+static void in_close(struct daemon *d, struct vconn *cn)
+{
+	struct verbs *v = d->verbs;
+	uint32_t slot = cn->slot;
+	uint16_t gen = cn->gen;
+	cq_drain(d);
+	cn = v->slots[slot];
+	if (cn && cn->gen == gen)
+		conn_close(d, cn, -ECONNRESET);
+}
+
 static void conn_param(struct verbs *v, struct rdma_conn_param *cp, const void *pd, uint8_t plen)
 {
 	memset(cp, 0, sizeof(*cp));
@@ -1046,6 +1077,21 @@ static int nonce_seen(struct verbs *v, const uint8_t *nonce)
 	return 0;
 }
 
+/* A connect request must be new: its timestamp within the window of our
+ * clock and later than the last one accepted from that node (connectors
+ * send increasing ones). The recent nonces alone are no defence: a request
+ * captured on the wire can be replayed within the window once 128 others
+ * pushed its nonce out (a large cluster starting). */
+static int connect_fresh(struct verbs *v, int32_t node, uint64_t ts, const uint8_t *nonce,
+			 uint64_t now)
+{
+	if ((ts > now ? ts - now : now - ts) > V_AUTH_WINDOW_NS || ts <= v->last_ts[node] ||
+	    nonce_seen(v, nonce))
+		return 0;
+	v->last_ts[node] = ts;
+	return 1;
+}
+
 static void on_connect_request(struct daemon *d, struct rdma_cm_id *id, const void *pdata,
 			       uint8_t plen)
 {
@@ -1054,6 +1100,7 @@ static void on_connect_request(struct daemon *d, struct rdma_cm_id *id, const vo
 	struct wire_vconnect req;
 	uint8_t mac[32];
 	const char *why = "malformed connect request";
+	const char *rej = V_REJECT_AUTH;
 	if (plen < sizeof(req))
 		goto refuse;
 	memcpy(&req, pdata, sizeof(req));
@@ -1071,13 +1118,14 @@ static void on_connect_request(struct daemon *d, struct rdma_cm_id *id, const vo
 		goto refuse;
 	}
 	why = "a replayed connect request";
-	if ((ts > now ? ts - now : now - ts) > V_AUTH_WINDOW_NS || nonce_seen(v, req.nonce))
+	if (!connect_fresh(v, req.node, ts, req.nonce, now))
 		goto refuse;
 	struct vpeer *vp = &v->peers[req.node];
 	if (vp->in) /* it reconnects: its old connection is dead */
-		conn_close(d, vp->in, -ECONNRESET);
+		in_close(d, vp->in);
 	struct vconn *cn = conn_new(d, req.node, 0);
 	why = "out of connection slots";
+	rej = V_REJECT_BUSY;
 	if (!cn)
 		goto refuse;
 	cn->id = id;
@@ -1109,7 +1157,7 @@ static void on_connect_request(struct daemon *d, struct rdma_cm_id *id, const vo
 	return;
 refuse:
 	hlog_warn("refused an rdma connection: %s", why);
-	rdma_reject(id, V_REJECT_AUTH, sizeof(V_REJECT_AUTH));
+	rdma_reject(id, rej, (uint8_t)(strlen(rej) + 1));
 	rdma_destroy_id(id);
 }
 
@@ -1187,6 +1235,9 @@ static void cm_event(struct daemon *d, struct rdma_cm_event *ev)
 		struct wire_vconnect req = {.version = WIRE_VERSION, .nnodes = (uint16_t)n->nnodes,
 					    .node = n->self};
 		uint64_t ts = wall_ns();
+		if (ts <= v->sent_ts)
+			ts = v->sent_ts + 1; /* increasing, whatever the clock does */
+		v->sent_ts = ts;
 		memcpy(req.nonce, &ts, sizeof(ts));
 		randombytes_buf(req.nonce + 8, 8);
 		memcpy(cn->nonce, req.nonce, 16);
@@ -1228,7 +1279,7 @@ static void cm_event(struct daemon *d, struct rdma_cm_event *ev)
 		if (cn->outgoing)
 			vpeer_lost(d, cn->node, "disconnected");
 		else
-			conn_close(d, cn, -ECONNRESET); /* its requests only */
+			in_close(d, cn); /* its requests only */
 		return;
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:
 		vpeer_lost(d, cn->node, "RDMA device removed");
@@ -1627,9 +1678,20 @@ static int verbs_start(struct daemon *d)
 		v->W = (uint32_t)da.max_qp_wr;
 	v->max_inline = V_INLINE_MAX;
 	v->nslots = 2u * (uint32_t)n->nnodes + 8;
-	uint32_t cqe = v->nslots * (v->W + 4) + V_NRECV;
-	if (cqe > (uint32_t)da.max_cqe)
-		cqe = (uint32_t)da.max_cqe;
+	if (v->nslots > 1u << 15)
+		v->nslots = 1u << 15; /* wr_id: slot in bits 48..62, bit 63 marks receives */
+	uint64_t cqe = (uint64_t)v->nslots * (v->W + 4) + V_NRECV;
+	if (cqe > (uint64_t)da.max_cqe) {
+		/* the completion queue must hold every send queue's completions
+		 * (a flushed queue completes all of its work requests) and the
+		 * receives: an overrun puts the CQ, and every queue pair, in
+		 * error. Fewer work requests in flight per peer then. */
+		cqe = (uint64_t)da.max_cqe;
+		uint64_t w = cqe > V_NRECV ? (cqe - V_NRECV) / v->nslots : 0;
+		v->W = w > 4 + 1 ? (uint32_t)(w - 4) : 1;
+		hlog_info("verbs: %s holds %llu completions: %u work requests in flight per peer", dev,
+			  (unsigned long long)cqe, v->W);
+	}
 	if (!(v->pd = ibv_alloc_pd(v->ctx)) || !(v->cch = ibv_create_comp_channel(v->ctx)) ||
 	    !(v->cq = ibv_create_cq(v->ctx, (int)cqe, NULL, v->cch, 0))) {
 		rc = errno ? -errno : -ENOMEM;
@@ -1650,7 +1712,8 @@ static int verbs_start(struct daemon *d)
 	v->peers = calloc((size_t)n->nnodes, sizeof(*v->peers));
 	v->slots = calloc(v->nslots, sizeof(*v->slots));
 	v->gens = calloc(v->nslots, sizeof(*v->gens));
-	if (!v->peers || !v->slots || !v->gens) {
+	v->last_ts = calloc((size_t)n->nnodes, sizeof(*v->last_ts));
+	if (!v->peers || !v->slots || !v->gens || !v->last_ts) {
 		rc = -ENOMEM;
 		goto fail;
 	}
@@ -1753,6 +1816,7 @@ static void verbs_stop(struct daemon *d)
 	free(v->peers);
 	free(v->slots);
 	free(v->gens);
+	free(v->last_ts);
 	if (v->own_net) {
 		free(n->pins);
 		n->pins = NULL;
