@@ -802,7 +802,7 @@ static void *progress_main(void *arg)
 	struct daemon *d = arg;
 	uint64_t spin_ns = d->cfg.spin_us * 1000u;
 	uint64_t last_work = now_ns();
-	unsigned idle = 0, busy = 0;
+	unsigned idle = 0;
 	int net = d->net.enabled;
 
 	for (;;) {
@@ -821,12 +821,6 @@ static void *progress_main(void *arg)
 		if (work) {
 			STAT_INC(&d->pst, loops_busy);
 			idle = 0;
-			/* the timers also run while busy: a reconnection after
-			 * backoff, heartbeats, connect and resolve timeouts must
-			 * not wait for a pass without work (steady traffic with
-			 * one peer would starve those of every other) */
-			if (net && (++busy & 255u) == 0)
-				d->xport->timers(d, now_ns());
 			continue;
 		}
 		/* read the clock (and maybe yield) only every few idle passes;
