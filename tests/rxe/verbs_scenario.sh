@@ -7,6 +7,12 @@
 #     --runtime-dirs, ranks in blocks): it_putget, it_nbi, it_fence,
 #     it_barrier, it_random (checked against its model), and issue 6:
 #     it_strided, it_pack, it_coll (20 iterations of every collective);
+#     packed operations over verbs: after them each daemon sent packs
+#     (W_PACK SENDs) carrying more than one operation on average, and its
+#     peer served them (packs_in), none refused; then
+#     tests/multinode/packs.sh under verbs (an aggregation region is one
+#     pack, a pack mixes two processes' operations, strided elements
+#     travel packed);
 #  2. both daemons really used verbs: transport_verbs == 1, RDMA WRITEs,
 #     READs, SENDs, receives and resolves counted, no tcp request, the peer
 #     "up" with connects >= 1; the one-entry address cache missed, hit and
@@ -46,6 +52,18 @@ run 4 "$IT_BIN/it_random"
 run 4 "$IT_BIN/it_strided"
 run 4 "$IT_BIN/it_pack"
 IT_COLL_ITERS=20 run 4 "$IT_BIN/it_coll"
+# small puts/gets, strided elements and aggregation regions went packed
+for i in 0 1; do
+	o=$((1 - i))
+	stats "${dirs[$i]}" | python3 "$S" check \
+		"p[$o]['counters']['packs_out'] > 0" "p[$o]['counters']['packs_in'] > 0" \
+		"p[$o]['counters']['ops_packed'] > p[$o]['counters']['packs_out']" \
+		"p[$o]['counters']['hdr_bytes_saved'] > 0" "p[$o]['counters']['packs_refused'] == 0" ||
+		FAIL "pack stats of node $i after it_strided/it_pack/it_coll (above)"
+done
+t0=$SECONDS
+"$MN_SRC_DIR/packs.sh" "$IT_BIN/it_pack" "$IT_BIN/it_strided" || FAIL "packs.sh over verbs"
+log "packs.sh: done in $((SECONDS - t0)) s"
 
 # ---- 2. verbs really carried it --------------------------------------------------
 for i in 0 1; do

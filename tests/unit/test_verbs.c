@@ -91,7 +91,7 @@ START_TEST(test_bounce_fits_am)
 	ck_assert_ptr_nonnull(msg);
 	for (uint32_t i = 0; i < len; i++)
 		msg[i] = (char)(i * 7);
-	ck_assert_int_eq(send_frame(d, cn, msg, len), 0);
+	ck_assert_int_eq(send_frame(d, cn, msg, len, 0), 0);
 	const struct vop *o = &cn->ring[0];
 	ck_assert_uint_eq(o->sge.length, len);
 	ck_assert_int_eq(memcmp((const void *)(uintptr_t)o->sge.addr, msg, len), 0);
