@@ -24,6 +24,9 @@
  *   into a shared receive queue of pre-posted buffers, reposted as each is
  *   consumed. An address-cache miss sends W_VRESOLVE; the operation waits
  *   (XP_STALL) until W_VRESOLVE_REPLY brings base, rkey and generation.
+ * - Packed operations (small puts/gets, strided/vector elements,
+ *   aggregation regions) are W_PACK active messages answered by
+ *   W_PACK_REPLY ones, as tcp frames them (see the packs section below).
  * - A failed completion, a disconnect, a reject after peer_timeout_ms of
  *   retries fail the affected operations with -ECONNRESET and tear the
  *   connection down; the next operation reconnects (active messages the
