@@ -1132,9 +1132,6 @@ static struct peer *peer_for(struct daemon *d, int32_t node)
  * only operations of aggregation regions, which wait for pack_release. */
 
 #define PACK_MAX WIRE_AM_MAX_PAYLOAD
-/* per operation: request header + direct ext + ack header + reply ext */
-#define SINGLE_HDR_BYTES (2 * sizeof(struct wire_hdr) + sizeof(struct wire_direct) + \
-			  sizeof(struct wire_reply))
 
 static void pack_free_slots(struct pack_slot *s)
 {
@@ -1154,18 +1151,8 @@ static int pack_close(struct daemon *d, struct peer *p)
 		return rc; /* stays open; peer_lost or a later close handles it */
 	struct inflight *f = &p->ring[p->ring_tail++ % p->window];
 	*f = (struct inflight){.tag = tag, .type = W_PACK, .pk = pk->slots, .npk = pk->nelem};
-	uint64_t packed = 2 * sizeof(struct wire_hdr) + sizeof(w) + sizeof(struct wire_pack_reply) +
-			  pk->nelem * (sizeof(struct wire_pack_elem) + sizeof(struct wire_pack_res));
-	uint64_t single = (uint64_t)pk->nelem * SINGLE_HDR_BYTES;
-	STAT_INC(&p->st, packs_out);
-	STAT_ADD(&p->st, ops_packed, pk->nelem);
-	if (pk->mixed)
-		STAT_INC(&p->st, packs_mixed);
-	if (single > packed)
-		STAT_ADD(&p->st, hdr_bytes_saved, single - packed);
-	pk->slots = NULL;
-	pk->cap = pk->nelem = pk->plen = pk->rlen = 0;
-	pk->hold = pk->mixed = 0;
+	pack_count_sent(&p->st, pk);
+	pack_reset(pk);
 	return 0;
 }
 
@@ -1175,25 +1162,11 @@ static void pack_fail_open(struct daemon *d, struct peer *p, int res)
 	struct pack_open *pk = &p->pack;
 	struct pack_slot *s = pk->slots;
 	uint32_t n = pk->nelem;
-	pk->slots = NULL;
-	pk->cap = pk->nelem = pk->plen = pk->rlen = 0;
-	pk->hold = pk->mixed = 0;
+	pack_reset(pk);
 	for (uint32_t k = 0; k < n; k++)
 		progress_complete(d, s[k].client, s[k].pe, s[k].user_data, res, s[k].opcode, 1,
 				  &s[k].op);
 	pack_free_slots(s);
-}
-
-static int pack_eligible(struct daemon *d, const struct hoist_sqe *sqe, const struct xp_op *op)
-{
-	if (op && op->prefetch)
-		return 0;
-	uint64_t need = sizeof(struct wire_pack_elem) + wire_pad8(sqe->len);
-	if (need > PACK_MAX)
-		return 0; /* too big for one pack: alone */
-	if ((op && op->multi) || (sqe->flags & HOIST_SQE_F_AGG))
-		return 1;
-	return d->cfg.coalesce && sqe->len <= d->cfg.coalesce_max;
 }
 
 /* Add one put/get to the peer's open pack. XP_INFLIGHT, XP_STALL or -errno. */
@@ -1201,9 +1174,8 @@ static int pack_add(struct daemon *d, struct peer *p, struct client *c, const st
 		    const struct xp_op *op)
 {
 	struct pack_open *pk = &p->pack;
-	int is_put = sqe->opcode == HOIST_OP_PUT;
-	uint32_t req = (uint32_t)(sizeof(struct wire_pack_elem) + (is_put ? wire_pad8(sqe->len) : 0));
-	uint32_t rep = (uint32_t)(sizeof(struct wire_pack_res) + (is_put ? 0 : wire_pad8(sqe->len)));
+	uint32_t req, rep;
+	pack_elem_size(sqe, &req, &rep);
 	int rc;
 	if (pk->nelem && (pk->job != c->job->id || pk->plen + req > PACK_MAX ||
 			  pk->rlen + rep > PACK_MAX)) {
@@ -1223,41 +1195,9 @@ static int pack_add(struct daemon *d, struct peer *p, struct client *c, const st
 		pk->job = c->job->id;
 		pk->hold = 1;
 		pk->first = c;
-	} else if (pk->first != c) {
-		pk->mixed = 1;
 	}
-	if (pk->nelem == pk->cap) {
-		uint32_t cap = pk->cap ? pk->cap * 2 : 16;
-		struct pack_slot *ns = realloc(pk->slots, cap * sizeof(*ns));
-		if (!ns)
-			return -ENOMEM;
-		pk->slots = ns;
-		pk->cap = cap;
-	}
-	struct wire_pack_elem e = {.op = is_put ? WIRE_PACK_PUT : WIRE_PACK_GET, .pe = sqe->pe,
-				   .seg = sqe->seg, .len = (uint32_t)sqe->len, .off = sqe->remote_off};
-	memcpy(pk->buf + pk->plen, &e, sizeof(e));
-	if (is_put) {
-		const void *src = (sqe->flags & HOIST_SQE_F_INLINE) ? (const void *)sqe->inline_data
-								    : client_buf(c, sqe);
-		char *to = pk->buf + pk->plen + sizeof(e);
-		memcpy(to, src, sqe->len);
-		memset(to + sqe->len, 0, wire_pad8(sqe->len) - sqe->len);
-	}
-	pk->plen += req;
-	pk->rlen += rep;
-	struct pack_slot *s = &pk->slots[pk->nelem++];
-	*s = (struct pack_slot){.client = c, .user_data = sqe->user_data, .len = (uint32_t)sqe->len,
-				.opcode = sqe->opcode, .want_cqe = (sqe->flags & HOIST_SQE_F_CQE) != 0,
-				.is_get = !is_put, .pe = sqe->pe};
-	if (op)
-		s->op = *op;
-	if (!is_put)
-		s->dst = op && op->dst ? op->dst : client_buf(c, sqe);
-	if (!(sqe->flags & HOIST_SQE_F_AGG))
-		pk->hold = 0;
-	pk->grew = 1;
-	c->outstanding++;
+	if ((rc = pack_append(pk, c, sqe, op)))
+		return rc;
 	STAT_INC(&p->st, ops_out);
 	STAT_ADD(&p->st, bytes_out, sqe->len);
 	return XP_INFLIGHT;

@@ -2,9 +2,11 @@
 #include "pack.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "daemon.h"
+#include "net.h"
 
 int pack_check(const struct wire_pack *w, const char *in, uint64_t plen, uint64_t *reply_len)
 {
@@ -74,4 +76,94 @@ uint64_t pack_execute(struct daemon *d, const struct wire_pack *w, const char *i
 		rpos += sizeof(r) + wire_pad8(r.len);
 	}
 	return rpos;
+}
+
+/* ---- building packs (the requesting side) ---------------------------------- */
+
+/* per operation sent alone (tcp): request header + direct ext + reply
+ * header + reply ext; what hdr_bytes_saved compares a pack with */
+#define SINGLE_HDR_BYTES (2 * sizeof(struct wire_hdr) + sizeof(struct wire_direct) + \
+			  sizeof(struct wire_reply))
+
+int pack_eligible(struct daemon *d, const struct hoist_sqe *sqe, const struct xp_op *op)
+{
+	if (op && op->prefetch)
+		return 0;
+	uint64_t need = sizeof(struct wire_pack_elem) + wire_pad8(sqe->len);
+	if (need > WIRE_AM_MAX_PAYLOAD)
+		return 0; /* too big for one pack: alone */
+	if ((op && op->multi) || (sqe->flags & HOIST_SQE_F_AGG))
+		return 1;
+	return d->cfg.coalesce && sqe->len <= d->cfg.coalesce_max;
+}
+
+void pack_elem_size(const struct hoist_sqe *sqe, uint32_t *req, uint32_t *rep)
+{
+	int is_put = sqe->opcode == HOIST_OP_PUT;
+	*req = (uint32_t)(sizeof(struct wire_pack_elem) + (is_put ? wire_pad8(sqe->len) : 0));
+	*rep = (uint32_t)(sizeof(struct wire_pack_res) + (is_put ? 0 : wire_pad8(sqe->len)));
+}
+
+int pack_append(struct pack_open *pk, struct client *c, const struct hoist_sqe *sqe,
+		const struct xp_op *op)
+{
+	int is_put = sqe->opcode == HOIST_OP_PUT;
+	uint32_t req, rep;
+	pack_elem_size(sqe, &req, &rep);
+	if (pk->nelem == pk->cap) {
+		uint32_t cap = pk->cap ? pk->cap * 2 : 16;
+		struct pack_slot *ns = realloc(pk->slots, cap * sizeof(*ns));
+		if (!ns)
+			return -ENOMEM;
+		pk->slots = ns;
+		pk->cap = cap;
+	}
+	if (pk->nelem && pk->first != c)
+		pk->mixed = 1;
+	struct wire_pack_elem e = {.op = is_put ? WIRE_PACK_PUT : WIRE_PACK_GET, .pe = sqe->pe,
+				   .seg = sqe->seg, .len = (uint32_t)sqe->len, .off = sqe->remote_off};
+	memcpy(pk->buf + pk->plen, &e, sizeof(e));
+	if (is_put) {
+		const void *src = (sqe->flags & HOIST_SQE_F_INLINE) ? (const void *)sqe->inline_data
+								    : client_buf(c, sqe);
+		char *to = pk->buf + pk->plen + sizeof(e);
+		memcpy(to, src, sqe->len);
+		memset(to + sqe->len, 0, wire_pad8(sqe->len) - sqe->len);
+	}
+	pk->plen += req;
+	pk->rlen += rep;
+	struct pack_slot *s = &pk->slots[pk->nelem++];
+	*s = (struct pack_slot){.client = c, .user_data = sqe->user_data, .len = (uint32_t)sqe->len,
+				.opcode = sqe->opcode, .want_cqe = (sqe->flags & HOIST_SQE_F_CQE) != 0,
+				.is_get = !is_put, .pe = sqe->pe};
+	if (op)
+		s->op = *op;
+	if (!is_put)
+		s->dst = op && op->dst ? op->dst : client_buf(c, sqe);
+	if (!(sqe->flags & HOIST_SQE_F_AGG))
+		pk->hold = 0;
+	pk->grew = 1;
+	c->outstanding++;
+	return 0;
+}
+
+void pack_count_sent(struct peer_stats *st, const struct pack_open *pk)
+{
+	uint64_t packed = 2 * sizeof(struct wire_hdr) + sizeof(struct wire_pack) +
+			  sizeof(struct wire_pack_reply) +
+			  pk->nelem * (sizeof(struct wire_pack_elem) + sizeof(struct wire_pack_res));
+	uint64_t single = (uint64_t)pk->nelem * SINGLE_HDR_BYTES;
+	STAT_INC(st, packs_out);
+	STAT_ADD(st, ops_packed, pk->nelem);
+	if (pk->mixed)
+		STAT_INC(st, packs_mixed);
+	if (single > packed)
+		STAT_ADD(st, hdr_bytes_saved, single - packed);
+}
+
+void pack_reset(struct pack_open *pk)
+{
+	pk->slots = NULL;
+	pk->cap = pk->nelem = pk->plen = pk->rlen = 0;
+	pk->hold = pk->mixed = 0;
 }

@@ -14,6 +14,11 @@
 #include "wire.h"
 
 struct daemon;
+struct client;
+struct hoist_sqe;
+struct xp_op;
+struct pack_open;
+struct peer_stats;
 
 /* Check a pack's structure (every element complete, known ops, reserved
  * fields zero, exact length, its reply within WIRE_AM_MAX_PAYLOAD).
@@ -27,5 +32,28 @@ int pack_check(const struct wire_pack *w, const char *payload, uint64_t plen, ui
  * succeeded and their bytes. */
 uint64_t pack_execute(struct daemon *d, const struct wire_pack *w, const char *payload, char *out,
 		      uint64_t *ops, uint64_t *bytes);
+
+/* Does this put/get travel in a pack? Strided/vector elements and
+ * aggregation-region operations always (when they fit one), other small
+ * operations when coalescing is on; prefetches never. */
+int pack_eligible(struct daemon *d, const struct hoist_sqe *sqe, const struct xp_op *op);
+
+/* Request and reply payload bytes one put/get adds to a pack. */
+void pack_elem_size(const struct hoist_sqe *sqe, uint32_t *req, uint32_t *rep);
+
+/* Append one put/get to the open pack pk (its buf allocated, job, hold
+ * and first set by the transport when it opened it; room checked): the
+ * element, a put's data copied now (the client reuses its staging and
+ * descriptor), its completion slot. Counts it in c->outstanding.
+ * 0 or -ENOMEM. */
+int pack_append(struct pack_open *pk, struct client *c, const struct hoist_sqe *sqe,
+		const struct xp_op *op);
+
+/* Stats of one pack of nelem operations sent (packs_out, ops_packed,
+ * packs_mixed, hdr_bytes_saved). */
+void pack_count_sent(struct peer_stats *st, const struct pack_open *pk);
+
+/* Forget the open pack's contents after it was sent or failed. */
+void pack_reset(struct pack_open *pk);
 
 #endif

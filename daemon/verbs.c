@@ -24,6 +24,9 @@
  *   into a shared receive queue of pre-posted buffers, reposted as each is
  *   consumed. An address-cache miss sends W_VRESOLVE; the operation waits
  *   (XP_STALL) until W_VRESOLVE_REPLY brings base, rkey and generation.
+ * - Packed operations (small puts/gets, strided/vector elements,
+ *   aggregation regions) are W_PACK active messages answered by
+ *   W_PACK_REPLY ones, as tcp frames them (see the packs section below).
  * - A failed completion, a disconnect, a reject after peer_timeout_ms of
  *   retries fail the affected operations with -ECONNRESET and tear the
  *   connection down; the next operation reconnects (active messages the
@@ -55,6 +58,7 @@
 #include "am.h"
 #include "daemon.h"
 #include "log.h"
+#include "pack.h"
 #include "transport.h"
 
 #define V_RESOLVE_MS 2000       /* rdma_cm address/route resolution (rxe: >= 2000) */
@@ -69,6 +73,7 @@
 #define V_REJECT_AUTH "hoist-auth"
 #define V_REJECT_BUSY "hoist-busy" /* out of resources for now: try again */
 #define V_GRACE_MIN_MS 2000ull  /* a departed client's registrations outlive it */
+#define V_PACKS_INFLIGHT 16     /* packs awaiting their reply, per peer */
 
 _Static_assert(sizeof(struct wire_hdr) + WIRE_MAX_EXT + WIRE_AM_MAX_PAYLOAD <= V_RECV_BUF,
 	       "an active message fits one receive buffer");
@@ -88,6 +93,7 @@ struct vop {
 	uint64_t user_data;
 	int32_t pe;
 	struct xp_op op;
+	uint64_t pack_tag;   /* VK_SEND of a W_PACK: its tag (fails it if lost) */
 	uint64_t bounce_end; /* bounce ring position released on completion */
 	struct ibv_send_wr wr;
 	struct ibv_sge sge;
@@ -117,6 +123,7 @@ struct vconn {
 /* An active message waiting for its connection or for send space. */
 struct vam {
 	struct vam *next;
+	uint64_t pack_tag; /* a W_PACK: its tag */
 	uint32_t len;
 	char buf[];
 };
@@ -128,6 +135,16 @@ struct vpeer {
 	uint32_t backoff_ms;
 	uint64_t last_rx_ns;   /* its daemon's last active message (heartbeats) */
 	struct vam *amq, **amq_tail;
+	struct vpk *pk, **pk_tail; /* packs sent, awaiting W_PACK_REPLY (in order) */
+	uint32_t npk;
+};
+
+/* A pack sent to a peer: its elements complete from the reply. */
+struct vpk {
+	struct vpk *next;
+	uint64_t tag;
+	struct pack_slot *s;
+	uint32_t n;
 };
 
 struct vres {
@@ -188,12 +205,17 @@ struct verbs {
 	pthread_mutex_t defer_lock;
 	struct vdefer *defer, **defer_tail;
 	uint64_t defer_due; /* due time of the oldest, 0: none (atomic) */
+	char *pkreply;         /* a pack's reply being built (WIRE_AM_MAX_PAYLOAD) */
 	int own_net;           /* pins and cache are ours to free */
 	int started;           /* start succeeded: stop frees the cluster too */
 };
 
 static void conn_close(struct daemon *d, struct vconn *cn, int res);
 static void vpeer_lost(struct daemon *d, int32_t node, const char *why);
+static void vpack_fail_inflight(struct daemon *d, int32_t node, int res);
+static void vpack_fail_open(struct daemon *d, int32_t node, int res);
+static void vpack_fail_tag(struct daemon *d, int32_t node, uint64_t tag, int res);
+static int vpack_close(struct daemon *d, int32_t node);
 static uint64_t defer_release_due(struct daemon *d, uint64_t now, uint64_t need);
 
 static uint64_t wall_ns(void)
@@ -350,9 +372,15 @@ static struct vconn *conn_ready(struct daemon *d, int32_t node, int *rc)
 	return NULL;
 }
 
-static void op_deliver(struct daemon *d, const struct vop *o, int res)
+static void op_deliver(struct daemon *d, int32_t node, const struct vop *o, int res)
 {
-	if (o->kind == VK_SEND || !o->client)
+	if (o->kind == VK_SEND) {
+		/* a pack whose SEND failed is never answered */
+		if (res && o->pack_tag && node >= 0)
+			vpack_fail_tag(d, node, o->pack_tag, res);
+		return;
+	}
+	if (!o->client)
 		return;
 	progress_complete(d, o->client, o->pe, o->user_data, res, o->opcode, o->want_cqe, &o->op);
 }
@@ -366,7 +394,7 @@ static void ring_retire(struct daemon *d, struct vconn *cn, uint64_t upto, int r
 		cn->head++;
 		if (o.bounce_end)
 			cn->bhead = o.bounce_end;
-		op_deliver(d, &o, res);
+		op_deliver(d, cn->node, &o, res);
 	}
 }
 
@@ -393,6 +421,13 @@ static void conn_close(struct daemon *d, struct vconn *cn, int res)
 	if (cn->ring) {
 		cn->posted = cn->tail;
 		ring_retire(d, cn, cn->tail, res);
+	}
+	/* the packs sent on it wait for replies the peer may never send (it
+	 * may have lost them with the connection): they fail, as the open
+	 * one (the connection failed under the client's operations) */
+	if (cn->outgoing && vp && res) {
+		vpack_fail_inflight(d, cn->node, res);
+		vpack_fail_open(d, cn->node, res);
 	}
 	if (cn->bounce_mr) {
 		ibv_dereg_mr(cn->bounce_mr);
@@ -440,6 +475,8 @@ static void vpeer_lost(struct daemon *d, int32_t node, const char *why)
 		conn_close(d, vp->out, -ECONNRESET);
 	if (vp->in)
 		conn_close(d, vp->in, -ECONNRESET);
+	vpack_fail_inflight(d, node, -ECONNRESET);
+	vpack_fail_open(d, node, -ECONNRESET);
 	net_node_lost(d, node);
 }
 
@@ -497,7 +534,8 @@ static struct vop *op_slot(struct vconn *cn)
 }
 
 /* Put a wire frame on cn as a SEND. 0, or XP_STALL-like 1 when no room. */
-static int send_frame(struct daemon *d, struct vconn *cn, const void *msg, uint32_t len)
+static int send_frame(struct daemon *d, struct vconn *cn, const void *msg, uint32_t len,
+		      uint64_t pack_tag)
 {
 	struct verbs *v = d->verbs;
 	if (cn->tail - cn->head >= cn->W)
@@ -517,6 +555,7 @@ static int send_frame(struct daemon *d, struct vconn *cn, const void *msg, uint3
 					  .lkey = cn->bounce_mr->lkey};
 	}
 	o->kind = VK_SEND;
+	o->pack_tag = pack_tag;
 	o->wr.opcode = IBV_WR_SEND;
 	cn->tail++;
 	STAT_INC(&d->vst, rdma_sends);
@@ -532,7 +571,7 @@ static void amq_push(struct daemon *d, int32_t node)
 		return;
 	while (vp->amq) {
 		struct vam *a = vp->amq;
-		if (send_frame(d, cn, a->buf, a->len))
+		if (send_frame(d, cn, a->buf, a->len, a->pack_tag))
 			return;
 		vp->amq = a->next;
 		if (!vp->amq)
@@ -575,6 +614,13 @@ static void verbs_flush(struct daemon *d)
 	struct net *n = &d->net;
 	for (int32_t i = 0; i < n->nnodes; i++) {
 		struct vpeer *vp = &v->peers[i];
+		struct peer *p = &n->peers[i];
+		/* as tcp: a pack that grew in this pass while clients have more
+		 * queued may grow in the next; one that did not goes now */
+		if (i != n->self && p->pack.nelem && !p->pack.hold &&
+		    (!d->more_pending || !p->pack.grew) && vpack_close(d, i))
+			hlog_debug("cannot send a pack to node %d", i);
+		p->pack.grew = 0;
 		if (vp->amq)
 			amq_push(d, i);
 		if (vp->out)
@@ -584,8 +630,8 @@ static void verbs_flush(struct daemon *d)
 
 /* ---- active messages --------------------------------------------------------- */
 
-static int am_frame(struct daemon *d, int32_t node, uint8_t type, uint64_t tag, const void *ext,
-		    uint16_t hlen, const void *payload, uint64_t plen)
+static int am_frame_pk(struct daemon *d, int32_t node, uint8_t type, uint64_t tag, const void *ext,
+		       uint16_t hlen, const void *payload, uint64_t plen, uint64_t pack_tag)
 {
 	struct net *n = &d->net;
 	if (!n->enabled || node < 0 || node >= n->nnodes || node == n->self)
@@ -608,7 +654,8 @@ static int am_frame(struct daemon *d, int32_t node, uint8_t type, uint64_t tag, 
 	if (plen)
 		memcpy(a->buf + sizeof(h) + hlen, payload, plen);
 	a->len = len;
-	if (cn && !vp->amq && send_frame(d, cn, a->buf, len) == 0) {
+	a->pack_tag = pack_tag;
+	if (cn && !vp->amq && send_frame(d, cn, a->buf, len, pack_tag) == 0) {
 		free(a);
 		return 0;
 	}
@@ -618,10 +665,266 @@ static int am_frame(struct daemon *d, int32_t node, uint8_t type, uint64_t tag, 
 	return 0;
 }
 
+static int am_frame(struct daemon *d, int32_t node, uint8_t type, uint64_t tag, const void *ext,
+		    uint16_t hlen, const void *payload, uint64_t plen)
+{
+	return am_frame_pk(d, node, type, tag, ext, hlen, payload, plen, 0);
+}
+
 static int verbs_am_send(struct daemon *d, int32_t node, uint8_t type, const void *ext, uint16_t hlen,
 			 const void *payload, uint64_t plen)
 {
+	struct net *n = &d->net;
+	int rc;
+	/* in order: what was packed for the node before goes first */
+	if (n->enabled && node >= 0 && node < n->nnodes && node != n->self &&
+	    n->peers[node].pack.nelem && (rc = vpack_close(d, node)))
+		return rc;
 	return am_frame(d, node, type, 0, ext, hlen, payload, plen);
+}
+
+/* ---- packs (wire.h: W_PACK as active messages) --------------------------------
+ * As with tcp, the open pack of a peer (d->net.peers[node].pack) collects
+ * small puts and gets, strided/vector elements and aggregation-region
+ * operations; it goes out as one SEND (W_PACK, at most
+ * WIRE_AM_MAX_PAYLOAD) when full, before any other request or active
+ * message to the peer, and at the end of a progress pass unless it holds
+ * only aggregation-region operations (pack_release). The target's daemon
+ * executes it (pack.c) and answers with one W_PACK_REPLY SEND on its own
+ * connection; replies come back in order, so the packs in flight are a
+ * list per peer matched by tag.
+ *
+ * Ordering: the target's CPU executes a pack after the SEND arrives, so an
+ * RDMA WRITE or READ posted after it could land first; a request that does
+ * not go packed waits while packs to the node are unanswered, and a
+ * packed put waits for an unfinished RDMA READ on the connection. */
+
+static struct vpk *vpk_take(struct vpeer *vp, uint64_t tag)
+{
+	for (struct vpk **pp = &vp->pk, *x; (x = *pp); pp = &x->next) {
+		if (x->tag != tag)
+			continue;
+		*pp = x->next;
+		if (vp->pk_tail == &x->next)
+			vp->pk_tail = pp;
+		vp->npk--;
+		return x;
+	}
+	return NULL;
+}
+
+static void vpk_fail(struct daemon *d, struct vpk *x, int res)
+{
+	for (uint32_t k = 0; k < x->n; k++)
+		progress_complete(d, x->s[k].client, x->s[k].pe, x->s[k].user_data, res,
+				  x->s[k].opcode, 1, &x->s[k].op);
+	free(x->s);
+	free(x);
+}
+
+static void vpack_fail_tag(struct daemon *d, int32_t node, uint64_t tag, int res)
+{
+	struct vpk *x = vpk_take(&d->verbs->peers[node], tag);
+	if (x)
+		vpk_fail(d, x, res);
+}
+
+/* Every pack sent to node and unanswered fails; those still queued for a
+ * connection are not sent any more. */
+static void vpack_fail_inflight(struct daemon *d, int32_t node, int res)
+{
+	struct vpeer *vp = &d->verbs->peers[node];
+	struct vam **pp = &vp->amq, *a;
+	while ((a = *pp)) {
+		if (a->pack_tag) {
+			*pp = a->next;
+			free(a);
+		} else {
+			pp = &a->next;
+		}
+	}
+	vp->amq_tail = pp;
+	struct vpk *x = vp->pk;
+	vp->pk = NULL;
+	vp->pk_tail = &vp->pk;
+	vp->npk = 0;
+	/* completions may open and send new packs: the list is fresh */
+	while (x) {
+		struct vpk *next = x->next;
+		vpk_fail(d, x, res);
+		x = next;
+	}
+}
+
+/* Fail every element of the unsent pack. */
+static void vpack_fail_open(struct daemon *d, int32_t node, int res)
+{
+	struct pack_open *pk = &d->net.peers[node].pack;
+	struct vpk x = {.s = pk->slots, .n = pk->nelem};
+	if (!pk->nelem)
+		return;
+	pack_reset(pk);
+	for (uint32_t k = 0; k < x.n; k++)
+		progress_complete(d, x.s[k].client, x.s[k].pe, x.s[k].user_data, res, x.s[k].opcode,
+				  1, &x.s[k].op);
+	free(x.s);
+}
+
+/* Send the open pack: one SEND (queued while the connection is busy). */
+static int vpack_close(struct daemon *d, int32_t node)
+{
+	struct verbs *v = d->verbs;
+	struct peer *p = &d->net.peers[node];
+	struct vpeer *vp = &v->peers[node];
+	struct pack_open *pk = &p->pack;
+	if (!pk->nelem)
+		return 0;
+	struct vpk *x = malloc(sizeof(*x));
+	if (!x)
+		return -ENOMEM; /* stays open: a later close or the loss handles it */
+	*x = (struct vpk){.tag = ++v->next_tag, .s = pk->slots, .n = pk->nelem};
+	struct wire_pack w = {.job = pk->job, .nelem = pk->nelem};
+	uint32_t plen = pk->plen;
+	pack_count_sent(&p->st, pk);
+	pack_reset(pk);
+	/* listed first: the send may fail it (the connection is lost) */
+	*vp->pk_tail = x;
+	vp->pk_tail = &x->next;
+	vp->npk++;
+	uint64_t tag = x->tag;
+	int rc = am_frame_pk(d, node, W_PACK, tag, &w, sizeof(w), pk->buf, plen, tag);
+	if (rc)
+		vpack_fail_tag(d, node, tag, rc);
+	return rc;
+}
+
+/* Add one put/get to the node's open pack. XP_INFLIGHT, XP_STALL or -errno. */
+static int vpack_add(struct daemon *d, int32_t node, struct vconn *cn, struct client *c,
+		     const struct hoist_sqe *sqe, const struct xp_op *op)
+{
+	struct peer *p = &d->net.peers[node];
+	struct vpeer *vp = &d->verbs->peers[node];
+	struct pack_open *pk = &p->pack;
+	uint32_t req, rep;
+	pack_elem_size(sqe, &req, &rep);
+	int rc;
+	if (sqe->opcode == HOIST_OP_PUT && sqe->len && cn->last_read > cn->head) {
+		STAT_INC(&d->vst, rdma_order_waits);
+		return XP_STALL;
+	}
+	if (pk->nelem && (pk->job != c->job->id || pk->plen + req > WIRE_AM_MAX_PAYLOAD ||
+			  pk->rlen + rep > WIRE_AM_MAX_PAYLOAD)) {
+		if ((rc = vpack_close(d, node)))
+			return rc;
+	}
+	if (!pk->nelem) {
+		if (vp->npk >= V_PACKS_INFLIGHT) {
+			STAT_INC(&p->st, stalls);
+			return XP_STALL;
+		}
+		if (!pk->buf && !(pk->buf = malloc(WIRE_AM_MAX_PAYLOAD)))
+			return -ENOMEM;
+		pk->job = c->job->id;
+		pk->hold = 1;
+		pk->first = c;
+	}
+	if ((rc = pack_append(pk, c, sqe, op)))
+		return rc;
+	STAT_INC(&p->st, ops_out);
+	STAT_ADD(&p->st, bytes_out, sqe->len);
+	return XP_INFLIGHT;
+}
+
+/* Send every open pack, held ones too (an aggregation region ended). */
+static void verbs_pack_release(struct daemon *d)
+{
+	struct net *n = &d->net;
+	if (!n->enabled || !d->verbs)
+		return;
+	for (int32_t i = 0; i < n->nnodes; i++)
+		if (i != n->self && n->peers[i].pack.nelem && vpack_close(d, i))
+			hlog_debug("cannot send a pack to node %d", i);
+}
+
+/* A peer's W_PACK: checked whole (a malformed pack is refused: no element
+ * applied, the reply says -EPROTO and the connection stays), executed,
+ * answered. */
+static void serve_pack(struct daemon *d, int32_t from, const struct wire_hdr *h, const char *ext,
+		       const char *payload)
+{
+	struct peer *p = &d->net.peers[from];
+	struct wire_pack w = {0};
+	struct wire_pack_reply rep = {0};
+	uint64_t rlen, ops, bytes, rpos = 0;
+	if (h->hlen == sizeof(w))
+		memcpy(&w, ext, sizeof(w));
+	rep.nelem = w.nelem;
+	if (h->hlen != sizeof(w) || pack_check(&w, payload, h->plen, &rlen)) {
+		STAT_INC(&p->st, packs_refused);
+		hlog_warn("node %d sent a malformed pack; refused", from);
+		rep.status = -EPROTO;
+	} else {
+		rpos = pack_execute(d, &w, payload, d->verbs->pkreply, &ops, &bytes);
+		STAT_INC(&p->st, packs_in);
+		STAT_ADD(&p->st, ops_in, ops);
+		STAT_ADD(&p->st, bytes_in, bytes);
+	}
+	if (am_frame(d, from, W_PACK_REPLY, h->tag, &rep, sizeof(rep), d->verbs->pkreply, rpos))
+		hlog_debug("cannot answer a pack from node %d", from);
+}
+
+/* The reply to our pack: checked whole, get data to the destinations,
+ * every element completed in order. A malformed reply fails them all. */
+static void pack_reply(struct daemon *d, int32_t from, const struct wire_hdr *h, const char *ext,
+		       const char *in)
+{
+	struct peer *p = &d->net.peers[from];
+	struct vpk *x = vpk_take(&d->verbs->peers[from], h->tag);
+	if (!x) {
+		hlog_debug("node %d answered a pack nobody waits for", from);
+		return;
+	}
+	struct wire_pack_reply rep = {0};
+	int bad = h->hlen != sizeof(rep);
+	if (!bad) {
+		memcpy(&rep, ext, sizeof(rep));
+		bad = rep.nelem != x->n || rep.status > 0 || (rep.status && h->plen);
+	}
+	uint64_t pos = 0;
+	for (uint32_t k = 0; !bad && !rep.status && k < x->n; k++) {
+		struct pack_slot *s = &x->s[k];
+		struct wire_pack_res r;
+		if (h->plen - pos < sizeof(r)) {
+			bad = 1;
+			break;
+		}
+		memcpy(&r, in + pos, sizeof(r));
+		pos += sizeof(r);
+		if ((r.len && (r.status || !s->is_get || r.len != s->len)) ||
+		    (!r.status && s->is_get && r.len != s->len) || r.status > 0 ||
+		    h->plen - pos < wire_pad8(r.len)) {
+			bad = 1;
+			break;
+		}
+		s->res = r.status;
+		if (r.len && s->client)
+			memcpy(s->dst, in + pos, r.len);
+		pos += wire_pad8(r.len);
+	}
+	if (!bad && !rep.status && pos != h->plen)
+		bad = 1;
+	if (bad) {
+		STAT_INC(&p->st, packs_refused);
+		hlog_warn("node %d sent a malformed pack reply; its operations fail", from);
+	}
+	int all = bad ? -EPROTO : rep.status;
+	for (uint32_t k = 0; k < x->n; k++) {
+		struct pack_slot *s = &x->s[k];
+		progress_complete(d, s->client, s->pe, s->user_data, all ? all : s->res, s->opcode,
+				  all ? 1 : s->want_cqe, &s->op);
+	}
+	free(x->s);
+	free(x);
 }
 
 static void serve_resolve(struct daemon *d, int32_t from, uint64_t tag, const struct wire_target *t)
@@ -707,6 +1010,12 @@ static void am_recv(struct daemon *d, int32_t from, const char *buf, uint32_t le
 		resolve_reply(d, from, h.tag, &r);
 		return;
 	}
+	case W_PACK:
+		serve_pack(d, from, &h, ext, payload);
+		return;
+	case W_PACK_REPLY:
+		pack_reply(d, from, &h, ext, payload);
+		return;
 	case W_PING:
 		if (am_frame(d, from, W_PONG, h.tag, NULL, 0, NULL, 0))
 			hlog_debug("cannot answer a ping from node %d", from);
@@ -818,6 +1127,16 @@ static int verbs_rma(struct daemon *d, struct client *c, const struct hoist_sqe 
 	if (!cn)
 		return rc ? rc : XP_STALL;
 	struct peer *p = &n->peers[node];
+	if (pack_eligible(d, sqe, op))
+		return vpack_add(d, node, cn, c, sqe, op);
+	/* one queue pair, in order: what was packed before goes first, and
+	 * is executed by the target's CPU before this may land */
+	if (p->pack.nelem && (rc = vpack_close(d, node)))
+		return rc;
+	if (v->peers[node].npk) {
+		STAT_INC(&d->vst, rdma_order_waits);
+		return XP_STALL;
+	}
 	if (cn->tail - cn->head >= cn->W) {
 		STAT_INC(&p->st, stalls);
 		return XP_STALL;
@@ -952,12 +1271,13 @@ static void amq_requeue(struct daemon *d, struct vconn *cn, uint64_t seq)
 	struct vam *first = NULL, **tail = &first;
 	for (uint64_t k = seq + 1; k < cn->tail; k++) {
 		struct vop *o = &cn->ring[k % cn->W];
-		if (o->kind != VK_SEND)
-			continue;
+		if (o->kind != VK_SEND || o->pack_tag)
+			continue; /* a pack fails with the connection (conn_close) */
 		struct vam *a = malloc(sizeof(*a) + o->sge.length);
 		if (!a)
 			break;
 		a->len = o->sge.length;
+		a->pack_tag = 0;
 		memcpy(a->buf, (const void *)(uintptr_t)o->sge.addr, a->len);
 		a->next = NULL;
 		*tail = a;
@@ -1009,7 +1329,7 @@ static void wc_handle(struct daemon *d, const struct ibv_wc *wc)
 		cn->head++;
 		if (o.bounce_end)
 			cn->bhead = o.bounce_end;
-		op_deliver(d, &o, wc_errno(wc->status));
+		op_deliver(d, cn->node, &o, wc_errno(wc->status));
 	}
 	/* the peer is gone or unreachable: as a disconnect */
 	if (wc->status == IBV_WC_RETRY_EXC_ERR) {
@@ -1437,6 +1757,16 @@ static void verbs_orphan(struct daemon *d, struct client *c)
 			if (cn->ring[k % cn->W].client == c)
 				cn->ring[k % cn->W].client = NULL;
 	}
+	for (int32_t i = 0; d->net.enabled && i < d->net.nnodes; i++) {
+		struct pack_open *pk = &d->net.peers[i].pack;
+		for (uint32_t e = 0; e < pk->nelem; e++)
+			if (pk->slots[e].client == c)
+				pk->slots[e].client = NULL;
+		for (struct vpk *x = v->peers[i].pk; x; x = x->next)
+			for (uint32_t e = 0; e < x->n; e++)
+				if (x->s[e].client == c)
+					x->s[e].client = NULL;
+	}
 }
 
 /* ---- registration (control thread) ------------------------------------------------- */
@@ -1713,12 +2043,15 @@ static int verbs_start(struct daemon *d)
 	v->slots = calloc(v->nslots, sizeof(*v->slots));
 	v->gens = calloc(v->nslots, sizeof(*v->gens));
 	v->last_ts = calloc((size_t)n->nnodes, sizeof(*v->last_ts));
-	if (!v->peers || !v->slots || !v->gens || !v->last_ts) {
+	v->pkreply = malloc(WIRE_AM_MAX_PAYLOAD);
+	if (!v->peers || !v->slots || !v->gens || !v->last_ts || !v->pkreply) {
 		rc = -ENOMEM;
 		goto fail;
 	}
-	for (int32_t i = 0; i < n->nnodes; i++)
+	for (int32_t i = 0; i < n->nnodes; i++) {
 		v->peers[i].amq_tail = &v->peers[i].amq;
+		v->peers[i].pk_tail = &v->peers[i].pk;
+	}
 	/* the memlock budget */
 	struct rlimit rl;
 	uint64_t lim = getrlimit(RLIMIT_MEMLOCK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY
@@ -1777,6 +2110,23 @@ static void verbs_stop(struct daemon *d)
 	struct net *n = &d->net;
 	if (!v)
 		return;
+	/* packs: nobody to tell any more */
+	for (int32_t i = 0; v->peers && i < n->nnodes; i++) {
+		struct vpeer *vp = &v->peers[i];
+		while (vp->pk) {
+			struct vpk *x = vp->pk;
+			vp->pk = x->next;
+			free(x->s);
+			free(x);
+		}
+		vp->pk_tail = &vp->pk;
+		vp->npk = 0;
+		if (n->peers) {
+			free(n->peers[i].pack.slots);
+			free(n->peers[i].pack.buf);
+			n->peers[i].pack = (struct pack_open){0};
+		}
+	}
 	for (uint32_t s = 0; v->slots && s < v->nslots; s++) {
 		struct vconn *cn = v->slots[s];
 		if (!cn)
@@ -1813,6 +2163,7 @@ static void verbs_stop(struct daemon *d)
 	if (v->epfd >= 0)
 		close(v->epfd);
 	free(v->rbufs);
+	free(v->pkreply);
 	free(v->peers);
 	free(v->slots);
 	free(v->gens);
@@ -1845,4 +2196,5 @@ const struct transport_ops verbs_transport = {
 	.flush = verbs_flush,
 	.timers = verbs_timers,
 	.orphan = verbs_orphan,
+	.pack_release = verbs_pack_release,
 };

@@ -91,7 +91,7 @@ START_TEST(test_bounce_fits_am)
 	ck_assert_ptr_nonnull(msg);
 	for (uint32_t i = 0; i < len; i++)
 		msg[i] = (char)(i * 7);
-	ck_assert_int_eq(send_frame(d, cn, msg, len), 0);
+	ck_assert_int_eq(send_frame(d, cn, msg, len, 0), 0);
 	const struct vop *o = &cn->ring[0];
 	ck_assert_uint_eq(o->sge.length, len);
 	ck_assert_int_eq(memcmp((const void *)(uintptr_t)o->sge.addr, msg, len), 0);
@@ -144,6 +144,110 @@ START_TEST(test_connect_replay)
 }
 END_TEST
 
+/* The reply to a pack sent over verbs (W_PACK_REPLY): get data lands at
+ * each element's destination and every element completes with its own
+ * status; a malformed reply (a get's length not the one asked) fails every
+ * element with -EPROTO, copies nothing and counts packs_refused; a reply
+ * nobody waits for is dropped. The client's completion queue is full
+ * (cq_entries 0), so each failed element shows in its error count. */
+static void add_pack(struct verbs *v, int32_t node, uint64_t tag, struct pack_slot *s, uint32_t n)
+{
+	struct vpk *x = calloc(1, sizeof(*x));
+	ck_assert_ptr_nonnull(x);
+	x->tag = tag;
+	x->s = malloc(n * sizeof(*s));
+	ck_assert_ptr_nonnull(x->s);
+	memcpy(x->s, s, n * sizeof(*s));
+	x->n = n;
+	struct vpeer *vp = &v->peers[node];
+	*vp->pk_tail = x;
+	vp->pk_tail = &x->next;
+	vp->npk++;
+}
+
+START_TEST(test_pack_reply)
+{
+	struct daemon *d = calloc(1, sizeof(*d));
+	struct verbs *v = calloc(1, sizeof(*v));
+	struct client *c = calloc(1, sizeof(*c));
+	struct hoist_ctrl *ctrl = calloc(1, sizeof(*ctrl));
+	ck_assert(d && v && c && ctrl);
+	d->verbs = v;
+	d->net.nnodes = 2;
+	d->net.peers = calloc(2, sizeof(*d->net.peers));
+	v->peers = calloc(2, sizeof(*v->peers));
+	ck_assert(d->net.peers && v->peers);
+	for (int i = 0; i < 2; i++)
+		v->peers[i].pk_tail = &v->peers[i].pk;
+	c->ctrl = ctrl;
+	char got[16] = {0}, got2[16] = {0};
+	struct pack_slot s[3] = {
+		{.client = c, .dst = got, .len = 5, .opcode = HOIST_OP_GET, .is_get = 1},
+		{.client = c, .len = 8, .opcode = HOIST_OP_PUT},
+		{.client = c, .dst = got2, .len = 3, .opcode = HOIST_OP_GET, .is_get = 1}};
+	add_pack(v, 1, 5, s, 3);
+	c->outstanding = 3;
+	char pl[64] = {0};
+	uint64_t n = 0;
+	struct wire_pack_res r = {.status = 0, .len = 5};
+	memcpy(pl + n, &r, sizeof(r));
+	memcpy(pl + n + sizeof(r), "hello", 5);
+	n += sizeof(r) + 8;
+	r = (struct wire_pack_res){0};
+	memcpy(pl + n, &r, sizeof(r));
+	n += sizeof(r);
+	r = (struct wire_pack_res){.status = -EFAULT};
+	memcpy(pl + n, &r, sizeof(r));
+	n += sizeof(r);
+	struct wire_pack_reply rep = {.nelem = 3};
+	struct wire_hdr h = {.plen = (uint32_t)n, .type = W_PACK_REPLY, .hlen = sizeof(rep), .tag = 5};
+	pack_reply(d, 1, &h, (const char *)&rep, pl);
+	ck_assert_str_eq(got, "hello");
+	ck_assert_str_eq(got2, "");
+	ck_assert_uint_eq(c->outstanding, 0);
+	ck_assert_uint_eq(c->st.errors, 1); /* the -EFAULT element */
+	ck_assert_uint_eq(v->peers[1].npk, 0);
+	ck_assert_ptr_null(v->peers[1].pk);
+	ck_assert_uint_eq(d->net.peers[1].st.packs_refused, 0);
+
+	/* malformed: the first get answered with 8 bytes, 5 were asked */
+	add_pack(v, 1, 6, s, 3);
+	add_pack(v, 1, 7, s, 1); /* a later pack stays listed */
+	c->outstanding = 4;
+	memset(got, 0, sizeof(got));
+	r = (struct wire_pack_res){.status = 0, .len = 8};
+	memcpy(pl, &r, sizeof(r));
+	memcpy(pl + sizeof(r), "overflow", 8);
+	h.tag = 6;
+	h.plen = (uint32_t)n + 8;
+	pack_reply(d, 1, &h, (const char *)&rep, pl);
+	ck_assert_str_eq(got, "");
+	ck_assert_uint_eq(c->outstanding, 1);
+	ck_assert_uint_eq(c->st.errors, 4);
+	ck_assert_uint_eq(d->net.peers[1].st.packs_refused, 1);
+	ck_assert_uint_eq(v->peers[1].npk, 1);
+	ck_assert_uint_eq(v->peers[1].pk->tag, 7);
+
+	/* nobody waits for tag 99: dropped, the listed pack untouched */
+	h.tag = 99;
+	pack_reply(d, 1, &h, (const char *)&rep, pl);
+	ck_assert_uint_eq(v->peers[1].npk, 1);
+	ck_assert_uint_eq(c->outstanding, 1);
+
+	/* the peer is gone: the pack still listed fails (-ECONNRESET) */
+	vpack_fail_inflight(d, 1, -ECONNRESET);
+	ck_assert_uint_eq(v->peers[1].npk, 0);
+	ck_assert_uint_eq(c->outstanding, 0);
+	ck_assert_uint_eq(c->st.errors, 5);
+	free(v->peers);
+	free(d->net.peers);
+	free(ctrl);
+	free(c);
+	free(v);
+	free(d);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("verbs");
@@ -155,5 +259,8 @@ int main(void)
 	TCase *ta = tcase_create("auth");
 	tcase_add_test(ta, test_connect_replay);
 	suite_add_tcase(s, ta);
+	TCase *tp = tcase_create("packs");
+	tcase_add_test(tp, test_pack_reply);
+	suite_add_tcase(s, tp);
 	return run_suite(s);
 }
