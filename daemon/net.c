@@ -1177,11 +1177,8 @@ static int pack_add(struct daemon *d, struct peer *p, struct client *c, const st
 	uint32_t req, rep;
 	pack_elem_size(sqe, &req, &rep);
 	int rc;
-	if (pk->nelem && (pk->job != c->job->id || pk->plen + req > PACK_MAX ||
-			  pk->rlen + rep > PACK_MAX)) {
-		if ((rc = pack_close(d, p)))
-			return rc;
-	}
+	if (pack_must_close(pk, c, req, rep) && (rc = pack_close(d, p)))
+		return rc;
 	struct netconn *cn = p->conn;
 	if (!pk->nelem) {
 		/* a pack takes one ring slot and goes to the send buffer whole */
@@ -1190,11 +1187,8 @@ static int pack_add(struct daemon *d, struct peer *p, struct client *c, const st
 			STAT_INC(&p->st, stalls);
 			return XP_STALL;
 		}
-		if (!pk->buf && !(pk->buf = malloc(PACK_MAX)))
-			return -ENOMEM;
-		pk->job = c->job->id;
-		pk->hold = 1;
-		pk->first = c;
+		if ((rc = pack_begin(pk, c)))
+			return rc;
 	}
 	if ((rc = pack_append(pk, c, sqe, op)))
 		return rc;

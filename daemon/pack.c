@@ -104,6 +104,22 @@ void pack_elem_size(const struct hoist_sqe *sqe, uint32_t *req, uint32_t *rep)
 	*rep = (uint32_t)(sizeof(struct wire_pack_res) + (is_put ? 0 : wire_pad8(sqe->len)));
 }
 
+int pack_must_close(const struct pack_open *pk, const struct client *c, uint32_t req, uint32_t rep)
+{
+	return pk->nelem && (pk->job != c->job->id || pk->plen + req > WIRE_AM_MAX_PAYLOAD ||
+			     pk->rlen + rep > WIRE_AM_MAX_PAYLOAD);
+}
+
+int pack_begin(struct pack_open *pk, struct client *c)
+{
+	if (!pk->buf && !(pk->buf = malloc(WIRE_AM_MAX_PAYLOAD)))
+		return -ENOMEM;
+	pk->job = c->job->id;
+	pk->hold = 1;
+	pk->first = c;
+	return 0;
+}
+
 int pack_append(struct pack_open *pk, struct client *c, const struct hoist_sqe *sqe,
 		const struct xp_op *op)
 {

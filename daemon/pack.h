@@ -41,8 +41,16 @@ int pack_eligible(struct daemon *d, const struct hoist_sqe *sqe, const struct xp
 /* Request and reply payload bytes one put/get adds to a pack. */
 void pack_elem_size(const struct hoist_sqe *sqe, uint32_t *req, uint32_t *rep);
 
-/* Append one put/get to the open pack pk (its buf allocated, job, hold
- * and first set by the transport when it opened it; room checked): the
+/* Must the open pack pk be sent before an element of client c needing req
+ * request and rep reply bytes joins (another job, or no room)? */
+int pack_must_close(const struct pack_open *pk, const struct client *c, uint32_t req, uint32_t rep);
+
+/* Open the empty pack pk for client c's first element (buffer of
+ * WIRE_AM_MAX_PAYLOAD kept across packs). 0 or -ENOMEM. */
+int pack_begin(struct pack_open *pk, struct client *c);
+
+/* Append one put/get to the open pack pk (opened by pack_begin, room
+ * checked by pack_must_close): the
  * element, a put's data copied now (the client reuses its staging and
  * descriptor), its completion slot. Counts it in c->outstanding.
  * 0 or -ENOMEM. */

@@ -812,21 +812,15 @@ static int vpack_add(struct daemon *d, int32_t node, struct vconn *cn, struct cl
 		STAT_INC(&d->vst, rdma_order_waits);
 		return XP_STALL;
 	}
-	if (pk->nelem && (pk->job != c->job->id || pk->plen + req > WIRE_AM_MAX_PAYLOAD ||
-			  pk->rlen + rep > WIRE_AM_MAX_PAYLOAD)) {
-		if ((rc = vpack_close(d, node)))
-			return rc;
-	}
+	if (pack_must_close(pk, c, req, rep) && (rc = vpack_close(d, node)))
+		return rc;
 	if (!pk->nelem) {
 		if (vp->npk >= V_PACKS_INFLIGHT) {
 			STAT_INC(&p->st, stalls);
 			return XP_STALL;
 		}
-		if (!pk->buf && !(pk->buf = malloc(WIRE_AM_MAX_PAYLOAD)))
-			return -ENOMEM;
-		pk->job = c->job->id;
-		pk->hold = 1;
-		pk->first = c;
+		if ((rc = pack_begin(pk, c)))
+			return rc;
 	}
 	if ((rc = pack_append(pk, c, sqe, op)))
 		return rc;
