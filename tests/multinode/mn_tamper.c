@@ -3,20 +3,21 @@
  * rank 0 on daemon 0, rank 1 on daemon 1; a proxy between the daemons
  * tampers with the daemon 0 -> daemon 1 stream.
  *
- * Both zero a symmetric area of NCHUNK x 1 MiB, barrier. Rank 0 puts
- * NCHUNK chunks of 1 MiB into rank 1's area (each byte a function of
- * chunk and offset with the high bit set, so neither a never-written 0 nor
- * a byte with one low bit flipped passes for it), then quiet, barrier.
- * Rank 1 waits in the barrier (it completes, or fails when the job does)
- * and scans its area: every byte must be 0 (never written: the put failed
- * or did not get there) or exactly the pattern (written). Anything else is
- * corrupt data in the heap.
+ * Both fill a symmetric area of NCHUNK x 1 MiB with UNTOUCHED (0x01),
+ * barrier. Rank 0 puts NCHUNK chunks of 1 MiB into rank 1's area (each
+ * byte a function of chunk and offset with the high bit set, so neither
+ * UNTOUCHED, nor zeros, nor a byte with one low bit flipped pass for it),
+ * then quiet, barrier. Rank 1 waits in the barrier (it completes, or
+ * fails when the job does) and scans its area: every byte must be
+ * UNTOUCHED (the put failed or did not get there) or exactly the pattern
+ * (written). Anything else (zeros included) is corrupt data in the heap.
  *
  * Each rank writes one line "key=value ..." to $MN_TAMPER_OUT/rank<R>:
  *   rank 0: puts_ok, first_error (0 or -errno of the first failed put,
  *           quiet or barrier)
  *   rank 1: barrier (its return), landed (correct bytes), corrupt (bytes
- *           that are neither 0 nor the pattern), first_corrupt (offset, -1)
+ *           that are neither UNTOUCHED nor the pattern), first_corrupt
+ *           (offset, or -1)
  * Operations may fail (-ECONNRESET when the connection is dropped): that
  * is for the script to judge. Exit 1 only for what is wrong in any mode
  * (no attach, an error other than -ECONNRESET, an unwritable result).
@@ -25,6 +26,7 @@
 
 #define CHUNK (1u << 20)
 #define NCHUNK 8u
+#define UNTOUCHED 0x01
 
 static unsigned char pat(unsigned chunk, size_t off)
 {
@@ -60,7 +62,7 @@ int main(void)
 		return it_finish();
 	}
 	unsigned char *area = it_malloc((size_t)NCHUNK * CHUNK);
-	memset(area, 0, (size_t)NCHUNK * CHUNK);
+	memset(area, UNTOUCHED, (size_t)NCHUNK * CHUNK);
 	IT_OK(hoist_barrier(), "start");
 	if (it_failures)
 		return it_finish();
@@ -103,7 +105,7 @@ int main(void)
 				unsigned char v = area[(size_t)c * CHUNK + i];
 				if (v == pat(c, i)) {
 					landed++;
-				} else if (v) {
+				} else if (v != UNTOUCHED) {
 					if (!corrupt)
 						first = (long long)((size_t)c * CHUNK + i);
 					corrupt++;
