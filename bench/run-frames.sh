@@ -17,7 +17,10 @@
 # time and < 1 for a rate: the mode costs). Rows: get 8 B latency
 # (blocking), put 8 B rate incl. quiet, put bandwidth 64 KiB and 1 MiB.
 # Defaults: --reps 5 --scale 0.25 --rounds 3. Flags after "--" go to every
-# hoistd.
+# hoistd. First it prints the CPU cost of the records alone
+# (bench/hoist-frames-cost: seal and open per record, one thread, best of
+# the reps; stderr with --json), which a shared machine disturbs much less
+# than the end-to-end rows.
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -30,7 +33,7 @@ modes="off mac encrypt"
 daemon_flags=()
 orig_args=("$@")
 
-usage() { sed -n '2,21p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,24p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -55,10 +58,11 @@ done
 bench="$build/bench/hoist-bench"
 hoistd="$build/daemon/hoistd"
 hoistrun="$build/client/hoistrun"
-for f in "$bench" "$hoistd" "$hoistrun"; do
+cost="$build/bench/hoist-frames-cost"
+for f in "$bench" "$hoistd" "$hoistrun" "$cost"; do
 	if [ ! -x "$f" ]; then
 		echo "run-frames.sh: $f is missing; build first:" >&2
-		echo "  cmake -S $repo -B $build && cmake --build $build --target hoist-bench hoistd hoistrun" >&2
+		echo "  cmake -S $repo -B $build && cmake --build $build --target hoist-bench hoist-frames-cost hoistd hoistrun" >&2
 		exit 1
 	fi
 done
@@ -66,6 +70,13 @@ done
 out=$(mktemp "${TMPDIR:-/tmp}/hoist-run-frames.XXXXXX")
 trap 'rm -f "$out"' EXIT
 trap 'exit 130' INT TERM
+
+# (to stderr with --json: stdout is one JSON document)
+{
+	echo "# CPU cost of one record, one thread, no sockets (hoist-frames-cost --reps $reps, best rep):"
+	"$cost" --reps "$reps"
+	echo
+} >&"$([ "$json" = 1 ] && echo 2 || echo 1)"
 
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 for ((r = 1; r <= rounds; r++)); do

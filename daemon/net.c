@@ -137,8 +137,9 @@ static uint64_t conn_pending(const struct netconn *c)
 	return ob_pending(&c->out) + ob_pending(&c->sealed);
 }
 
-/* Records sealed ahead of the socket at most (then they are sent first). */
-#define SEAL_AHEAD (4u * FRAMES_REC_MAX)
+/* Sealed bytes queued ahead of the socket before sealing more: one record,
+ * so the peer can verify the first while we seal the next. */
+#define SEAL_AHEAD FRAMES_REC_MAX
 
 /* Seal queued plain frames into records (frame_integrity mac/encrypt).
  * 0 or -errno. */
