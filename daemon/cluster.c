@@ -89,12 +89,14 @@ int cluster_configure(struct daemon *d, char *err, size_t errlen)
 	n->epfd = -1;
 	n->self = 0;
 	n->nnodes = 1;
-	if (!spec[0])
-		return 0; /* a node of its own */
 	if (sodium_init() < 0) {
 		snprintf(err, errlen, "libsodium failed to initialise");
 		return -EIO;
 	}
+	/* job ids of a node of its own never leave it: any secret will do */
+	randombytes_buf(n->job_id_key, sizeof(n->job_id_key));
+	if (!spec[0])
+		return 0; /* a node of its own */
 	n->nnodes = 0;
 	int rc = 0;
 	if (spec[0] == '@') {
@@ -137,5 +139,24 @@ int cluster_configure(struct daemon *d, char *err, size_t errlen)
 	n->enabled = n->nnodes > 1;
 	if (n->enabled && (rc = load_key(n, d->cfg.cluster_key_file, err, errlen)))
 		return rc;
+	if (n->enabled) { /* every node must compute the same ids */
+		static const char ctx[] = "hoist job id v2";
+		crypto_generichash(n->job_id_key, sizeof(n->job_id_key), (const uint8_t *)ctx,
+				   sizeof(ctx) - 1, n->key, sizeof(n->key));
+	}
 	return 0;
+}
+
+uint64_t cluster_job_id(const struct net *n, uint32_t uid, const char *key)
+{
+	uint8_t le[4] = {(uint8_t)uid, (uint8_t)(uid >> 8), (uint8_t)(uid >> 16), (uint8_t)(uid >> 24)};
+	uint8_t h[crypto_generichash_BYTES_MIN];
+	crypto_generichash_state st;
+	crypto_generichash_init(&st, n->job_id_key, sizeof(n->job_id_key), sizeof(h));
+	crypto_generichash_update(&st, le, sizeof(le));
+	crypto_generichash_update(&st, (const uint8_t *)key, strlen(key));
+	crypto_generichash_final(&st, h, sizeof(h));
+	uint64_t id;
+	memcpy(&id, h, sizeof(id));
+	return id ? id : 1;
 }

@@ -181,6 +181,7 @@ struct net {
 	struct netconn *graveyard; /* closed while an epoll batch is handled */
 	int in_batch;
 	uint8_t key[32];      /* cluster key digest */
+	uint8_t job_id_key[32]; /* keys cluster_job_id: from the cluster key, or random on one node */
 	struct addr_cache cache;
 	struct pin *pins;
 	uint32_t npins;
@@ -189,6 +190,13 @@ struct net {
 
 /* cluster.c (main thread, before the threads start) */
 int cluster_configure(struct daemon *d, char *err, size_t errlen);
+
+/* A job's id on every node of the cluster: a keyed hash (BLAKE2b under a
+ * key derived from the cluster key) of the owner's uid and the job key.
+ * Jobs of different owners with one key are different jobs; nobody without
+ * the cluster key can compute an id, let alone find two that collide. Never
+ * 0. Any thread (job_id_key is immutable once the threads run). */
+uint64_t cluster_job_id(const struct net *n, uint32_t uid, const char *key);
 
 /* net.c is the tcp transport: see transport.h for its entry points. */
 
