@@ -392,6 +392,15 @@ void attach_member(struct daemon *d, struct announce *a)
 	job_check_ready(d, j);
 }
 
+/* Clients of one uid, attached or waiting for their job (control thread). */
+static uint64_t clients_of(const struct daemon *d, uid_t uid)
+{
+	uint64_t n = 0;
+	for (const struct client *c = d->clients; c; c = c->ctl_next)
+		n += c->uid == uid;
+	return n;
+}
+
 static void client_free_regions(struct client *c)
 {
 	region_destroy(&c->ring);
@@ -515,6 +524,13 @@ int attach_handle(struct daemon *d, struct conn *cn, const void *msg, size_t len
 		status = -EUSERS;
 		snprintf(why, sizeof(why), "daemon serves max_clients=%llu already",
 			 (unsigned long long)d->cfg.max_clients);
+		goto refuse;
+	}
+	if (clients_of(d, cred.uid) >= d->cfg.max_clients_per_user) {
+		status = -EUSERS;
+		snprintf(why, sizeof(why),
+			 "uid %u has max_clients_per_user=%llu clients attached or waiting already",
+			 (unsigned)cred.uid, (unsigned long long)d->cfg.max_clients_per_user);
 		goto refuse;
 	}
 

@@ -25,6 +25,8 @@
 	X(job_timeout_ms, UINT, "30000", 1, 3600000,                                               \
 	  "milliseconds for every rank of a job to attach before the attach fails")                \
 	X(max_clients, UINT, "1024", 1, 65536, "attached clients at most")                         \
+	X(max_clients_per_user, UINT, "512", 1, 65536,                                             \
+	  "clients one uid may have attached (or waiting for its job) at once; more get -EUSERS")  \
 	X(nodes, STR, "", 0, 0,                                                                    \
 	  "cluster node list host:port,host:port,... or @hostfile (empty: this node only)")       \
 	X(node_id, UINT, "0", 0, 4095, "this daemon's index in the node list")                     \
