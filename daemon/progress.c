@@ -593,6 +593,16 @@ static enum exec_result execute(struct daemon *d, struct client *c, const struct
 		 * completed; the node map decides who takes part */
 		if (c->outstanding || !c->job->prog_ready)
 			return EXEC_STALL;
+		/* each unfinished collective costs 64 B per rank of the job:
+		 * one that runs ahead of the others waits for them */
+		if (c->coll_seq - c->job->coll_base >= d->cfg.max_pending_colls) {
+			if (!c->coll_capped) {
+				c->coll_capped = 1;
+				STAT_INC(&c->st, colls_capped);
+			}
+			return EXEC_STALL;
+		}
+		c->coll_capped = 0;
 		*res = coll_post(d, c, sqe);
 		return *res ? EXEC_DONE : EXEC_ASYNC;
 	}

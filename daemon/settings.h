@@ -25,6 +25,8 @@
 	X(job_timeout_ms, UINT, "30000", 1, 3600000,                                               \
 	  "milliseconds for every rank of a job to attach before the attach fails")                \
 	X(max_clients, UINT, "1024", 1, 65536, "attached clients at most")                         \
+	X(max_pending_colls, UINT, "64", 1, 65536,                                                 \
+	  "collectives a job's PE may have started that are not finished here; later ones wait")   \
 	X(max_clients_per_user, UINT, "512", 1, 65536,                                             \
 	  "clients one uid may have attached (or waiting for its job) at once; more get -EUSERS")  \
 	X(nodes, STR, "", 0, 0,                                                                    \
