@@ -95,6 +95,17 @@ int settings_set(struct hoistd_settings *s, const char *name, const char *value,
 /* "name = value" lines, '#' comments. 0, -errno of open, or the first
  * error of settings_set; *line gets the failing line number. */
 int settings_load_file(struct hoistd_settings *s, const char *path, int *line);
+/* The same, and on failure err (if not NULL) says in words what was wrong
+ * where: "FILE:LINE: spin_us: 'x' is not valid: a whole number from 0 to
+ * 1000000", "FILE:3: unknown setting 'max_client'; did you mean
+ * 'max_clients'?", "FILE: No such file or directory". */
+int settings_load_config(struct hoistd_settings *s, const char *path, int *line, char *err,
+			 size_t errlen);
+/* Why settings_set(name, value) returned rc, naming the key and the values
+ * it takes (and, for an unknown key, the closest known one). */
+void settings_explain(const char *name, const char *value, int rc, char *buf, size_t len);
+/* The known setting closest to a misspelt name, or NULL if none is close. */
+const char *settings_closest(const char *name);
 /* Every HOIST_<NAME> present in the environment. 0 or the first error,
  * *bad gets the failing variable name. */
 int settings_load_env(struct hoistd_settings *s, const char **bad);
