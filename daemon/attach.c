@@ -192,9 +192,11 @@ static void job_timeout_cb(evutil_socket_t fd, short what, void *arg)
 	hlog_warn("job %s: only %d of %d ranks known within %llu ms", j->key, j->known, j->size,
 		  (unsigned long long)d->cfg.job_timeout_ms);
 	STAT_INC(&d->cst, jobs_timed_out);
-	char why[200];
-	snprintf(why, sizeof(why), "job did not assemble: %d of %d ranks attached within %llu ms",
-		 j->known, j->size, (unsigned long long)d->cfg.job_timeout_ms);
+	char why[400];
+	snprintf(why, sizeof(why),
+		 "job %.200s did not assemble: %d of %d ranks attached within %llu ms "
+		 "(job_timeout_ms); every rank must use the same job key (HOIST_JOB) and size",
+		 j->key, j->known, j->size, (unsigned long long)d->cfg.job_timeout_ms);
 	job_refuse_waiting(d, j, -ETIMEDOUT, why);
 }
 
@@ -547,9 +549,16 @@ int attach_handle(struct daemon *d, struct conn *cn, const void *msg, size_t len
 			goto refuse;
 		}
 		if (j->size != req->size || j->heap_bytes != req->heap_bytes) {
+			/* the job can never start: its waiting ranks learn it now,
+			 * not after job_timeout_ms */
 			status = -EINVAL;
-			snprintf(why, sizeof(why), "job %s: size/heap differ from the other ranks' (%d, %llu)",
-				 j->key, j->size, (unsigned long long)j->heap_bytes);
+			snprintf(why, sizeof(why),
+				 "job %s: rank %d says size %d and heap %llu, rank(s) already "
+				 "attached say size %d and heap %llu (HOIST_SIZE / HOIST_HEAP_SIZE "
+				 "must agree)", j->key, req->rank, req->size,
+				 (unsigned long long)req->heap_bytes, j->size,
+				 (unsigned long long)j->heap_bytes);
+			job_refuse_waiting(d, j, status, why);
 			goto refuse;
 		}
 		if (j->node_of[req->rank] != -1) {
