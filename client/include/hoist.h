@@ -52,7 +52,9 @@ int hoist_rank(void);     /* this PE's rank, or -ENOTCONN */
 int hoist_size(void);     /* number of PEs in the job, or -ENOTCONN */
 
 /* Collective; symmetric: same offset on every PE; NULL on failure.
- * Returned memory is 64-byte aligned; its contents are unspecified. */
+ * Returned memory is 64-byte aligned; its contents are unspecified (heap
+ * memory never allocated before reads as zero, memory hoist_free returned and
+ * a later hoist_malloc hands out again is not cleared). */
 void *hoist_malloc(size_t size);
 void hoist_free(void *ptr); /* collective */
 
