@@ -87,6 +87,8 @@ def axes(p):
 def lines_chart(p):
     out = header(p, p.get("width", WIDTH), p.get("height", HEIGHT)) + axes(p)
     out.append("set key %s box opaque samplen 4 spacing 1.1 font ',11'" % p.get("key", "top left"))
+    if "below" in p.get("key", ""):
+        out.append("set bmargin %d" % (5 + len(p["series"])))  # gnuplot lets a key below overlap the x label
     if p.get("xtics"):
         out.append("set xtics (%s)" % ", ".join("%s %s" % (q(l), num(x)) for l, x in p["xtics"]))
     xs = [pt[0] for s in p["series"] for pt in s["points"]]
@@ -106,11 +108,11 @@ def lines_chart(p):
         out.append("EOD")
         color = s.get("color", PALETTE[i % len(PALETTE)])
         style = "lc rgb %s lw 2 dt %d pt %d ps 0.9" % (q(color), s.get("dash", 1), s.get("point", 7))
-        errs = any(len(pt) > 3 for pt in s["points"])
-        if errs:
-            plots.append("%s using 1:2:3:4 with yerrorlines %s title %s" % (name, style, q(s["name"])))
-        else:
-            plots.append("%s using 1:2 with linespoints %s title %s" % (name, style, q(s["name"])))
+        if any(len(pt) > 3 for pt in s["points"]):
+            # error bars solid whatever the line's dash pattern
+            plots.append("%s using 1:2:3:4 with yerrorbars lc rgb %s lw 1.5 dt 1 pt %d ps 0.9 notitle"
+                         % (name, q(color), s.get("point", 7)))
+        plots.append("%s using 1:2 with linespoints %s title %s" % (name, style, q(s["name"])))
     out.append("plot " + ", \\\n     ".join(plots))
     return out
 
