@@ -261,7 +261,7 @@ int main(int argc, char **argv)
 	char why[512] = "";
 	Hoist__StatsReply *r = query(dir, settings, &err, why, sizeof(why));
 	if (!r) {
-		fprintf(stderr, "hoistctl: no hoistd answers in %s: %s\n", dir, why);
+		fprintf(stderr, "hoistctl: cannot query a hoistd in %s: %s\n", dir, why);
 		return 1;
 	}
 	if (!strcmp(cmd, "ping"))

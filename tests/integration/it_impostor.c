@@ -22,6 +22,9 @@
  *   half        answers "accepted, job_timeout_ms 300" and then nothing:
  *               -ETIMEDOUT after job_timeout_ms + the client's margin
  *
+ * hoistctl as V checks the same way (ctl_peercred: a listener of 65534 on
+ * a root-owned stats.sock) and gives up on a silent one (ctl_silent).
+ *
  * And the real daemons still work for V: a hoistd started as V with its
  * default runtime directory (/tmp/hoist-V, found with the variables
  * unset), and the harness's root daemon (HOIST_RUNTIME_DIR), also for a
@@ -87,6 +90,7 @@ struct fake_cfg {
 	int chown_sock_to;  /* -1: leave it */
 	uid_t listen_uid;   /* who calls listen() (SO_PEERCRED) */
 	int answer;
+	int stats;          /* listen on stats.sock (hoistctl) instead of hoistd.sock */
 };
 
 struct fake {
@@ -123,13 +127,17 @@ static void fake_child(const struct fake_cfg *cfg, int stop_r, int res_w)
 	if (drop_to(cfg->bind_uid))
 		_exit(2);
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", vsock);
+	if (cfg->stats)
+		snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/stats.sock", vdir);
+	else
+		snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", vsock);
 	int lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK, 0);
-	if (lfd < 0 || bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) != 0 || chmod(vsock, 0666) != 0) {
+	if (lfd < 0 || bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) != 0 || chmod(sa.sun_path, 0666) != 0) {
 		perror("fake: bind");
 		_exit(2);
 	}
-	if (cfg->chown_sock_to >= 0 && chown(vsock, (uid_t)cfg->chown_sock_to, (gid_t)cfg->chown_sock_to)) {
+	if (cfg->chown_sock_to >= 0 &&
+	    chown(sa.sun_path, (uid_t)cfg->chown_sock_to, (gid_t)cfg->chown_sock_to)) {
 		perror("fake: chown");
 		_exit(2);
 	}
@@ -340,6 +348,72 @@ static void fake_case(const char *cas, struct fake_cfg cfg, uid_t dir_uid, mode_
 		check(r.bytes == 0, cas, "the client wrote to the untrusted listener%s%s", "", "");
 }
 
+/* hoistctl stats as V (default runtime directory) against a fake on
+ * stats.sock: it must fail, say detail_has, and send nothing (or, for a
+ * silent listener, send its request and give up). */
+static void ctl_case(const char *cas, struct fake_cfg cfg, const char *detail_has, int want_bytes)
+{
+	cleanup_vdir();
+	cfg.stats = 1;
+	if (mkdir(vdir, 0755) != 0 || chmod(vdir, 0755) != 0) {
+		perror("it_impostor: mkdir");
+		fails++;
+		return;
+	}
+	struct fake f;
+	if (fake_start(&f, &cfg)) {
+		fails++;
+		cleanup_vdir();
+		return;
+	}
+	int ep[2];
+	if (pipe(ep)) {
+		fails++;
+		return;
+	}
+	fflush(NULL);
+	pid_t p = fork();
+	if (p == 0) {
+		alarm(30);
+		close(ep[0]);
+		dup2(ep[1], 2);
+		int nul = open("/dev/null", O_WRONLY);
+		dup2(nul, 1);
+		if (drop_to(victim))
+			_exit(2);
+		unsetenv("XDG_RUNTIME_DIR");
+		unsetenv("HOIST_RUNTIME_DIR");
+		const char *ctl = getenv("HOIST_HOISTCTL");
+		execl(ctl, ctl, "stats", (char *)NULL);
+		_exit(127);
+	}
+	close(ep[1]);
+	char err[1024] = {0};
+	size_t got = 0;
+	ssize_t n;
+	while (got < sizeof(err) - 1 && (n = read(ep[0], err + got, sizeof(err) - 1 - got)) > 0)
+		got += (size_t)n;
+	close(ep[0]);
+	int st;
+	waitpid(p, &st, 0);
+	struct fake_res r = {-1, -1};
+	if (fake_stop(&f, &r))
+		fprintf(stderr, "[it_impostor %s] FAIL: no result from the fake listener\n", cas), fails++;
+	cleanup_vdir();
+	char *nl = strchr(err, '\n');
+	if (nl)
+		*nl = 0;
+	fprintf(stderr, "[it_impostor %s] hoistctl stats as uid %u: wait status %d, \"%s\"; the fake saw %ld "
+			"connection(s), %ld byte(s)\n",
+		cas, (unsigned)victim, st, err, r.conns, r.bytes);
+	check(WIFEXITED(st) && WEXITSTATUS(st) == 1, cas, "hoistctl did not fail with status 1%s%s", "", "");
+	check(strstr(err, detail_has) != NULL, cas, "hoistctl said \"%s\", not \"%s\"", err, detail_has);
+	if (want_bytes)
+		check(r.bytes > 0, cas, "the fake received no request%s%s", "", "");
+	else
+		check(r.bytes == 0, cas, "hoistctl wrote to the untrusted listener%s%s", "", "");
+}
+
 /* A hoistd run as V with its defaults: the runtime directory is /tmp/hoist-V. */
 static void real_user_daemon(void)
 {
@@ -485,21 +559,25 @@ int main(void)
 	/* every refusal must come before the client sends; a short first
 	 * deadline keeps a broken check from waiting 10 s per case */
 	const char *ms = "1500";
-	fake_case("impostor", (struct fake_cfg){OTHER, OTHER, -1, OTHER, ANSWER_NONE}, 0, 0, NULL, ms,
+	fake_case("impostor", (struct fake_cfg){OTHER, OTHER, -1, OTHER, ANSWER_NONE, 0}, 0, 0, NULL, ms,
 		  -EPERM, "belongs to uid 65534", 0);
-	fake_case("dir_owner", (struct fake_cfg){-1, 0, -1, 0, ANSWER_NONE}, OTHER, 0755, NULL, ms, -EPERM,
+	fake_case("dir_owner", (struct fake_cfg){-1, 0, -1, 0, ANSWER_NONE, 0}, OTHER, 0755, NULL, ms, -EPERM,
 		  "runtime directory", 0);
-	fake_case("dir_mode", (struct fake_cfg){-1, 0, -1, 0, ANSWER_NONE}, 0, 0777, NULL, ms, -EPERM,
+	fake_case("dir_mode", (struct fake_cfg){-1, 0, -1, 0, ANSWER_NONE, 0}, 0, 0777, NULL, ms, -EPERM,
 		  "writable", 0);
-	fake_case("sock_owner", (struct fake_cfg){-1, 0, (int)OTHER, 0, ANSWER_NONE}, 0, 0755, NULL, ms,
+	fake_case("sock_owner", (struct fake_cfg){-1, 0, (int)OTHER, 0, ANSWER_NONE, 0}, 0, 0755, NULL, ms,
 		  -EPERM, "socket", 0);
-	fake_case("peercred", (struct fake_cfg){-1, 0, -1, OTHER, ANSWER_NONE}, 0, 0755, NULL, ms, -EPERM,
+	fake_case("peercred", (struct fake_cfg){-1, 0, -1, OTHER, ANSWER_NONE, 0}, 0, 0755, NULL, ms, -EPERM,
 		  "runs as uid 65534", 0);
 	/* deadlines: a root-owned listener passes every check */
-	fake_case("silent", (struct fake_cfg){-1, 0, -1, 0, ANSWER_NONE}, 0, 0755, vdir, ms, -ETIMEDOUT,
+	fake_case("silent", (struct fake_cfg){-1, 0, -1, 0, ANSWER_NONE, 0}, 0, 0755, vdir, ms, -ETIMEDOUT,
 		  "did not answer", 1);
-	fake_case("half", (struct fake_cfg){-1, 0, -1, 0, ANSWER_ACCEPTED}, 0, 0755, vdir, ms, -ETIMEDOUT,
+	fake_case("half", (struct fake_cfg){-1, 0, -1, 0, ANSWER_ACCEPTED, 0}, 0, 0755, vdir, ms, -ETIMEDOUT,
 		  "no final reply", 1);
+
+	/* hoistctl: the same check (one function), and a deadline */
+	ctl_case("ctl_peercred", (struct fake_cfg){-1, 0, -1, OTHER, ANSWER_NONE, 1}, "runs as uid 65534", 0);
+	ctl_case("ctl_silent", (struct fake_cfg){-1, 0, -1, 0, ANSWER_NONE, 1}, "no answer within", 1);
 
 	/* the real daemons still serve V */
 	real_user_daemon();
