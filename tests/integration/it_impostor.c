@@ -16,6 +16,10 @@
  *   peercred    directory and socket file root's, but the process that
  *               called listen() runs as 65534 (only SO_PEERCRED shows it)
  *
+ *   sock_perm   everything root's, socket mode 0600: connect() fails with
+ *               EACCES, which is -EACCES "permission denied", not a story
+ *               about jobs of other users
+ *
  * Deadlines (the listener is root's, so every check passes):
  *   silent      accepts and reads the request, never answers: -ETIMEDOUT
  *               after HOIST_ATTACH_TIMEOUT_MS (HOIST_RUNTIME_DIR set)
@@ -82,16 +86,21 @@ static int drop_to(uid_t u)
 
 /* ---- the fake listener -------------------------------------------------- */
 
-enum { ANSWER_NONE, ANSWER_ACCEPTED };
+enum { ANSWER_NONE = 0, ANSWER_ACCEPTED };
 
 struct fake_cfg {
-	int make_dir_as;    /* -1: the parent made the directory; else uid that mkdirs it (0755) */
+	int dir_by_other;   /* 65534 makes the directory (0755); else the parent did */
 	uid_t bind_uid;     /* who creates the socket file */
-	int chown_sock_to;  /* -1: leave it */
+	int sock_to_other;  /* the socket file is chowned to 65534 */
 	uid_t listen_uid;   /* who calls listen() (SO_PEERCRED) */
 	int answer;
 	int stats;          /* listen on stats.sock (hoistctl) instead of hoistd.sock */
+	mode_t sock_mode;   /* 0: 0666 */
 };
+
+/* root makes the directory, binds and listens on hoistd.sock (0666), never
+ * answers; the arguments change that */
+#define FAKE(...) ((struct fake_cfg){__VA_ARGS__})
 
 struct fake {
 	pid_t pid;
@@ -118,8 +127,8 @@ static void fake_answer_accepted(int fd)
 static void fake_child(const struct fake_cfg *cfg, int stop_r, int res_w)
 {
 	alarm(60);
-	if (cfg->make_dir_as >= 0) {
-		if (drop_to((uid_t)cfg->make_dir_as) || mkdir(vdir, 0755) != 0 || chmod(vdir, 0755) != 0) {
+	if (cfg->dir_by_other) {
+		if (drop_to(OTHER) || mkdir(vdir, 0755) != 0 || chmod(vdir, 0755) != 0) {
 			perror("fake: mkdir");
 			_exit(2);
 		}
@@ -132,12 +141,12 @@ static void fake_child(const struct fake_cfg *cfg, int stop_r, int res_w)
 	else
 		snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", vsock);
 	int lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK, 0);
-	if (lfd < 0 || bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) != 0 || chmod(sa.sun_path, 0666) != 0) {
+	if (lfd < 0 || bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
+	    chmod(sa.sun_path, cfg->sock_mode ? cfg->sock_mode : 0666) != 0) {
 		perror("fake: bind");
 		_exit(2);
 	}
-	if (cfg->chown_sock_to >= 0 &&
-	    chown(sa.sun_path, (uid_t)cfg->chown_sock_to, (gid_t)cfg->chown_sock_to)) {
+	if (cfg->sock_to_other && chown(sa.sun_path, OTHER, OTHER)) {
 		perror("fake: chown");
 		_exit(2);
 	}
@@ -307,7 +316,7 @@ static void fake_case(const char *cas, struct fake_cfg cfg, uid_t dir_uid, mode_
 		      int want_bytes)
 {
 	cleanup_vdir();
-	if (cfg.make_dir_as < 0) { /* root makes it, then hands it over */
+	if (!cfg.dir_by_other) { /* root makes it, then hands it over */
 		if (mkdir(vdir, 0755) != 0 || chmod(vdir, dir_mode) != 0 ||
 		    (dir_uid && chown(vdir, dir_uid, (gid_t)dir_uid))) {
 			perror("it_impostor: mkdir");
@@ -559,25 +568,25 @@ int main(void)
 	/* every refusal must come before the client sends; a short first
 	 * deadline keeps a broken check from waiting 10 s per case */
 	const char *ms = "1500";
-	fake_case("impostor", (struct fake_cfg){OTHER, OTHER, -1, OTHER, ANSWER_NONE, 0}, 0, 0, NULL, ms,
-		  -EPERM, "belongs to uid 65534", 0);
-	fake_case("dir_owner", (struct fake_cfg){-1, 0, -1, 0, ANSWER_NONE, 0}, OTHER, 0755, NULL, ms, -EPERM,
-		  "runtime directory", 0);
-	fake_case("dir_mode", (struct fake_cfg){-1, 0, -1, 0, ANSWER_NONE, 0}, 0, 0777, NULL, ms, -EPERM,
-		  "writable", 0);
-	fake_case("sock_owner", (struct fake_cfg){-1, 0, (int)OTHER, 0, ANSWER_NONE, 0}, 0, 0755, NULL, ms,
-		  -EPERM, "socket", 0);
-	fake_case("peercred", (struct fake_cfg){-1, 0, -1, OTHER, ANSWER_NONE, 0}, 0, 0755, NULL, ms, -EPERM,
-		  "runs as uid 65534", 0);
+	fake_case("impostor", FAKE(.dir_by_other = 1, .bind_uid = OTHER, .listen_uid = OTHER), 0, 0,
+		  NULL, ms, -EPERM, "belongs to uid 65534", 0);
+	fake_case("dir_owner", FAKE(.answer = ANSWER_NONE), OTHER, 0755, NULL, ms, -EPERM, "runtime directory", 0);
+	fake_case("dir_mode", FAKE(.answer = ANSWER_NONE), 0, 0777, NULL, ms, -EPERM, "writable", 0);
+	fake_case("sock_owner", FAKE(.sock_to_other = 1), 0, 0755, NULL, ms, -EPERM, "socket", 0);
+	fake_case("peercred", FAKE(.listen_uid = OTHER), 0, 0755, NULL, ms, -EPERM, "runs as uid 65534", 0);
+	/* item 5: a socket V may not open is a permission problem, said as such */
+	fake_case("sock_perm", FAKE(.sock_mode = 0600), 0, 0755, NULL, ms, -EACCES,
+		  "permission denied connecting", 0);
+	const char *eacces = hoist_strerror(-EACCES);
+	check(strstr(eacces, "permission") && !strstr(eacces, "another user"), "sock_perm",
+	      "hoist_strerror(-EACCES) says \"%s\"%s", eacces, "");
 	/* deadlines: a root-owned listener passes every check */
-	fake_case("silent", (struct fake_cfg){-1, 0, -1, 0, ANSWER_NONE, 0}, 0, 0755, vdir, ms, -ETIMEDOUT,
-		  "did not answer", 1);
-	fake_case("half", (struct fake_cfg){-1, 0, -1, 0, ANSWER_ACCEPTED, 0}, 0, 0755, vdir, ms, -ETIMEDOUT,
-		  "no final reply", 1);
+	fake_case("silent", FAKE(.answer = ANSWER_NONE), 0, 0755, vdir, ms, -ETIMEDOUT, "did not answer", 1);
+	fake_case("half", FAKE(.answer = ANSWER_ACCEPTED), 0, 0755, vdir, ms, -ETIMEDOUT, "no final reply", 1);
 
 	/* hoistctl: the same check (one function), and a deadline */
-	ctl_case("ctl_peercred", (struct fake_cfg){-1, 0, -1, OTHER, ANSWER_NONE, 1}, "runs as uid 65534", 0);
-	ctl_case("ctl_silent", (struct fake_cfg){-1, 0, -1, 0, ANSWER_NONE, 1}, "no answer within", 1);
+	ctl_case("ctl_peercred", FAKE(.listen_uid = OTHER), "runs as uid 65534", 0);
+	ctl_case("ctl_silent", FAKE(.answer = ANSWER_NONE), "no answer within", 1);
 
 	/* the real daemons still serve V */
 	real_user_daemon();
