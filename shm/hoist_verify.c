@@ -94,7 +94,7 @@ int hoist_verify_connect(const char *dir, const char *name, int timeout_ms, char
 		case EPERM:
 			snprintf(why, why_len,
 				 "permission denied connecting to %s: the socket or its directory does not "
-				 "let uid %u in (a daemon of another user serves only its own user)",
+				 "let uid %u in (a per-user hoistd admits only its own user)",
 				 sa.sun_path, (unsigned)me);
 			return -EACCES;
 		case EAGAIN:
