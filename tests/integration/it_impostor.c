@@ -498,7 +498,7 @@ static pid_t slow_rank(const char *hdir, const char *job, int rank)
 	if (drop_to(victim))
 		_exit(2);
 	setenv("HOIST_RUNTIME_DIR", hdir, 1);
-	setenv("HOIST_ATTACH_TIMEOUT_MS", "1000", 1);
+	setenv("HOIST_ATTACH_TIMEOUT_MS", "2000", 1);
 	setenv("HOIST_JOB", job, 1);
 	setenv("HOIST_RANK", rank ? "1" : "0", 1);
 	setenv("HOIST_SIZE", "2", 1);
@@ -526,13 +526,13 @@ static void slow_job(const char *hdir)
 	char job[64];
 	snprintf(job, sizeof(job), "impostor-slow-%d", (int)getpid());
 	pid_t r0 = slow_rank(hdir, job, 0);
-	sleep(3); /* rank 1 comes long after rank 0's 1 s first deadline */
+	sleep(5); /* rank 1 comes long after rank 0's 2 s first deadline */
 	pid_t r1 = slow_rank(hdir, job, 1);
 	int s0, s1;
 	waitpid(r1, &s1, 0);
 	waitpid(r0, &s0, 0);
 	int ok = WIFEXITED(s0) && !WEXITSTATUS(s0) && WIFEXITED(s1) && !WEXITSTATUS(s1);
-	fprintf(stderr, "[it_impostor slow_job] rank 1 attached 3 s after rank 0 (first deadline 1 s): %s\n",
+	fprintf(stderr, "[it_impostor slow_job] rank 1 attached 5 s after rank 0 (first deadline 2 s): %s\n",
 		ok ? "both attached" : "FAIL");
 	if (!ok)
 		fails++;
