@@ -76,6 +76,26 @@ static int reply_ok(struct daemon *d, struct client *c, int32_t *local, size_t n
 	return rc;
 }
 
+/* The first answer to a valid request whose job still assembles: the
+ * client waits for it with a short deadline, then for the final reply with
+ * one of job_timeout_ms (plus a margin). A daemon that says nothing is
+ * hung or an impostor; one that said this is working on it. */
+static int reply_accepted(struct daemon *d, struct client *c)
+{
+	Hoist__AttachReply rep = HOIST__ATTACH_REPLY__INIT;
+	rep.status = 0;
+	rep.error = "";
+	rep.abi_version = HOIST_ABI_VERSION;
+	rep.accepted = 1;
+	rep.job_timeout_ms = (uint32_t)d->cfg.job_timeout_ms;
+	uint8_t buf[64];
+	size_t n = hoist__attach_reply__get_packed_size(&rep);
+	if (n > sizeof(buf) || !c->conn)
+		return -EMSGSIZE;
+	hoist__attach_reply__pack(&rep, buf);
+	return control_send(c->conn->fd, buf, n, NULL, 0);
+}
+
 /* A job is its owner and its key: the same key under another uid is
  * another job (nobody can join, block or reach a job of another user by
  * naming its key). */
@@ -620,6 +640,8 @@ int attach_handle(struct daemon *d, struct conn *cn, const void *msg, size_t len
 		hlog_err("out of memory handing over job %s rank %d", j->key, c->rank);
 	job_announce(d, j, -1, MEMBER_WANT_REPLY);
 	job_check_ready(d, j);
+	if (!c->replied && reply_accepted(d, c))
+		hlog_warn("job %s rank %d: sending the accepted answer failed", j->key, c->rank);
 	return 0;
 
 refuse:
