@@ -230,7 +230,7 @@ int main(int argc, char **argv)
 	snprintf(d->attach_path, sizeof(d->attach_path), "%.90s/hoistd.sock", d->runtime_dir);
 	snprintf(d->stats_path, sizeof(d->stats_path), "%.90s/stats.sock", d->runtime_dir);
 
-	char err[300] = "";
+	char err[600] = "";
 	if ((rc = cluster_configure(d, err, sizeof(err)))) {
 		hlog_err("%s", err[0] ? err : strerror(-rc));
 		return 1;

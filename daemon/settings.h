@@ -27,7 +27,8 @@
 	X(max_clients, UINT, "1024", 1, 65536, "attached clients at most")                         \
 	X(nodes, STR, "", 0, 0,                                                                    \
 	  "cluster node list host:port,host:port,... or @hostfile (empty: this node only)")       \
-	X(node_id, UINT, "0", 0, 4095, "this daemon's index in the node list")                     \
+	X(node_id, UINT, "0", 0, 4095,                                                             \
+	  "this daemon's index in the node list (unset: the entry with this host's address)")      \
 	X(cluster_key_file, STR, "/etc/hoist/cluster.key", 0, 0,                                   \
 	  "file holding the shared cluster key (>= 16 bytes); required with several nodes")        \
 	X(peer_timeout_ms, UINT, "5000", 100, 3600000,                                             \
