@@ -21,7 +21,7 @@ say() {
 	printf 'hoist slurm-epilog: %s: %s\n' "$job" "$*" >&2
 }
 
-# shellcheck source=slurm-settings.sh
+# shellcheck source=deploy/slurm-settings.sh disable=SC1091
 if ! source "$here/slurm-settings.sh"; then
 	say "$here/slurm-settings.sh is missing; hoistd left as it is"
 	exit 0

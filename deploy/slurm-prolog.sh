@@ -46,7 +46,7 @@ say() {
 	printf 'hoist slurm-prolog: %s: %s\n' "$job" "$*" >&2
 }
 
-# shellcheck source=slurm-settings.sh
+# shellcheck source=deploy/slurm-settings.sh disable=SC1091
 if ! source "$here/slurm-settings.sh"; then
 	say "$here/slurm-settings.sh is missing; no hoistd for this job"
 	exit 1

@@ -3,7 +3,7 @@
 # `say MESSAGE`). slurmd runs these scripts with an environment of its own
 # (PATH=/usr/sbin:/usr/bin:..., the SLURM_* variables, nothing of slurmd's
 # environment), so their settings come from a file: see hoist_slurm_conf.
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2154 # here: set by the script that sources this
 
 # The settings file: $HOIST_SLURM_CONF (set only when run by hand), else
 # hoist-slurm.conf next to the scripts (a copy of the scripts that keeps its

@@ -8,7 +8,7 @@ here=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
 say() { printf 'hoist slurm-taskprolog: %s\n' "$*" >&2; }
 if [[ -z "${HOIST_RUNTIME_DIR:-}" ]]; then
 	# (the settings file must be readable by the jobs' users)
-	# shellcheck source=slurm-settings.sh
+	# shellcheck source=deploy/slurm-settings.sh disable=SC1091
 	if source "$here/slurm-settings.sh" 2>/dev/null; then
 		hoist_slurm_load "$(hoist_slurm_conf)" || true
 	fi

@@ -125,6 +125,7 @@ done
 
 # Open MPI 4.1: processes launched on B through the agent, out-of-band and
 # TCP BTL traffic on the veth; no tree spawn (only the two hosts).
+# shellcheck disable=SC2054 # the commas are Open MPI's lists
 mpi=(mpirun --allow-run-as-root -np 4 --hostfile "$BASE/hostfile"
 	--mca plm_rsh_agent "$here/netns-agent.sh" --mca plm_rsh_no_tree_spawn 1
 	--mca oob_tcp_if_include 192.0.2.0/24 --mca btl self,tcp --mca btl_tcp_if_include 192.0.2.0/24

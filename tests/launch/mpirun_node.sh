@@ -49,6 +49,7 @@ fi
 pid=$(cat "$BASE/run/hoistd.pid" 2>/dev/null)
 [ "$(cat "/proc/${pid:-0}/comm" 2>/dev/null)" = hoistd ] || FAIL "the prologue did not start a hoistd"
 
+# shellcheck disable=SC2054 # the commas are Open MPI's lists
 mpi=(mpirun -np 4 --allow-run-as-root --oversubscribe --mca btl self,vader,tcp -x HOIST_RUNTIME_DIR)
 jobs=0
 for prog in "$@"; do

@@ -17,6 +17,7 @@ if [[ -z "$line" ]]; then
 	exit 255
 fi
 read -r ns dir name <<<"$line"
+# shellcheck disable=SC2016 # expanded by the inner shell
 exec ip netns exec "$ns" unshare --uts -- env HOIST_RUNTIME_DIR="$dir" AGENT_NODENAME="$name" \
 	/bin/sh -c 'hostname "$AGENT_NODENAME" && unset AGENT_NODENAME && exec /bin/sh -c "$1"' \
 	netns-agent "$*"

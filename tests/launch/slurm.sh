@@ -173,7 +173,7 @@ alive() { [ -e "/proc/$(cat "$T/$1" 2>/dev/null)" ]; }
 for _ in $(seq 1 120); do
 	state=$(in_ns sinfo -h -n "$host" -o %T 2>/dev/null)
 	[ "$state" = idle ] && break
-	alive slurmctld.pid && alive slurmd.pid || break
+	if ! alive slurmctld.pid || ! alive slurmd.pid; then break; fi
 	sleep 0.5
 done
 if [ "$state" != idle ]; then
