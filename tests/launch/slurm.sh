@@ -226,6 +226,7 @@ log "run: srun -n 4 $(basename "$prog") with HOISTD=$T/prefix/sbin/no-such-hoist
 out=$(in_ns timeout -k 10 200 srun -n 4 -O -t 5 --immediate=60 -J hoist-fail "$T/task.sh" "$prog" 2>&1)
 st=$?
 printf '%s\n' "$out" | sed 's/^/[srun fail] /' >&2
+log "srun exited with status $st"
 if [ "$st" -eq 0 ]; then
 	FAIL "srun passed although the prolog could not start hoistd"
 	show_log=1
