@@ -2,9 +2,14 @@
  * The cluster as configured: the node list (nodes = host:port,... or
  * @hostfile with one host:port per line), this daemon's index in it, and
  * the cluster key that every daemon must hold to join.
+ *
+ * The index is node_id when it is set (file, environment or flag); else
+ * the one entry of the list whose IPv4 address belongs to one of this
+ * host's interfaces, so that every node can share one configuration.
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <ifaddrs.h>
 #include <netdb.h>
 #include <sodium.h>
 #include <stdio.h>
@@ -81,6 +86,62 @@ static int load_key(struct net *n, const char *path, char *err, size_t errlen)
 	return 0;
 }
 
+int cluster_self_index(const struct net *n, const struct in_addr *local, int nlocal, int *first,
+		       int *second)
+{
+	int found = -1;
+	for (int i = 0; i < n->nnodes; i++) {
+		for (int j = 0; j < nlocal; j++) {
+			if (n->peers[i].addr.sin_addr.s_addr != local[j].s_addr)
+				continue;
+			if (found >= 0) {
+				*first = found;
+				*second = i;
+				return -EEXIST;
+			}
+			found = i;
+			break;
+		}
+	}
+	return found >= 0 ? found : -ENOENT;
+}
+
+/* node_id not set: find this host in the node list by its addresses. */
+static int derive_self(struct net *n, char *err, size_t errlen)
+{
+	struct ifaddrs *ifs;
+	if (getifaddrs(&ifs) < 0) {
+		snprintf(err, errlen, "node_id is not set and this host's addresses are unknown "
+			 "(getifaddrs: %s); set node_id", strerror(errno));
+		return -errno;
+	}
+	struct in_addr local[256];
+	int nlocal = 0;
+	for (struct ifaddrs *i = ifs; i && nlocal < (int)(sizeof(local) / sizeof(local[0]));
+	     i = i->ifa_next)
+		if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET)
+			local[nlocal++] = ((struct sockaddr_in *)i->ifa_addr)->sin_addr;
+	freeifaddrs(ifs);
+	int first = -1, other = -1, rc = cluster_self_index(n, local, nlocal, &first, &other);
+	if (rc == -ENOENT) {
+		snprintf(err, errlen, "node_id is not set and no entry of the node list (%d entries, "
+			 "first %s) has an address of this host's interfaces: set node_id "
+			 "(--node-id N, HOIST_NODE_ID or node_id = N in the config file)",
+			 n->nnodes, n->peers[0].name);
+		return -EINVAL;
+	}
+	if (rc == -EEXIST) {
+		snprintf(err, errlen, "node_id is not set and several entries of the node list are "
+			 "addresses of this host (%d: %s and %d: %s; several daemons on one host?): "
+			 "set node_id (--node-id N, HOIST_NODE_ID or node_id = N in the config file)",
+			 first, n->peers[first].name, other, n->peers[other].name);
+		return -EINVAL;
+	}
+	n->self = rc;
+	hlog_info("node_id %d: node list entry %s is an address of this host", rc, n->peers[rc].name);
+	return 0;
+}
+
 int cluster_configure(struct daemon *d, char *err, size_t errlen)
 {
 	struct net *n = &d->net;
@@ -130,12 +191,16 @@ int cluster_configure(struct daemon *d, char *err, size_t errlen)
 		snprintf(err, errlen, "node list '%s' is empty", spec);
 		return -EINVAL;
 	}
-	if (d->cfg.node_id >= (uint64_t)n->nnodes) {
-		snprintf(err, errlen, "node_id %llu but the node list has %d entries",
-			 (unsigned long long)d->cfg.node_id, n->nnodes);
-		return -EINVAL;
+	if (d->cfg.source[SET_node_id] != SRC_DEFAULT) {
+		if (d->cfg.node_id >= (uint64_t)n->nnodes) {
+			snprintf(err, errlen, "node_id %llu but the node list has %d entries",
+				 (unsigned long long)d->cfg.node_id, n->nnodes);
+			return -EINVAL;
+		}
+		n->self = (int32_t)d->cfg.node_id;
+	} else if (n->nnodes > 1 && (rc = derive_self(n, err, errlen))) {
+		return rc;
 	}
-	n->self = (int32_t)d->cfg.node_id;
 	n->enabled = n->nnodes > 1;
 	if (n->enabled && (rc = load_key(n, d->cfg.cluster_key_file, err, errlen)))
 		return rc;

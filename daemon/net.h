@@ -190,6 +190,12 @@ struct net {
 
 /* cluster.c (main thread, before the threads start) */
 int cluster_configure(struct daemon *d, char *err, size_t errlen);
+/* The index of the one node list entry whose IPv4 address is one of
+ * local[0..nlocal) (this host's interface addresses): how a daemon without
+ * node_id finds itself. -ENOENT when none is; -EEXIST when several are
+ * (*first and *second get the first two). */
+int cluster_self_index(const struct net *n, const struct in_addr *local, int nlocal, int *first,
+		       int *second);
 
 /* A job's id on every node of the cluster: a keyed hash (BLAKE2b under a
  * key derived from the cluster key) of the owner's uid and the job key.

@@ -31,7 +31,8 @@
 	  "clients one uid may have attached (or waiting for its job) at once; more get -EUSERS")  \
 	X(nodes, STR, "", 0, 0,                                                                    \
 	  "cluster node list host:port,host:port,... or @hostfile (empty: this node only)")       \
-	X(node_id, UINT, "0", 0, 4095, "this daemon's index in the node list")                     \
+	X(node_id, UINT, "0", 0, 4095,                                                             \
+	  "this daemon's index in the node list (unset: the entry with this host's address)")      \
 	X(cluster_key_file, STR, "/etc/hoist/cluster.key", 0, 0,                                   \
 	  "file holding the shared cluster key (>= 16 bytes); required with several nodes")        \
 	X(peer_timeout_ms, UINT, "5000", 100, 3600000,                                             \

@@ -17,10 +17,15 @@ PACKAGES=(
 	check libsodium-dev
 	clang libclang-rt-14-dev
 	iproute2 python3
+	# tests/launch: the launchers for real (mpirun on one node and across
+	# network namespaces; a private slurmctld + slurmd + munged). The Slurm
+	# daemons' units need /etc/slurm/slurm.conf, which the tests never
+	# write: installing them starts nothing.
+	openmpi-bin slurmctld slurmd slurm-client munge
 )
 # The references the benchmarks in bench/ measure side by side, and gnuplot
 # (no X11) for the SVG plots the bench/ scripts write next to their tables.
-BENCH_PACKAGES=(openmpi-bin libopenmpi-dev ucx-utils perftest gnuplot-nox)
+BENCH_PACKAGES=(libopenmpi-dev ucx-utils perftest gnuplot-nox)
 
 check_only=0
 for arg in "$@"; do
