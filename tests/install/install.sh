@@ -15,7 +15,9 @@
 #  5. both programs run as one rank (HOIST_RANK=0 HOIST_SIZE=1) against a
 #     hoistd from the moved tree, which must stop with status 0;
 #  6. the installed mpirun prologue/epilogue (libexec/hoist) start and stop
-#     a hoistd of the same install with no hoist binary in PATH.
+#     a hoistd of the same install with no hoist binary in PATH;
+#  7. the installed hoistrun, with no daemon anywhere, starts the install's
+#     sbin/hoistd as the job's private daemon.
 set -euo pipefail
 
 build=$(cd "$1" && pwd)
@@ -167,4 +169,10 @@ env -i PATH=/usr/bin:/bin HOME="${HOME:-/tmp}" HOIST_RUNTIME_DIR="$rd2" \
 	bash "$P/libexec/hoist/mpirun-epilogue.sh" inst-job || fail "installed mpirun-epilogue.sh"
 for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
 kill -0 "$pid" 2>/dev/null && fail "the epilogue left hoistd $pid running"
+step "installed hoistrun, no daemon anywhere, no hoist binary in PATH"
+out=$(env -i PATH=/usr/bin:/bin HOIST_RUNTIME_DIR="$T/none" LD_LIBRARY_PATH="$libdir" \
+	"$P/bin/hoistrun" -v -n 1 "$T/app-pc" 2>&1) || fail "installed hoistrun: $out"
+echo "$out" | grep -E "private|exit status"
+grep -q "started a private hoistd ($P/bin/../sbin/hoistd" <<<"$out" ||
+	fail "installed hoistrun did not start $P/sbin/hoistd"
 echo "install test: PASS"
