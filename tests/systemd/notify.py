@@ -16,6 +16,7 @@ budget: hoistctl stats shows pinned_limit for this (non-verbs) transport,
 never 0, and exactly memlock_bytes when that is set.
 Only the intervals between pings are timed, never the test; a missing
 message fails after a generous wait (lack of progress)."""
+import atexit
 import json
 import os
 import shutil
@@ -32,6 +33,16 @@ SLACK = 0.5  # s, for a loaded 2-core machine; the old fixed 5 s fails it
 STALL = 15.0  # s without the awaited message: the test is stuck
 
 failures = []
+daemons = []
+
+
+@atexit.register
+def _cleanup():  # whatever happened, no daemon and no directory is left
+    for d in daemons:
+        if d.proc.poll() is None:
+            d.proc.kill()
+            d.proc.wait()
+        shutil.rmtree(d.tmp, ignore_errors=True)
 
 
 def fail(msg):
@@ -59,6 +70,7 @@ class Daemon:
             cmd = ["sh", "-c", 'WATCHDOG_PID=$$; export WATCHDOG_PID; exec "$@"', "sh"] + cmd
         self.log = open(os.path.join(self.tmp, "hoistd.log"), "w+")
         self.proc = subprocess.Popen(cmd, env=env, stderr=self.log)
+        daemons.append(self)
 
     def recv(self, timeout):
         self.sock.settimeout(timeout)
