@@ -263,6 +263,17 @@ int main(int argc, char **argv)
 		nofile.rlim_cur = nofile.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &nofile);
 	}
+	/* The node's pinned-memory budget, whatever the transport (verbs
+	 * registers against it; hoistctl stats shows it as pinned_limit). */
+	struct rlimit ml;
+	long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+	d->pinned_limit = settings_memlock_budget(
+		d->cfg.memlock_bytes,
+		getrlimit(RLIMIT_MEMLOCK, &ml) == 0 && ml.rlim_cur != RLIM_INFINITY ? (uint64_t)ml.rlim_cur
+										  : SETTINGS_MEMLOCK_UNLIMITED,
+		pages > 0 && psz > 0 ? (uint64_t)pages * (uint64_t)psz : 0, &why);
+	__atomic_store_n(&d->vst.pinned_limit, d->pinned_limit, __ATOMIC_RELAXED);
+	hlog_info("pinned-memory budget %llu bytes (%s)", (unsigned long long)d->pinned_limit, why);
 	evthread_use_pthreads();
 	d->start_ns = now_ns();
 	d->doorbell_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);

@@ -357,3 +357,21 @@ void settings_print(const struct hoistd_settings *s, FILE *out)
 		fprintf(out, "%-16s = %-24s # %s; %s\n", table[i].name, settings_format(s, i, buf, sizeof(buf)),
 			settings_source_name(s->source[i]), table[i].help);
 }
+
+uint64_t settings_memlock_budget(uint64_t memlock_bytes, uint64_t rlim_cur, uint64_t phys_bytes,
+				 const char **why)
+{
+	if (memlock_bytes) {
+		*why = "memlock_bytes";
+		return memlock_bytes;
+	}
+	if (rlim_cur != SETTINGS_MEMLOCK_UNLIMITED) {
+		*why = "RLIMIT_MEMLOCK";
+		return rlim_cur;
+	}
+	/* Unlimited (LimitMEMLOCK=infinity, root): the budget would be no
+	 * budget, and one job could pin the whole node. Half the memory
+	 * leaves the rest to the programs that own the pinned heaps. */
+	*why = "half of the node's memory (RLIMIT_MEMLOCK is unlimited, memlock_bytes 0)";
+	return phys_bytes / 2 ? phys_bytes / 2 : 1;
+}

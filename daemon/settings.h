@@ -65,7 +65,8 @@
 	X(rdma_gid_index, STR, "auto", 0, 0,                                                       \
 	  "verbs: GID index (auto: the IPv4-mapped RoCE v2 GID of this node's IP)")                \
 	X(memlock_bytes, SIZE, "0", 0, 1ull << 50,                                                 \
-	  "verbs: bytes the daemon may pin for client segments (0: RLIMIT_MEMLOCK)")
+	  "bytes the daemon may pin for client segments, the node's budget (0: RLIMIT_MEMLOCK, "  \
+	  "or half the node's memory when that is unlimited)")
 
 enum settings_source { SRC_DEFAULT, SRC_FILE, SRC_ENV, SRC_FLAG };
 
@@ -120,5 +121,12 @@ const char *settings_source_name(enum settings_source src);
 void settings_print(const struct hoistd_settings *s, FILE *out);
 /* Parse "12", "4k", "64m", "2g" (powers of 1024). 0 or -EINVAL/-ERANGE. */
 int settings_parse_size(const char *text, uint64_t *out);
+
+/* The node's pinned-memory budget: memlock_bytes when set, else the memlock
+ * rlimit (rlim_cur, UINT64_MAX = unlimited), else half of phys_bytes, the
+ * node's memory: never unlimited. *why names where it came from. */
+#define SETTINGS_MEMLOCK_UNLIMITED UINT64_MAX
+uint64_t settings_memlock_budget(uint64_t memlock_bytes, uint64_t rlim_cur, uint64_t phys_bytes,
+				 const char **why);
 
 #endif

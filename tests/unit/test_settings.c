@@ -518,6 +518,22 @@ static void teardown_all(void)
 	rmdir(tmpdir);
 }
 
+/* The pinned-memory budget is never unlimited (issue 13). */
+START_TEST(test_memlock_budget)
+{
+	const char *why = NULL;
+	ck_assert_uint_eq(settings_memlock_budget(1 << 20, 64 << 20, 8ull << 30, &why), 1 << 20);
+	ck_assert_str_eq(why, "memlock_bytes");
+	ck_assert_uint_eq(settings_memlock_budget(0, 64 << 20, 8ull << 30, &why), 64 << 20);
+	ck_assert_str_eq(why, "RLIMIT_MEMLOCK");
+	ck_assert_uint_eq(settings_memlock_budget(0, SETTINGS_MEMLOCK_UNLIMITED, 8ull << 30, &why),
+			  4ull << 30);
+	ck_assert_ptr_nonnull(strstr(why, "half"));
+	ck_assert_uint_eq(settings_memlock_budget(5ull << 30, SETTINGS_MEMLOCK_UNLIMITED, 8ull << 30, &why),
+			  5ull << 30);
+}
+END_TEST
+
 static Suite *settings_suite(void)
 {
 	Suite *su = suite_create("settings");
@@ -538,6 +554,7 @@ static Suite *settings_suite(void)
 	tcase_add_test(tc, test_check);
 	tcase_add_test(tc, test_check_transport);
 	tcase_add_test(tc, test_print);
+	tcase_add_test(tc, test_memlock_budget);
 	suite_add_tcase(su, tc);
 	return su;
 }
