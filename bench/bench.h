@@ -4,7 +4,12 @@
 #ifndef HOIST_BENCH_H
 #define HOIST_BENCH_H
 
+#include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
 #include <time.h>
 
 /* The handoff primitives of shm/hoist_shm.h, restated so the benchmark
@@ -51,6 +56,57 @@ static inline int bench_cmp_double(const void *a, const void *b)
 static inline double bench_median_sorted(const double *s, int n)
 {
 	return (n & 1) ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
+}
+
+/* Message-size lists (--bw-sizes of hoist-bench and tcp-raw) ------------ */
+
+#define BENCH_MAX_SIZES 16
+#define BENCH_MIN_SIZE  8ul         /* a message carries an 8-byte stamp */
+#define BENCH_MAX_SIZE  (64ul << 20) /* one message at most 64 MiB */
+
+/* Parses a comma list of sizes, each a number with an optional k/m suffix
+ * (KiB, MiB; "KiB"/"MiB"/"b" spellings accepted too): "4k,64k,1m".
+ * Returns how many sizes were stored in out[] (at most max), or -1 when
+ * an entry is malformed, out of [BENCH_MIN_SIZE, BENCH_MAX_SIZE] or the
+ * list is empty or too long. */
+static inline int bench_parse_sizes(const char *list, size_t *out, int max)
+{
+	int n = 0;
+	const char *p = list;
+	while (*p) {
+		char *end;
+		unsigned long long v = strtoull(p, &end, 10);
+		if (end == p)
+			return -1;
+		unsigned long long mul = 1;
+		if (*end == 'k' || *end == 'K')
+			mul = 1ull << 10, end++;
+		else if (*end == 'm' || *end == 'M')
+			mul = 1ull << 20, end++;
+		if (mul > 1 && strncasecmp(end, "ib", 2) == 0)
+			end += 2;
+		else if (*end == 'b' || *end == 'B')
+			end++;
+		if (*end != ',' && *end != '\0')
+			return -1;
+		v *= mul;
+		if (v < BENCH_MIN_SIZE || v > BENCH_MAX_SIZE || n == max)
+			return -1;
+		out[n++] = (size_t)v;
+		p = *end == ',' ? end + 1 : end;
+	}
+	return n > 0 ? n : -1;
+}
+
+/* "8 B", "4 KiB", "1 MiB", "1536 B": how row names spell a size. */
+static inline void bench_size_name(size_t len, char *buf, size_t buflen)
+{
+	if (len >= (1u << 20) && len % (1u << 20) == 0)
+		snprintf(buf, buflen, "%zu MiB", len >> 20);
+	else if (len >= 1024 && len % 1024 == 0)
+		snprintf(buf, buflen, "%zu KiB", len >> 10);
+	else
+		snprintf(buf, buflen, "%zu B", len);
 }
 
 /* floor.c ------------------------------------------------------------- */

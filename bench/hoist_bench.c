@@ -5,6 +5,8 @@
  *   hoist-bench --test floor          (no daemon needed)
  *   hoistrun -n 2 --nodes 2 build/bench/hoist-bench --no-floor --tsv ...
  *                                     (bench/run-nodes.sh: two daemons)
+ *   hoistrun -n 2 build/bench/hoist-bench --test bw --bw-sizes 4k,64k,1m,4m
+ *                                     (bandwidth against message size)
  *
  * Rank 0 first measures the machine's floor (a cache-line ping-pong between
  * two forked processes) before attaching, so every latency row can be read
@@ -26,7 +28,7 @@
 #include "bench.h"
 
 #define MAX_REPS 101
-#define MAX_ROWS 32
+#define MAX_ROWS 48
 
 /* Targets (see README.md). */
 #define TARGET_PUT_MOPS  20.0 /* 8 B put injection, M ops/s per PE */
@@ -62,6 +64,8 @@ struct opts {
 	int tsv;      /* one line per row with every rep's value */
 	int peer;     /* the PE rank 0 puts to and gets from */
 	double scale;
+	size_t bw_sizes[BENCH_MAX_SIZES]; /* --bw-sizes: the bw test's message sizes */
+	int n_bw_sizes;
 };
 
 enum ratio_ref { REF_NONE, REF_RT, REF_MEMCPY };
@@ -81,7 +85,7 @@ struct row {
 };
 
 static struct opts opt = {.reps = 7, .tests = T_ALL, .header = 1, .footer = 1, .pin_floor = 1, .peer = 1,
-			  .scale = 1.0};
+			  .scale = 1.0, .bw_sizes = {64u << 10, 1u << 20}, .n_bw_sizes = 2};
 static struct row rows[MAX_ROWS];
 static int nrows;
 static int me = -1, npes = 0;
@@ -139,7 +143,8 @@ static void add_row(const char *name, const char *unit, const double *v, int n, 
 		r->ratio = r->med * k / floor_rt_med;
 		r->ratio_best = r->min * k / floor_rt_min;
 	} else if (ref == REF_MEMCPY) {
-		int i = strstr(name, "64 KiB") ? 0 : 1;
+		/* the caller passes REF_MEMCPY for the 64 KiB and 1 MiB rows only */
+		int i = strstr(name, " 64 KiB") ? 0 : 1;
 		if (memcpy_gbps[i] > 0) {
 			r->ratio = r->med / memcpy_gbps[i];
 			r->ratio_best = r->max / memcpy_best[i];
@@ -368,13 +373,14 @@ static void run_floor(int add_rows)
 
 #define SMALL_SLOTS 8192u /* 8-byte slots in the small-put area (64 KiB) */
 #define GET_BYTES   4096u
-#define BW_BYTES    (1u << 20)
+#define BW_BYTES    (1u << 20) /* at least; the largest --bw-sizes entry if larger */
 
 static uint64_t *small_area; /* symmetric, SMALL_SLOTS * 8 bytes */
 static unsigned char *get_area; /* symmetric, GET_BYTES: what gets read */
 static unsigned char *get_dst;  /* symmetric, GET_BYTES: symmetric get target */
-static unsigned char *bw_area;  /* symmetric, BW_BYTES */
-static unsigned char *bw_src;   /* private */
+static unsigned char *bw_area;  /* symmetric, bw_bytes */
+static unsigned char *bw_src;   /* private, bw_bytes */
+static size_t bw_bytes = BW_BYTES;
 
 static unsigned char pattern(int rank, size_t i)
 {
@@ -532,13 +538,13 @@ static void bench_lat(void)
 	}
 }
 
-/* Put bandwidth rank 0 -> peer from a private source: puts + quiet. */
+/* Put bandwidth rank 0 -> peer from a private source: puts + quiet, one
+ * row per --bw-sizes entry (default 64 KiB and 1 MiB). */
 static void bench_bw(void)
 {
-	static const size_t lens[2] = {64u << 10, 1u << 20};
-	for (int k = 0; k < 2; k++) {
-		size_t len = lens[k];
-		size_t slots = BW_BYTES / len;
+	for (int k = 0; k < opt.n_bw_sizes; k++) {
+		size_t len = opt.bw_sizes[k];
+		size_t slots = bw_bytes / len;
 		long n = scaled((long)((64u << 20) / len)); /* 64 MiB per rep */
 		double gbps[MAX_REPS];
 		for (int rep = -1; rep < opt.reps; rep++) {
@@ -565,9 +571,14 @@ static void bench_bw(void)
 			verify_remote_u64(peer, slot + len - 8, tail, "put bw tail");
 		}
 		CHECK(hoist_barrier());
-		if (me == 0)
-			add_row(len == (64u << 10) ? "put bandwidth 64 KiB (+quiet)" : "put bandwidth 1 MiB (+quiet)",
-				"GB/s", gbps, opt.reps, REF_MEMCPY, TGT_NONE, 0);
+		if (me == 0) {
+			char sz[24], name[64];
+			bench_size_name(len, sz, sizeof(sz));
+			snprintf(name, sizeof(name), "put bandwidth %s (+quiet)", sz);
+			/* the floor measures memcpy of these two sizes only */
+			int cpy = len == (64u << 10) || len == (1u << 20);
+			add_row(name, "GB/s", gbps, opt.reps, cpy ? REF_MEMCPY : REF_NONE, TGT_NONE, 0);
+		}
 	}
 }
 
@@ -650,10 +661,12 @@ static void usage(FILE *f)
 		"  --no-pin      do not pin the floor's two processes to two CPUs\n"
 		"  --no-floor    do not measure the floor (no x RT / x cpy ratios)\n"
 		"  --peer P      the PE that rank 0 puts to and gets from (default 1)\n"
+		"  --bw-sizes L  message sizes of the bw test, comma list with k/m suffixes\n"
+		"                (default 64k,1m; e.g. 4k,16k,64k,256k,1m,4m; 8 B..64 MiB, at most %d)\n"
 		"  --tsv         one line per row: row, name, unit, every rep's value\n"
 		"  --no-header   table without its header line\n"
 		"  --no-footer   table without the reproduce line\n",
-		MAX_REPS);
+		MAX_REPS, BENCH_MAX_SIZES);
 }
 
 static int parse_tests(const char *s)
@@ -700,6 +713,12 @@ static void parse_args(int argc, char **argv)
 			i++;
 			if (opt.peer < 1)
 				die("--peer must be a rank other than 0");
+		} else if (!strcmp(a, "--bw-sizes") && v) {
+			opt.n_bw_sizes = bench_parse_sizes(v, opt.bw_sizes, BENCH_MAX_SIZES);
+			i++;
+			if (opt.n_bw_sizes < 0)
+				die("--bw-sizes: '%s' is not a comma list of 1..%d sizes in 8 B..64 MiB (e.g. 4k,64k,1m)",
+				    v, BENCH_MAX_SIZES);
 		} else if (!strcmp(a, "--no-floor")) {
 			opt.no_floor = 1;
 		} else if (!strcmp(a, "--tsv")) {
@@ -763,11 +782,15 @@ int main(int argc, char **argv)
 	small_area = hoist_malloc(SMALL_SLOTS * sizeof(uint64_t));
 	get_area = hoist_malloc(GET_BYTES);
 	get_dst = hoist_malloc(GET_BYTES);
-	bw_area = hoist_malloc(BW_BYTES);
-	bw_src = aligned_alloc(64, BW_BYTES);
+	for (int k = 0; k < opt.n_bw_sizes; k++)
+		if (opt.bw_sizes[k] > bw_bytes)
+			bw_bytes = opt.bw_sizes[k];
+	/* every rank allocates the same symmetric size, from the same options */
+	bw_area = hoist_malloc(bw_bytes);
+	bw_src = aligned_alloc(64, (bw_bytes + 63) & ~(size_t)63);
 	if (!small_area || !get_area || !get_dst || !bw_area || !bw_src)
 		die("out of memory (symmetric heap or private)");
-	for (size_t i = 0; i < BW_BYTES; i++)
+	for (size_t i = 0; i < bw_bytes; i++)
 		bw_src[i] = pattern(me, i);
 
 	if (opt.tests & T_PUT)

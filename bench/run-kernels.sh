@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # bench/run-kernels.sh - the automatic-overlap kernels (bench/kernels.c) in
 # their three variants across two daemons, plus the conflict-check cost and
-# the prefetch-initiation curve (seed 000, Figures 5 and 7). Prints tables
-# and the reproducing command.
+# the prefetch-initiation curve (seed 000, Figures 5 and 7). Prints tables,
+# the reproducing command and the SVG plots it wrote.
 #
 #   bash bench/run-kernels.sh [--reps N] [--kernels "gups halo bt ft cg"]
 #                             [--no-fig5] [--fig5-reps N] [--build DIR] [--keep DIR]
+#                             [--plot-dir DIR | --no-plot]
 #
 # Starts 2 hoistd daemons on loopback (tests/multinode/cluster.sh: TCP
 # between them, settings --phase-max-gets=8192 --prefetch-arena-bytes=64m)
@@ -19,6 +20,13 @@
 # script exit 1. Without --build it uses build-kb/ (or build/) of the
 # repository, building the bench targets when missing. --keep DIR keeps the
 # raw results there.
+# Plots (bench/plot.py + gnuplot, from scripts/deps.sh --bench), written to
+# --plot-dir (default bench/plots/ of the repository, git-ignored) and
+# listed as "plot: PATH" after the tables: kernels.svg (per kernel, bars of
+# blocking/auto/manual us per iteration: median, min-max error bars) and
+# prefetch-init.svg (Figure 5: per-get us against G, log-log, one line per
+# size and variant, plus auto's first-get time). Without gnuplot the tables
+# are printed as always, with one line saying the plots were skipped.
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -29,9 +37,10 @@ kernels="gups halo bt ft cg"
 fig5=1
 fig5_reps=5
 keep=
+plot_dir="$repo/bench/plots"
 orig_args=("$@")
 
-usage() { sed -n '2,22p' "$self" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,29p' "$self" | sed 's/^# \{0,1\}//'; }
 
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -41,6 +50,9 @@ while [ $# -gt 0 ]; do
 	--fig5-reps) fig5_reps=$2; shift 2 ;;
 	--build) build=$(cd "$2" && pwd); shift 2 ;;
 	--keep) keep=$2; shift 2 ;;
+	--plot-dir) plot_dir=$2; shift 2
+		case $plot_dir in /*) ;; *) plot_dir="$PWD/$plot_dir" ;; esac ;;
+	--no-plot) plot_dir=; shift ;;
 	-h|--help) usage; exit 0 ;;
 	*) echo "run-kernels.sh: unknown option '$1'" >&2; usage >&2; exit 2 ;;
 	esac
@@ -90,6 +102,7 @@ print(" ".join("%s=%d" % (k, sum(int(d["daemon"][k]) for d in docs)) for k in ke
 ' "$stat_keys" "$out/s0.json" "$out/s1.json"
 }
 
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 if ! snap >/dev/null 2>"$out/snap.err"; then
 	echo "run-kernels.sh: cannot read daemon stats: $(cat "$out/snap.err")" >&2
 	exit 1
@@ -137,12 +150,18 @@ if [ "$fig5" = 1 ]; then
 	done
 fi
 
+load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
+machine="$(nproc) CPUs (${cpu:-unknown CPU}), load average before: $load_before, after: $load_after"
+
 [ -n "$keep" ] && mkdir -p "$keep" && cp "$out"/* "$keep"/
 
 status=0
-python3 - "$out" "$reps" "$fig5" <<'EOF' || status=$?
-import os, re, statistics, sys
+python3 - "$out" "$reps" "$fig5" "$plot_dir" "$machine" "$fig5_reps" <<'EOF' || status=$?
+import json, os, re, statistics, sys
 out, reps, fig5 = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1"
+plot_dir, machine, fig5_reps = sys.argv[4], sys.argv[5], int(sys.argv[6])
+plots = []
 
 def kv(s):
     return dict(m.groups() for m in re.finditer(r"(\w+)=(\S+)", s))
@@ -212,6 +231,7 @@ def sp(v, t, s):
     return "%.0f (%.0f-%.0f)" % (t[v], s[v][0], s[v][1])
 
 print()
+print("# %s" % machine)
 print("Kernels: 4 PEs on 2 hoistd (2 per daemon, TCP over loopback), %d reps each; us per iteration: median (min-max)" % reps)
 hdr = ("kernel", "blocking", "auto", "manual", "auto/blk", "man/blk", "auto share", "pf hit", "pf hit seen", "conflict/saved", "checksum")
 fmt = "%-6s %-20s %-20s %-20s %8s %8s %10s %7s %13s %15s %8s"
@@ -236,6 +256,20 @@ for k, t, s, share, hit, hit_r, frac, frac_ar, same, tot, n in rows:
 print("pf hit = (pf_fast_hits+pf_hits+pf_waits)/(gets+pf_fast_hits) (all gets, incl. same-node ones, which are never prefetched); pf hit seen =")
 print("(prefetch-served)/(prefetch-served+pf_late+pf_misses), the gets to other nodes; conflict/saved = per-daemon conflict_check time (box/precise counts x ns per check from")
 print("hoist-conflict-cost) / ((blocking-auto) x iterations); in parentheses including conflict_add+retire per deferred put.")
+VCOLOR = {"blocking": "#d62728", "auto": "#1f77b4", "manual": "#2ca02c", "first": "#9467bd"}
+if rows:
+    plots.append({
+        "out": os.path.join(plot_dir, "kernels.svg"), "kind": "bars",
+        "title": "Automatic overlap kernels: blocking / auto / manual",
+        "subtitle": "4 PEs on 2 hoistd (2 per daemon, TCP over loopback), %d reps per variant; bar = median, "
+                    "error bar = min-max\n%s" % (reps, machine),
+        "xlabel": "kernel", "ylabel": "µs per iteration",
+        "categories": [r[0] for r in rows],
+        "series": [{"name": v, "color": VCOLOR[v],
+                    "values": [[r[1][v], r[2][v][0], r[2][v][1]] for r in rows]}
+                   for v in ("blocking", "auto", "manual")],
+        "note": "auto share (blocking-auto)/(blocking-manual): " + ", ".join(
+            "%s %s" % (r[0], pc(r[3])) for r in rows)})
 
 if fig5:
     print()
@@ -272,8 +306,31 @@ if fig5:
         d = {x: int(aa[x]) - int(bb[x]) for x in aa}
         print("  %s: gets=%d pf_issued=%d pf_hits=%d pf_waits=%d pf_late=%d pf_misses=%d pf_skipped=%d pf_chunks=%d" % (
             v, d["gets"], d["pf_issued"], d["pf_hits"], d["pf_waits"], d["pf_late"], d["pf_misses"], d["pf_skipped"], d["pf_chunks"]))
+    # Figure 5: colour = variant, dash and point = size
+    series = []
+    for si, s in enumerate(sizes):
+        for v, col, label in (("auto", "per_get_us", "auto per-get"), ("blocking", "per_get_us", "blocking per-get"),
+                              ("manual", "per_get_us", "manual per-get"), ("auto", "first_us", "auto first")):
+            pts = [[g, float(data[(v, s, g)][col])] for g in gs if (v, s, g) in data]
+            pts = [p for p in pts if p[1] > 0]  # log y
+            if pts:
+                series.append({"name": "%s, %d B" % (label, s), "points": pts, "dash": 1 + si, "point": (7, 5, 9)[si % 3],
+                               "color": VCOLOR["first" if col == "first_us" else v]})
+    plots.append({
+        "out": os.path.join(plot_dir, "prefetch-init.svg"), "kind": "lines", "width": 1120,
+        "title": "Prefetch initiation (Figure 5): per-get time against gets per phase",
+        "subtitle": "rank 0 gets G x S bytes from PE 2 on the other hoistd after hoist_barrier; per-get = (last get done) / G, "
+                    "first = first get served; medians of %d reps\n%s" % (fig5_reps, machine),
+        "xlabel": "G, gets in the phase (log scale)", "ylabel": "µs (log scale)", "logx": 2, "logy": True,
+        "xtics": [[str(g), g] for g in gs], "key": "outside right top", "series": series})
+if plot_dir and plots:
+    with open(os.path.join(out, "plots.json"), "w") as f:
+        json.dump({"plots": plots}, f)
 sys.exit(fail)
 EOF
 echo
 echo "reproduce: bash bench/run-kernels.sh --reps $reps --kernels \"$kernels\"$([ "$fig5" = 1 ] || echo " --no-fig5")"
+if [ -n "$plot_dir" ] && [ -f "$out/plots.json" ]; then
+	python3 "$repo/bench/plot.py" "$out/plots.json" || true
+fi
 exit "$status"

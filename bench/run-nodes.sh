@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # bench/run-nodes.sh - hoist across daemons on loopback against raw TCP
 # between two plain processes, measured in the same invocation; one table
-# (or one JSON document) plus the reproducing command.
+# (or one JSON document) plus the reproducing command and the plot.
 #
 #   bash bench/run-nodes.sh [--build DIR] [--reps N] [--scale F] [--rounds R]
-#                           [--no-barrier] [--json] [-- hoistd-flags...]
+#                           [--no-barrier] [--json] [--bw-sweep] [--bw-sizes L]
+#                           [--plot-dir DIR | --no-plot] [-- hoistd-flags...]
 #
 # Builds nothing: DIR (default build/ of the repository) must hold
 # bench/hoist-bench, bench/tcp-raw, client/hoistrun and daemon/hoistd.
@@ -19,6 +20,15 @@
 # instead of measuring one after the other once. --scale (default 0.25)
 # multiplies every iteration count of both tools. Flags after "--" go to
 # every hoistd (hoistrun --hoistd-arg), e.g. -- --spin-us 200.
+# --bw-sweep measures the put bandwidth (hoist, across the two daemons) and
+# the tcp stream (tcp-raw) at 4k,16k,64k,256k,1m,4m instead of 64 KiB and
+# 1 MiB only (--bw-sizes L: another comma list, implies --bw-sweep); every
+# size is a row of the table, hoist's ratio against the tcp stream of the
+# same size. bandwidth.svg (GB/s against message size, log x, median with
+# min-max error bars, hoist and raw TCP) goes to --plot-dir (default
+# bench/plots/ of the repository, git-ignored), listed as "plot: PATH" after
+# the table (on stderr with --json). Plots need gnuplot (scripts/deps.sh
+# --bench); without it one line says the plot was skipped.
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -29,9 +39,11 @@ rounds=1
 json=0
 barrier=1
 daemon_flags=()
+bw_sizes=
+plot_dir="$repo/bench/plots"
 orig_args=("$@")
 
-usage() { sed -n '2,22p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,31p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -41,6 +53,10 @@ while [ $# -gt 0 ]; do
 	--rounds) rounds=$2; shift 2 ;;
 	--no-barrier) barrier=0; shift ;;
 	--json) json=1; shift ;;
+	--bw-sweep) bw_sizes=${bw_sizes:-4k,16k,64k,256k,1m,4m}; shift ;;
+	--bw-sizes) bw_sizes=$2; shift 2 ;;
+	--plot-dir) plot_dir=$2; shift 2 ;;
+	--no-plot) plot_dir=; shift ;;
 	-h|--help) usage; exit 0 ;;
 	--) shift; daemon_flags=("$@"); break ;;
 	*) echo "run-nodes.sh: unknown option '$1'" >&2; usage >&2; exit 2 ;;
@@ -62,13 +78,16 @@ for f in "$bench" "$tcpraw" "$hoistd" "$hoistrun"; do
 	fi
 done
 
+bw_args=()
+[ -n "$bw_sizes" ] && bw_args=(--bw-sizes "$bw_sizes")
+
 hoistd_args=(--hoistd "$hoistd")
 for f in "${daemon_flags[@]}"; do
 	hoistd_args+=("--hoistd-arg=$f")
 done
 
 out=$(mktemp "${TMPDIR:-/tmp}/hoist-run-nodes.XXXXXX")
-trap 'rm -f "$out"' EXIT
+trap 'rm -f "$out" "$out.bw" "$out.plot.json"' EXIT
 trap 'exit 130' INT TERM
 
 # hoist_job n nodes bench-args...: the rows of one job, the
@@ -88,8 +107,8 @@ hoist_job() {
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 for ((r = 1; r <= rounds; r++)); do
 	[ "$rounds" -gt 1 ] && echo "run-nodes.sh: round $r of $rounds" >&2
-	"$tcpraw" --tsv --reps "$reps" --scale "$scale" >>"$out"
-	hoist_job 2 2 --test put,get,bw,msgrate
+	"$tcpraw" --tsv --reps "$reps" --scale "$scale" "${bw_args[@]}" >>"$out"
+	hoist_job 2 2 --test put,get,bw,msgrate "${bw_args[@]}"
 	if [ "$barrier" = 1 ]; then
 		for nk in 2/2 4/2 8/2 4/4 8/4; do
 			hoist_job "${nk%/*}" "${nk#*/}" --test barrier
@@ -100,6 +119,7 @@ load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
 reproduce="bash bench/run-nodes.sh${orig_args[*]:+ ${orig_args[*]}}"
 cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
+ncpu_desc="$(nproc) CPUs (${cpu:-unknown CPU})"
 
 # Pool the reps of every round per row, then one row each: median, min,
 # max, the ratio to the reference measured in this invocation (median /
@@ -107,7 +127,7 @@ cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
 # round trip, and the targets.
 awk -F'\t' -v json="$json" -v cpu="$cpu" -v ncpu="$(nproc)" -v reps="$reps" -v rounds="$rounds" \
 	-v scale="$scale" -v lb="$load_before" -v la="$load_after" -v repro="$reproduce" \
-	-v dflags="${daemon_flags[*]}" '
+	-v dflags="${daemon_flags[*]}" -v bwfile="$out.bw" '
 function fmt(v) {
 	if (v == "") return "-"
 	if (v >= 1000 || v <= -1000) return sprintf("%.0f", v)
@@ -143,8 +163,19 @@ END {
 	busy["get 8 B latency (symmetric dst)"] = "tcp RTT 8 B (busy-poll)"
 	busy["get 4 KiB latency (blocking)"] = "tcp RTT 4 KiB (busy-poll)"
 	busy["get 4 KiB latency (symmetric dst)"] = "tcp RTT 4 KiB (busy-poll)"
-	ref["put bandwidth 64 KiB (+quiet)"] = "tcp stream 64 KiB msgs"
-	ref["put bandwidth 1 MiB (+quiet)"] = "tcp stream 1 MiB msgs"
+	# put bandwidth X (+quiet) against tcp stream X msgs, for every size X;
+	# both, pooled, to bwfile for the plot
+	for (i = 1; i <= nr; i++) {
+		name = order[i]
+		if (name ~ /^put bandwidth .* \(\+quiet\)$/) {
+			sz = name; sub(/^put bandwidth /, "", sz); sub(/ \(\+quiet\)$/, "", sz)
+			ref[name] = "tcp stream " sz " msgs"
+			printf "hoist\t%s\t%.6g\t%.6g\t%.6g\n", sz, md[name], mn[name], mx[name] > bwfile
+		} else if (name ~ /^tcp stream .* msgs$/) {
+			sz = name; sub(/^tcp stream /, "", sz); sub(/ msgs$/, "", sz)
+			printf "tcp\t%s\t%.6g\t%.6g\t%.6g\n", sz, md[name], mn[name], mx[name] > bwfile
+		}
+	}
 	tmax["get 8 B latency (blocking)"] = 1.15
 	tmax["get 4 KiB latency (blocking)"] = 1.15
 	tmin["put bandwidth 1 MiB (+quiet)"] = 0.60
@@ -198,3 +229,37 @@ END {
 	else
 		printf "reproduce: %s\n", repro
 }' "$out"
+
+# bandwidth against message size: bench/plot.py (gnuplot) from the rows above
+if [ -n "$plot_dir" ] && [ -s "$out.bw" ]; then
+	case $plot_dir in /*) ;; *) plot_dir="$PWD/$plot_dir" ;; esac
+	python3 - "$out.bw" "$plot_dir/bandwidth.svg" "$ncpu_desc" "$reps" "$rounds" "$scale" \
+		"$load_before" "$load_after" "${daemon_flags[*]}" >"$out.plot.json" <<'EOF'
+import json, sys
+bw, svg, machine, reps, rounds, scale, lb, la, dflags = sys.argv[1:10]
+mult = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20}
+series = {"hoist": [], "tcp": []}
+for line in open(bw):
+    who, sz, med, lo, hi = line.rstrip("\n").split("\t")
+    n, unit = sz.split()
+    series[who].append([int(n) * mult[unit], float(med), float(lo), float(hi), sz])
+sizes = sorted({(p[0], p[4]) for s in series.values() for p in s})
+plot = {
+    "out": svg, "kind": "lines", "logx": 2, "ymin": 0,
+    "title": "Put bandwidth against message size: hoist across 2 daemons vs raw TCP",
+    "subtitle": "%s; reps=%s x rounds=%s pooled, scale=%s, hoistd flags: %s\nload average before: %s, after: %s; "
+                "point = median, error bar = min-max" % (machine, reps, rounds, scale, dflags or "(defaults)", lb, la),
+    "xlabel": "message size (bytes, log scale)", "ylabel": "GB/s",
+    "xtics": [[name, n] for n, name in sizes], "key": "below center vertical",
+    "series": [{"name": "hoist: hoist_put + hoist_quiet, PE 0 -> PE 1 on the other daemon", "color": "#1f77b4",
+                "points": [p[:4] for p in series["hoist"]]},
+               {"name": "raw TCP: tcp-raw stream, blocking send, loopback", "color": "#d62728", "dash": 2, "point": 5,
+                "points": [p[:4] for p in series["tcp"]]}]}
+print(json.dumps({"plots": [plot]}))
+EOF
+	if [ "$json" = 1 ]; then
+		python3 "$repo/bench/plot.py" "$out.plot.json" >&2 || true
+	else
+		python3 "$repo/bench/plot.py" "$out.plot.json" || true
+	fi
+fi

@@ -2,7 +2,7 @@
  * tcp-raw: what plain TCP over loopback costs on this machine, the
  * reference for hoist's multi-node rows (bench/run-nodes.sh).
  *
- *   tcp-raw [--reps N] [--scale F] [--test LIST] [--pin] [--json | --tsv]
+ *   tcp-raw [--reps N] [--scale F] [--test LIST] [--bw-sizes L] [--pin] [--json | --tsv]
  *
  * Every measurement forks a server process that connects to a listener on
  * 127.0.0.1 owned by this process (the client); both ends set TCP_NODELAY,
@@ -13,13 +13,15 @@
  *              sends it back. Mean round trip per rep.
  *   rtt-busy   the same with MSG_DONTWAIT and spinning on EAGAIN on both
  *              sides (hoistd's progress threads busy-poll their sockets).
- *   stream     64 KiB and 1 MiB messages, client -> server, 64 MiB per rep
- *              (blocking); the server answers 1 byte once it has read all
- *              of the rep, so a rep is timed like puts + quiet.
+ *   stream     64 KiB and 1 MiB messages (--bw-sizes: any list of sizes),
+ *              client -> server, 64 MiB per rep (blocking); the server
+ *              answers the rep's last 8 bytes once it has read all of the
+ *              rep, so a rep is timed like puts + quiet.
  *
  * Each measurement is warmed up, then repeated --reps times; a row shows
  * the median, min and max over the reps. Received data is checked (the
- * echo carries the sequence number, the stream's first and last word).
+ * echo carries the sequence number and the last byte, the stream's
+ * acknowledgement the stamp of the rep's last message).
  */
 #include <errno.h>
 #include <math.h>
@@ -41,7 +43,7 @@
 #include "bench.h"
 
 #define MAX_REPS 101
-#define MAX_ROWS 12
+#define MAX_ROWS (8 + BENCH_MAX_SIZES)
 #define STREAM_BYTES (64ull << 20) /* per rep */
 
 enum { T_RTT = 1, T_RTT_BUSY = 2, T_STREAM = 4, T_ALL = 7 };
@@ -49,7 +51,10 @@ enum { T_RTT = 1, T_RTT_BUSY = 2, T_STREAM = 4, T_ALL = 7 };
 static struct {
 	int reps, tests, json, tsv, header, footer, pin;
 	double scale;
-} opt = {.reps = 7, .tests = T_ALL, .header = 1, .footer = 1, .scale = 1.0};
+	size_t bw_sizes[BENCH_MAX_SIZES]; /* --bw-sizes: the stream's message sizes */
+	int n_bw_sizes;
+} opt = {.reps = 7, .tests = T_ALL, .header = 1, .footer = 1, .scale = 1.0,
+	 .bw_sizes = {64u << 10, 1u << 20}, .n_bw_sizes = 2};
 
 struct row {
 	char name[64];
@@ -332,7 +337,10 @@ static void stream(size_t len)
 	}
 	stop_server(&c);
 	free(src);
-	add_row(len == (64u << 10) ? "tcp stream 64 KiB msgs" : "tcp stream 1 MiB msgs", "GB/s", gbps);
+	char sz[24], name[64];
+	bench_size_name(len, sz, sizeof(sz));
+	snprintf(name, sizeof(name), "tcp stream %s msgs", sz);
+	add_row(name, "GB/s", gbps);
 }
 
 /* ---- output --------------------------------------------------------------- */
@@ -395,13 +403,15 @@ static void usage(FILE *f)
 		"  --reps N      repetitions of every measurement (default 7, max %d)\n"
 		"  --test LIST   comma list of rtt,rtt-busy,stream,all (default all)\n"
 		"  --scale F     multiply every iteration count by F (default 1)\n"
+		"  --bw-sizes L  message sizes of the stream test, comma list with k/m suffixes\n"
+		"                (default 64k,1m; e.g. 4k,16k,64k,256k,1m,4m; 8 B..64 MiB, at most %d)\n"
 		"  --pin         pin client and server to two different CPUs (default: the\n"
 		"                scheduler places them, as it places hoistd's threads)\n"
 		"  --json        machine-readable output\n"
 		"  --tsv         one line per row: row, name, unit, every rep's value\n"
 		"  --no-header   table without its header line\n"
 		"  --no-footer   table without the reproduce line\n",
-		MAX_REPS);
+		MAX_REPS, BENCH_MAX_SIZES);
 }
 
 static int parse_tests(const char *s)
@@ -444,6 +454,12 @@ int main(int argc, char **argv)
 			i++;
 			if (!(opt.scale > 0 && opt.scale <= 100))
 				die("--scale must be in (0, 100]");
+		} else if (!strcmp(a, "--bw-sizes") && v) {
+			opt.n_bw_sizes = bench_parse_sizes(v, opt.bw_sizes, BENCH_MAX_SIZES);
+			i++;
+			if (opt.n_bw_sizes < 0)
+				die("--bw-sizes: '%s' is not a comma list of 1..%d sizes in 8 B..64 MiB (e.g. 4k,64k,1m)",
+				    v, BENCH_MAX_SIZES);
 		} else if (!strcmp(a, "--pin")) {
 			opt.pin = 1;
 		} else if (!strcmp(a, "--json")) {
@@ -471,8 +487,8 @@ int main(int argc, char **argv)
 		rtt(4096, 1);
 	}
 	if (opt.tests & T_STREAM) {
-		stream(64u << 10);
-		stream(1u << 20);
+		for (int k = 0; k < opt.n_bw_sizes; k++)
+			stream(opt.bw_sizes[k]);
 	}
 	print_results(argc, argv);
 	return 0;

@@ -12,10 +12,11 @@
 #include <unistd.h>
 
 #include "hoist.pb-c.h"
+#include "hoist_verify.h"
 #include "internal.h"
 
 struct hoist_ctx hoist__g;
-static char error_detail[256];
+static char error_detail[512];
 
 HOIST_API struct hoist_ctx *hoist__ctx(void)
 {
@@ -45,30 +46,15 @@ HOIST_API int hoist_is_symmetric(const void *ptr, size_t n)
 	return hoist_range_ok((uint64_t)((const char *)ptr - c->heap_base), n, c->heap_bytes);
 }
 
-static int connect_daemon(const char *dir)
-{
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	if ((size_t)snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/hoistd.sock", dir) >=
-	    sizeof(sa.sun_path))
-		return -ENAMETOOLONG;
-	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		int rc = errno;
-		close(fd);
-		snprintf(error_detail, sizeof(error_detail), "cannot connect to %s: %s", sa.sun_path,
-			 strerror(rc));
-		return (rc == ENOENT || rc == ECONNREFUSED) ? -ENOENT : -rc;
-	}
-	return fd;
-}
-
 /* The reply lists the node's ranks of the job: room for tens of thousands */
 #define REPLY_MAX (256u * 1024u)
 
-/* Receive the AttachReply and up to 5 fds. */
-static int recv_reply(int fd, Hoist__AttachReply **out, int fds[5], int *nfds)
+/* The final reply may wait for the whole job: the daemon's job_timeout_ms
+ * (sent in its first answer) plus this much, for a loaded node. */
+#define FINAL_MARGIN_MS 5000
+
+/* Receive an AttachReply and up to 5 fds within timeout_ms. */
+static int recv_reply(int fd, Hoist__AttachReply **out, int fds[5], int *nfds, int timeout_ms)
 {
 	uint8_t *buf = malloc(REPLY_MAX);
 	if (!buf)
@@ -80,12 +66,9 @@ static int recv_reply(int fd, Hoist__AttachReply **out, int fds[5], int *nfds)
 	} u;
 	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b,
 			    .msg_controllen = sizeof(u.b)};
-	ssize_t n;
-	do
-		n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
-	while (n < 0 && errno == EINTR);
+	ssize_t n = hoist_recvmsg_deadline(fd, &mh, MSG_CMSG_CLOEXEC, timeout_ms);
 	*nfds = 0;
-	for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
+	for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); n > 0 && cm; cm = CMSG_NXTHDR(&mh, cm)) {
 		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
 			int k = (int)((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int));
 			if (k > 5)
@@ -96,14 +79,55 @@ static int recv_reply(int fd, Hoist__AttachReply **out, int fds[5], int *nfds)
 	}
 	int rc = 0;
 	if (n < 0)
-		rc = errno == EAGAIN ? -ETIMEDOUT : -errno;
+		rc = (int)n;
 	else if (n == 0)
 		rc = -ECONNRESET;
-	else if (mh.msg_flags & MSG_TRUNC)
+	else if (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))
 		rc = -EPROTO;
 	else if (!(*out = hoist__attach_reply__unpack(NULL, (size_t)n, buf)))
 		rc = -EPROTO;
 	free(buf);
+	return rc;
+}
+
+/* The attach reply: the daemon's first answer within reply_ms, and when
+ * that says "accepted, waiting for the job", the final one within its
+ * job_timeout_ms plus a margin. Every failure leaves a detail. */
+static int attach_reply(int fd, const char *dir, int reply_ms, Hoist__AttachReply **out, int fds[5],
+			int *nfds)
+{
+	int rc = recv_reply(fd, out, fds, nfds, reply_ms);
+	if (rc == -ETIMEDOUT)
+		snprintf(error_detail, sizeof(error_detail),
+			 "hoistd in %s did not answer the attach request within %d ms "
+			 "(HOIST_ATTACH_TIMEOUT_MS): it is hung, or not a hoistd",
+			 dir, reply_ms);
+	if (rc || !(*out)->accepted)
+		goto out;
+	if (*nfds || (*out)->status || (*out)->abi_version != HOIST_ABI_VERSION) {
+		rc = -EPROTO;
+		goto out;
+	}
+	int final_ms = (int)(*out)->job_timeout_ms + FINAL_MARGIN_MS;
+	if ((*out)->job_timeout_ms > 24u * 3600u * 1000u)
+		final_ms = 24 * 3600 * 1000;
+	hoist__attach_reply__free_unpacked(*out, NULL);
+	*out = NULL;
+	rc = recv_reply(fd, out, fds, nfds, final_ms);
+	if (rc == -ETIMEDOUT)
+		snprintf(error_detail, sizeof(error_detail),
+			 "hoistd in %s accepted the attach but sent no final reply within its "
+			 "job_timeout_ms + %d ms (%d ms): it is hung",
+			 dir, FINAL_MARGIN_MS, final_ms);
+	if (rc == 0 && (*out)->accepted)
+		rc = -EPROTO;
+out:
+	if (rc == -ECONNRESET)
+		snprintf(error_detail, sizeof(error_detail),
+			 "hoistd in %s closed the connection without a reply", dir);
+	else if (rc == -EPROTO && !error_detail[0])
+		snprintf(error_detail, sizeof(error_detail),
+			 "malformed or unexpected attach reply from hoistd in %s", dir);
 	return rc;
 }
 
@@ -150,13 +174,16 @@ HOIST_API int hoist_init(void)
 	int rc = hoist__env_read(&env);
 	if (rc) {
 		snprintf(error_detail, sizeof(error_detail),
-			 "bad rank/size/heap variables in the environment");
+			 "bad rank/size/heap/timeout variables in the environment");
 		return rc;
 	}
-	int fd = connect_daemon(env.runtime_dir);
+	/* nothing is sent to a daemon that is not root's or our own */
+	int fd = hoist_verify_connect(env.runtime_dir, "hoistd.sock", env.reply_timeout_ms,
+				      error_detail, sizeof(error_detail));
 	if (fd < 0)
 		return fd;
 	c->sock = fd;
+	c->reply_timeout_ms = env.reply_timeout_ms;
 
 	Hoist__AttachRequest req = HOIST__ATTACH_REQUEST__INIT;
 	req.abi_version = HOIST_ABI_VERSION;
@@ -173,14 +200,20 @@ HOIST_API int hoist_init(void)
 		return -EINVAL;
 	}
 	hoist__attach_request__pack(&req, buf);
-	if (send(fd, buf, n, MSG_NOSIGNAL) != (ssize_t)n) {
-		rc = -errno;
+	ssize_t w;
+	do
+		w = send(fd, buf, n, MSG_NOSIGNAL);
+	while (w < 0 && errno == EINTR);
+	if (w != (ssize_t)n) {
+		rc = w < 0 ? (errno == EAGAIN ? -ETIMEDOUT : -errno) : -EIO;
+		snprintf(error_detail, sizeof(error_detail), "sending the attach request to %s: %s",
+			 env.runtime_dir, strerror(-rc));
 		ctx_release(c, 0);
 		return rc;
 	}
 	Hoist__AttachReply *rep = NULL;
 	int fds[5] = {-1, -1, -1, -1, -1}, nfds = 0;
-	rc = recv_reply(fd, &rep, fds, &nfds);
+	rc = attach_reply(fd, env.runtime_dir, env.reply_timeout_ms, &rep, fds, &nfds);
 	if (rc == 0 && rep->status != 0) {
 		rc = rep->status < 0 ? rep->status : -EPROTO;
 		snprintf(error_detail, sizeof(error_detail), "%s", rep->error ? rep->error : "");

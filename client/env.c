@@ -128,6 +128,14 @@ int hoist__env_read(struct hoist_env *e)
 		return -EINVAL;
 	if (hd)
 		e->direct = dv;
+	/* how long the daemon may take to answer at all (not for the job) */
+	e->reply_timeout_ms = 10000;
+	int rt;
+	int hr = env_int("HOIST_ATTACH_TIMEOUT_MS", &rt);
+	if (hr < 0 || (hr && rt < 1))
+		return -EINVAL;
+	if (hr)
+		e->reply_timeout_ms = rt;
 	int spin;
 	int hs = env_int("HOIST_SPIN_US", &spin);
 	if (hs < 0)

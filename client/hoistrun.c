@@ -2,12 +2,27 @@
  * hoistrun - start the PEs of a hoist job.
  *
  *   hoistrun -n N [--runtime-dir DIR | --runtime-dirs D1,D2,... | --nodes K]
- *            [--job KEY] [--timeout SEC] [--grace SEC] [-v] [--] prog [args...]
+ *            [--job KEY] [--tag-output] [--timeout SEC] [--grace SEC] [-v]
+ *            [--] prog [args...]
  *
  * Forks N processes running prog, each with HOIST_RANK=i, HOIST_SIZE=N,
- * HOIST_JOB=KEY (and HOIST_RUNTIME_DIR when a daemon is chosen), and waits
- * for all of them. It does not link libhoist: it only sets the environment
- * that hoist_init() reads.
+ * HOIST_JOB=KEY and HOIST_RUNTIME_DIR, and waits for all of them. It does
+ * not link libhoist: it only sets the environment that hoist_init() reads.
+ *
+ * Which daemon, without --nodes/--runtime-dirs: the one answering (accepting
+ * a connection on hoistd.sock) in --runtime-dir, else $HOIST_RUNTIME_DIR,
+ * else the directory libhoist would pick (client/env.c). When none answers
+ * there, a private hoistd is started for the job in a fresh mkdtemp
+ * directory (mode 0700), found like --nodes finds it; hoistrun waits for its
+ * READY on --ready-fd, points the ranks at it, and stops it afterwards
+ * (SIGTERM; anything but exit status 0 fails the run).
+ *
+ * --tag-output: each rank's stdout and stderr are pipes to hoistrun, which
+ * relays them line by line to its own stdout and stderr with a "[rank] "
+ * prefix. hoistrun is the only writer, so lines never mix; an unfinished last
+ * line gets a newline; after the last rank exited, pipes still held open
+ * (by a rank's children) are relayed until they have been silent for
+ * TAG_DRAIN_S. Signals then arrive through a signalfd, polled with the pipes.
  *
  * Several nodes on one machine: --nodes K starts K hoistd daemons on
  * loopback, each with its own runtime directory and port and a freshly
@@ -52,7 +67,9 @@
 #include <poll.h>
 #include <sys/prctl.h>
 #include <sys/random.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -67,12 +84,21 @@
 
 enum rank_state { R_NOT_STARTED, R_RUNNING, R_DONE };
 
+/* --tag-output: one pipe per rank and stream, relayed line by line. */
+#define TAG_LINE_MAX 65536 /* a longer line is relayed in pieces */
+struct tagbuf {
+	int fd;        /* read end, -1 once at EOF */
+	size_t len;    /* bytes of an unfinished line in buf */
+	char *buf;     /* TAG_LINE_MAX bytes */
+};
+
 struct rank {
 	pid_t pid;
 	int own_pgrp; /* 1: the rank leads its own process group */
 	enum rank_state state;
 	int status;    /* waitpid status once R_DONE */
 	int signalled; /* hoistrun sent it a signal */
+	struct tagbuf tag[2]; /* stdout, stderr (--tag-output) */
 };
 
 struct run {
@@ -93,13 +119,17 @@ struct run {
 	double t_grace;   /* SIGTERM the remaining ranks at this time */
 	double t_kill;    /* SIGKILL the remaining ranks at this time */
 	const char **rank_dir; /* HOIST_RUNTIME_DIR per rank, or NULL */
+	int tag_output;        /* --tag-output */
+	int out_broken[2];     /* our stdout/stderr failed: drop, keep draining */
 };
 
 static const char *prog_name = "hoistrun";
 
-/* Daemons started by --nodes. */
+/* Daemons started by --nodes, or the one private daemon of a job that found
+ * no hoistd answering (single). */
 struct cluster {
 	int n;
+	int single;            /* 1: the private daemon, no cluster settings */
 	char base[256];        /* temporary directory holding everything */
 	char key[300];
 	pid_t *pid;
@@ -109,6 +139,16 @@ struct cluster {
 	int died;              /* a daemon exited before we stopped it */
 };
 static struct cluster *g_cluster;
+
+/* "hoistd of node 3" or "the private hoistd", for messages */
+static const char *dname(const struct cluster *cl, int i)
+{
+	static char buf[64];
+	if (cl->single)
+		return "the private hoistd";
+	snprintf(buf, sizeof(buf), "hoistd of node %d", i);
+	return buf;
+}
 
 static double now_s(void)
 {
@@ -123,25 +163,38 @@ static void usage(FILE *out)
 		"Usage: %s -n N [options] [--] prog [args...]\n"
 		"\n"
 		"Start N processes of prog on this node as one hoist job and wait for them.\n"
-		"Each process gets HOIST_RANK (0..N-1), HOIST_SIZE=N and HOIST_JOB in its\n"
-		"environment, which hoist_init() uses to attach to this node's hoistd.\n"
+		"Each process gets HOIST_RANK (0..N-1), HOIST_SIZE=N, HOIST_JOB and\n"
+		"HOIST_RUNTIME_DIR in its environment, which hoist_init() uses to attach to\n"
+		"a hoistd.\n"
+		"\n"
+		"Which hoistd: the one answering in --runtime-dir DIR, else in\n"
+		"$HOIST_RUNTIME_DIR, else in the directory libhoist would use (the per-user\n"
+		"daemon's, else /run/hoist). When none answers there, hoistrun starts a\n"
+		"private hoistd for the job in a fresh directory (mode 0700), waits until\n"
+		"it is ready, and stops it after the job (a daemon that does not exit with\n"
+		"status 0 fails the run). -v says which of the two happened.\n"
 		"\n"
 		"Options:\n"
 		"  -n, --np N            number of processes (ranks), 1..%d (required)\n"
-		"      --runtime-dir DIR set HOIST_RUNTIME_DIR=DIR (the hoistd to use);\n"
-		"                        without it the environment is left as it is\n"
+		"      --runtime-dir DIR the hoistd to use (HOIST_RUNTIME_DIR=DIR); a private\n"
+		"                        one is started when none answers there\n"
 		"      --nodes K         start K hoistd daemons on loopback (each its own\n"
 		"                        runtime dir and port, a fresh cluster key), place\n"
 		"                        the ranks on them in blocks, stop them afterwards\n"
 		"      --runtime-dirs D1,D2,...  place the ranks in blocks on running daemons\n"
-		"      --hoistd PATH     hoistd for --nodes (default: $HOISTD, next to\n"
-		"                        hoistrun, ../daemon/hoistd, ../sbin/hoistd, PATH)\n"
-		"      --hoistd-arg ARG  pass ARG to every daemon --nodes starts (repeat)\n"
+		"      --hoistd PATH     hoistd to start, for --nodes or a private daemon\n"
+		"                        (default: $HOISTD, next to hoistrun, ../daemon/hoistd,\n"
+		"                        ../sbin/hoistd of the install, then PATH)\n"
+		"      --hoistd-arg ARG  pass ARG to every daemon hoistrun starts (repeat)\n"
 		"      --job KEY         job key (HOIST_JOB); default hoistrun-<pid>-<ns>\n"
+		"      --tag-output      prefix every line of each rank's stdout and stderr\n"
+		"                        with [rank] (relayed whole lines, one pipe per rank\n"
+		"                        and stream; a line longer than %d bytes is cut)\n"
 		"      --timeout SEC     kill all ranks after SEC seconds, exit 124\n"
 		"      --grace SEC       after a rank fails, wait SEC seconds (default %g)\n"
 		"                        before terminating the others\n"
-		"  -v, --verbose         print what is started and how each rank ended\n"
+		"  -v, --verbose         print which hoistd is used, what is started and\n"
+		"                        how each rank ended\n"
 		"  -h, --help            this text\n"
 		"\n"
 		"SIGINT, SIGTERM and SIGHUP are forwarded to all ranks; a second one kills\n"
@@ -149,13 +202,15 @@ static void usage(FILE *out)
 		"\n"
 		"Exit status: 0 if every rank exited 0; otherwise a line per failed rank is\n"
 		"printed and the status is that of the first rank that failed (1 if it was\n"
-		"killed by a signal); 124 on --timeout; 127 if prog cannot be executed;\n"
-		"128+SIG if hoistrun was interrupted by signal SIG.\n"
+		"killed by a signal, or if a daemon hoistrun started failed); 124 on\n"
+		"--timeout; 127 if prog cannot be executed; 128+SIG if hoistrun was\n"
+		"interrupted by signal SIG.\n"
 		"\n"
 		"Example:\n"
-		"  hoistrun -n 4 --runtime-dir /tmp/hoist ./hoist-demo\n"
+		"  hoistrun -n 4 ./hoist-demo                     # node's hoistd, or a private one\n"
+		"  hoistrun -n 4 --tag-output --runtime-dir /tmp/hoist ./hoist-demo\n"
 		"  hoistrun -n 8 --nodes 4 ./hoist-demo\n",
-		prog_name, MAX_RANKS, DEFAULT_GRACE_S);
+		prog_name, MAX_RANKS, TAG_LINE_MAX, DEFAULT_GRACE_S);
 }
 
 static int parse_count(const char *s, int *out)
@@ -248,8 +303,8 @@ static void reap(struct run *r)
 					g_cluster->done[k] = 1;
 					g_cluster->status[k] = st;
 					g_cluster->died = 1;
-					fprintf(stderr, "%s: hoistd of node %d exited during the run (log: %s/hoistd.log)\n",
-						prog_name, k, g_cluster->dir[k]);
+					fprintf(stderr, "%s: %s exited during the run (log: %s/hoistd.log)\n",
+						prog_name, dname(g_cluster, k), g_cluster->dir[k]);
 				}
 			continue;
 		}
@@ -275,6 +330,8 @@ static void reap(struct run *r)
 	}
 }
 
+static int sigpipe_ignored_by_us; /* --tag-output: we write to pipes */
+
 /* Restore what the child must not inherit from hoistrun. */
 static void child_reset_signals(const sigset_t *orig_mask)
 {
@@ -286,6 +343,8 @@ static void child_reset_signals(const sigset_t *orig_mask)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 	sigaction(SIGCHLD, &sa, NULL);
+	if (sigpipe_ignored_by_us)
+		sigaction(SIGPIPE, &sa, NULL);
 	sigprocmask(SIG_SETMASK, orig_mask, NULL);
 }
 
@@ -314,6 +373,20 @@ static int start_rank(struct run *r, int i, char **argv, const sigset_t *orig_ma
 		fprintf(stderr, "%s: pipe: %s\n", prog_name, strerror(e));
 		return -e;
 	}
+	int out[2][2] = {{-1, -1}, {-1, -1}}; /* --tag-output: stdout, stderr */
+	for (int s = 0; r->tag_output && s < 2; s++) {
+		if (pipe2(out[s], O_CLOEXEC) != 0) {
+			int e = errno;
+			fprintf(stderr, "%s: pipe: %s\n", prog_name, strerror(e));
+			for (int x = 0; x <= s; x++)
+				for (int y = 0; y < 2; y++)
+					if (out[x][y] >= 0)
+						close(out[x][y]);
+			close(p[0]);
+			close(p[1]);
+			return -e;
+		}
+	}
 	pid_t parent = getpid();
 	int own_pgrp = !(i == 0 && keep_rank0_fg);
 	fflush(NULL);
@@ -323,10 +396,18 @@ static int start_rank(struct run *r, int i, char **argv, const sigset_t *orig_ma
 		fprintf(stderr, "%s: fork for rank %d: %s\n", prog_name, i, strerror(e));
 		close(p[0]);
 		close(p[1]);
+		for (int x = 0; r->tag_output && x < 2; x++) {
+			close(out[x][0]);
+			close(out[x][1]);
+		}
 		return -e;
 	}
 	if (pid == 0) {
 		close(p[0]);
+		if (r->tag_output) { /* dup2 clears close-on-exec on the copies */
+			dup2(out[0][1], STDOUT_FILENO);
+			dup2(out[1][1], STDERR_FILENO);
+		}
 		if (own_pgrp)
 			setpgid(0, 0);
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -353,6 +434,12 @@ static int start_rank(struct run *r, int i, char **argv, const sigset_t *orig_ma
 	close(p[1]);
 
 	struct rank *k = &r->ranks[i];
+	for (int x = 0; r->tag_output && x < 2; x++) {
+		close(out[x][1]);
+		fcntl(out[x][0], F_SETFL, O_NONBLOCK);
+		k->tag[x].fd = out[x][0];
+		k->tag[x].len = 0;
+	}
 	k->pid = pid;
 	k->own_pgrp = own_pgrp;
 	k->state = R_RUNNING;
@@ -441,6 +528,179 @@ static double next_deadline(const struct run *r)
 		if (c[j] > 0 && (d == 0 || c[j] < d))
 			d = c[j];
 	return d;
+}
+
+/* ---- --tag-output ---------------------------------------------------- */
+
+#define TAG_DRAIN_S 1.0 /* after the last rank exited: how long a pipe that
+			   stays open (a rank's leftover child) may be silent */
+
+static int write_all(int fd, const char *buf, size_t len)
+{
+	while (len) {
+		ssize_t w = write(fd, buf, len);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN) { /* a non-blocking stdout */
+				struct pollfd pf = {.fd = fd, .events = POLLOUT};
+				poll(&pf, 1, -1);
+				continue;
+			}
+			return -errno;
+		}
+		buf += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
+/* Write "[i] " a b "\n" to our stdout (s 0) or stderr (s 1), in one piece.
+ * hoistrun is the only writer of relayed output and single-threaded, so
+ * lines never mix. */
+static void tag_emit(struct run *r, int i, int s, const char *a, size_t an, const char *b, size_t bn)
+{
+	if (r->out_broken[s])
+		return;
+	char *line = malloc(an + bn + 24);
+	if (!line)
+		return;
+	int pl = snprintf(line, 24, "[%d] ", i);
+	memcpy(line + pl, a, an);
+	memcpy(line + pl + an, b, bn);
+	line[(size_t)pl + an + bn] = '\n';
+	if (write_all(s ? STDERR_FILENO : STDOUT_FILENO, line, (size_t)pl + an + bn + 1))
+		r->out_broken[s] = 1; /* keep draining the ranks' pipes */
+	free(line);
+}
+
+/* Read what rank i wrote to stream s; relay its complete lines. Returns the
+ * bytes read, 0 at EOF (the pipe is closed then, an unfinished last line
+ * relayed with a newline), -1 when nothing was there. */
+static ssize_t tag_read(struct run *r, int i, int s)
+{
+	struct tagbuf *t = &r->ranks[i].tag[s];
+	static char in[65536];
+	ssize_t got = read(t->fd, in, sizeof(in));
+	if (got < 0 && (errno == EAGAIN || errno == EINTR))
+		return -1;
+	if (got <= 0) { /* EOF (or an error, same thing here) */
+		if (t->len)
+			tag_emit(r, i, s, t->buf, t->len, "", 0);
+		t->len = 0;
+		close(t->fd);
+		t->fd = -1;
+		free(t->buf);
+		t->buf = NULL;
+		return 0;
+	}
+	const char *p = in, *end = in + got;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		if (nl) {
+			tag_emit(r, i, s, t->buf ? t->buf : "", t->len, p, (size_t)(nl - p));
+			t->len = 0;
+			p = nl + 1;
+			continue;
+		}
+		/* an unfinished line: keep it, relay it in pieces when too long */
+		if (!t->buf && !(t->buf = malloc(TAG_LINE_MAX))) {
+			tag_emit(r, i, s, p, (size_t)(end - p), "", 0);
+			break;
+		}
+		size_t n = (size_t)(end - p), room = TAG_LINE_MAX - t->len;
+		size_t take = n < room ? n : room;
+		memcpy(t->buf + t->len, p, take);
+		t->len += take;
+		p += take;
+		if (t->len == TAG_LINE_MAX) {
+			tag_emit(r, i, s, t->buf, t->len, "", 0);
+			t->len = 0;
+		}
+	}
+	return got;
+}
+
+/* wait_loop for --tag-output: signals through a signalfd, so that one poll
+ * waits for them, the ranks' output and the next deadline. After the last
+ * rank exited, what its pipes still hold is relayed up to EOF. */
+static void wait_loop_tagged(struct run *r, int sfd)
+{
+	struct pollfd *pf = calloc((size_t)r->n * 2 + 1, sizeof(*pf));
+	int *who = calloc((size_t)r->n * 2 + 1, sizeof(*who));
+	if (!pf || !who) {
+		fprintf(stderr, "%s: out of memory\n", prog_name);
+		exit(1);
+	}
+	double lull = 0; /* all ranks gone: give up on silent pipes at this time */
+	for (;;) {
+		reap(r);
+		check_deadlines(r);
+		int np = 0;
+		pf[np++] = (struct pollfd){.fd = sfd, .events = POLLIN};
+		for (int i = 0; i < r->n; i++)
+			for (int s = 0; s < 2; s++)
+				if (r->ranks[i].tag[s].fd >= 0) {
+					who[np] = i * 2 + s;
+					pf[np++] = (struct pollfd){.fd = r->ranks[i].tag[s].fd, .events = POLLIN};
+				}
+		if (r->alive == 0) {
+			if (np == 1)
+				break;
+			if (lull == 0)
+				lull = now_s() + TAG_DRAIN_S;
+			else if (now_s() >= lull)
+				break;
+		}
+		double d = next_deadline(r);
+		if (r->alive == 0)
+			d = lull;
+		int ms = -1;
+		if (d > 0) {
+			double left = d - now_s();
+			ms = left <= 0 ? 0 : (int)(left * 1000) + 1;
+		}
+		if (poll(pf, (nfds_t)np, ms) <= 0)
+			continue;
+		if (pf[0].revents & POLLIN) {
+			struct signalfd_siginfo si;
+			while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+				siginfo_t info;
+				memset(&info, 0, sizeof(info));
+				info.si_code = si.ssi_code;
+				handle_signal(r, (int)si.ssi_signo, &info);
+			}
+		}
+		for (int k = 1; k < np; k++)
+			if (pf[k].revents) {
+				/* drain it: whatever is in the pipe when the rank
+				 * exits is relayed, however much that is */
+				/* bounded, so a rank that never stops writing
+				 * cannot keep us from signals and deadlines */
+				for (int rounds = 0; rounds < 16; rounds++) {
+					if (tag_read(r, who[k] / 2, who[k] % 2) <= 0)
+						break;
+					if (r->alive == 0)
+						lull = now_s() + TAG_DRAIN_S;
+				}
+			}
+	}
+	/* silent pipes still open (held by a rank's children): relay the
+	 * unfinished lines, close */
+	for (int i = 0; i < r->n; i++)
+		for (int s = 0; s < 2; s++) {
+			struct tagbuf *t = &r->ranks[i].tag[s];
+			if (t->fd < 0)
+				continue;
+			if (t->len)
+				tag_emit(r, i, s, t->buf, t->len, "", 0);
+			close(t->fd);
+			t->fd = -1;
+			free(t->buf);
+			t->buf = NULL;
+		}
+	free(pf);
+	free(who);
 }
 
 static void wait_loop(struct run *r, const sigset_t *set)
@@ -601,7 +861,7 @@ static int cluster_stop(struct cluster *cl, int verbose)
 				break;
 			}
 			if (now_s() > deadline) {
-				fprintf(stderr, "%s: hoistd of node %d did not stop; killing it\n", prog_name, i);
+				fprintf(stderr, "%s: %s did not stop; killing it\n", prog_name, dname(cl, i));
 				kill(cl->pid[i], SIGKILL);
 				deadline = now_s() + 5;
 			}
@@ -611,17 +871,20 @@ static int cluster_stop(struct cluster *cl, int verbose)
 		int st = cl->status[i];
 		if (!(WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
 			bad = 1;
-			fprintf(stderr, "%s: hoistd of node %d ended badly (wait status 0x%x); its log:\n",
-				prog_name, i, st);
+			fprintf(stderr, "%s: %s ended badly (wait status 0x%x); its log:\n",
+				prog_name, dname(cl, i), st);
 			print_log(cl->dir[i]);
 		}
 	}
-	cluster_cleanup_files(cl, bad || verbose);
+	cluster_cleanup_files(cl, bad || (verbose && !cl->single));
+	if (verbose && cl->single)
+		fprintf(stderr, "%s: stopped the private hoistd (pid %d): %s\n", prog_name, (int)cl->pid[0],
+			bad ? "it failed" : "exit status 0");
 	return bad ? -EIO : 0;
 }
 
 static int cluster_start(struct cluster *cl, int k, const char *hoistd_given, char **extra,
-			 int nextra, int verbose)
+			 int nextra, int verbose, int single)
 {
 	char hoistd[PATH_MAX];
 	int rc = find_hoistd(hoistd, sizeof(hoistd), hoistd_given);
@@ -630,6 +893,7 @@ static int cluster_start(struct cluster *cl, int k, const char *hoistd_given, ch
 		return rc;
 	}
 	cl->n = 0;
+	cl->single = single;
 	cl->pid = calloc((size_t)k, sizeof(*cl->pid));
 	cl->status = calloc((size_t)k, sizeof(*cl->status));
 	cl->done = calloc((size_t)k, sizeof(*cl->done));
@@ -643,33 +907,37 @@ static int cluster_start(struct cluster *cl, int k, const char *hoistd_given, ch
 		fprintf(stderr, "%s: mkdtemp: %s\n", prog_name, strerror(errno));
 		return -errno;
 	}
-	/* the cluster key: 32 random bytes, hex, readable by us only */
+	/* the cluster key (32 random bytes, hex, readable by us only) and the
+	 * ports; one private daemon has neither: it is no cluster */
+	char *nodes = NULL;
 	snprintf(cl->key, sizeof(cl->key), "%s/cluster.key", cl->base);
-	unsigned char raw[32];
-	if (getrandom(raw, sizeof(raw), 0) != (ssize_t)sizeof(raw))
-		return -EIO;
-	int kfd = open(cl->key, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	if (kfd < 0)
-		return -errno;
-	char hex[65];
-	for (int i = 0; i < 32; i++)
-		snprintf(hex + 2 * i, 3, "%02x", raw[i]);
-	ssize_t w = write(kfd, hex, 64);
-	close(kfd);
-	if (w != 64)
-		return -EIO;
-	if ((rc = pick_ports(k, ports))) {
-		fprintf(stderr, "%s: cannot find free ports: %s\n", prog_name, strerror(-rc));
-		free(ports);
-		return rc;
-	}
-	size_t nl = (size_t)k * 24 + 1;
-	char *nodes = calloc(nl, 1);
-	if (!nodes)
-		return -ENOMEM;
-	for (int i = 0; i < k; i++) {
-		size_t at = strlen(nodes);
-		snprintf(nodes + at, nl - at, "%s127.0.0.1:%d", i ? "," : "", ports[i]);
+	if (!single) {
+		unsigned char raw[32];
+		if (getrandom(raw, sizeof(raw), 0) != (ssize_t)sizeof(raw))
+			return -EIO;
+		int kfd = open(cl->key, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		if (kfd < 0)
+			return -errno;
+		char hex[65];
+		for (int i = 0; i < 32; i++)
+			snprintf(hex + 2 * i, 3, "%02x", raw[i]);
+		ssize_t w = write(kfd, hex, 64);
+		close(kfd);
+		if (w != 64)
+			return -EIO;
+		if ((rc = pick_ports(k, ports))) {
+			fprintf(stderr, "%s: cannot find free ports: %s\n", prog_name, strerror(-rc));
+			free(ports);
+			return rc;
+		}
+		size_t nl = (size_t)k * 24 + 1;
+		nodes = calloc(nl, 1);
+		if (!nodes)
+			return -ENOMEM;
+		for (int i = 0; i < k; i++) {
+			size_t at = strlen(nodes);
+			snprintf(nodes + at, nl - at, "%s127.0.0.1:%d", i ? "," : "", ports[i]);
+		}
 	}
 	free(ports);
 
@@ -706,12 +974,14 @@ static int cluster_start(struct cluster *cl, int k, const char *hoistd_given, ch
 			av[a++] = hoistd;
 			av[a++] = "--runtime-dir";
 			av[a++] = cl->dir[i];
-			av[a++] = "--nodes";
-			av[a++] = nodes;
-			av[a++] = "--node-id";
-			av[a++] = id;
-			av[a++] = "--cluster-key-file";
-			av[a++] = cl->key;
+			if (!single) {
+				av[a++] = "--nodes";
+				av[a++] = nodes;
+				av[a++] = "--node-id";
+				av[a++] = id;
+				av[a++] = "--cluster-key-file";
+				av[a++] = cl->key;
+			}
 			av[a++] = "--ready-fd";
 			av[a++] = rfd;
 			for (int x = 0; x < nextra; x++)
@@ -739,7 +1009,7 @@ static int cluster_start(struct cluster *cl, int k, const char *hoistd_given, ch
 		char buf[8] = {0};
 		if (left < 0 || poll(&pf, 1, left) != 1 || read(ready[i], buf, sizeof(buf)) < 5 ||
 		    strncmp(buf, "READY", 5) != 0) {
-			fprintf(stderr, "%s: hoistd of node %d did not become ready; its log:\n", prog_name, i);
+			fprintf(stderr, "%s: %s did not become ready; its log:\n", prog_name, dname(cl, i));
 			print_log(cl->dir[i]);
 			rc = -EIO;
 		}
@@ -752,9 +1022,53 @@ static int cluster_start(struct cluster *cl, int k, const char *hoistd_given, ch
 		cluster_stop(cl, 1);
 		return rc;
 	}
-	if (verbose)
+	if (verbose && single)
+		fprintf(stderr, "%s: started a private hoistd (%s, pid %d) in %s for this job\n", prog_name,
+			hoistd, (int)cl->pid[0], cl->dir[0]);
+	else if (verbose)
 		fprintf(stderr, "%s: %d daemons ready under %s\n", prog_name, cl->n, cl->base);
 	return 0;
+}
+
+/* ---- which hoistd --------------------------------------------------- */
+
+/* The runtime directory libhoist would use (client/env.c): HOIST_RUNTIME_DIR,
+ * else the per-user daemon's directory when its socket exists, else the
+ * node's /run/hoist. */
+static void default_runtime_dir(char *buf, size_t len)
+{
+	const char *env = getenv("HOIST_RUNTIME_DIR");
+	const char *xdg = getenv("XDG_RUNTIME_DIR");
+	char sock[PATH_MAX + 16];
+	if (env && *env) {
+		snprintf(buf, len, "%s", env);
+		return;
+	}
+	if (getuid() != 0) {
+		if (xdg && *xdg)
+			snprintf(buf, len, "%s/hoist", xdg);
+		else
+			snprintf(buf, len, "/tmp/hoist-%u", (unsigned)getuid());
+		snprintf(sock, sizeof(sock), "%s/hoistd.sock", buf);
+		if (access(sock, F_OK) == 0)
+			return;
+	}
+	snprintf(buf, len, "/run/hoist");
+}
+
+/* Does a hoistd accept connections on DIR's attach socket? */
+static int daemon_answers(const char *dir)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	if ((size_t)snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/hoistd.sock", dir) >=
+	    sizeof(sa.sun_path))
+		return 0;
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return 0;
+	int ok = connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
+	close(fd);
+	return ok;
 }
 
 /* Split "a,b,c" into dirs (pointers into s). */
@@ -786,6 +1100,7 @@ int main(int argc, char **argv)
 		{"runtime-dirs", required_argument, NULL, 'D'},
 		{"hoistd", required_argument, NULL, 'H'},
 		{"hoistd-arg", required_argument, NULL, 'A'},
+		{"tag-output", no_argument, NULL, 'O'},
 		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -864,6 +1179,7 @@ int main(int argc, char **argv)
 			}
 			extra[nextra++] = optarg;
 			break;
+		case 'O': r.tag_output = 1; break;
 		case 'v': r.verbose = 1; break;
 		case 'h': usage(stdout); return 0;
 		case ':':
@@ -896,6 +1212,30 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
+	/* No --nodes, no --runtime-dirs: the hoistd answering where libhoist
+	 * would look, else a private one for this job. */
+	static struct cluster cl;
+	char probe_dir[PATH_MAX];
+	if (nodes == 0 && !dirs_arg) {
+		if (runtime_dir)
+			snprintf(probe_dir, sizeof(probe_dir), "%s", runtime_dir);
+		else
+			default_runtime_dir(probe_dir, sizeof(probe_dir));
+		if (daemon_answers(probe_dir)) {
+			runtime_dir = probe_dir;
+			if (r.verbose)
+				fprintf(stderr, "%s: using the hoistd answering in %s\n", prog_name, probe_dir);
+		} else {
+			if (r.verbose)
+				fprintf(stderr, "%s: no hoistd answers in %s: starting a private one\n",
+					prog_name, probe_dir);
+			if (cluster_start(&cl, 1, hoistd, extra, nextra, r.verbose, 1))
+				return 1;
+			g_cluster = &cl;
+			runtime_dir = cl.dir[0];
+		}
+	}
+
 	char keybuf[96];
 	if (!job) {
 		struct timespec ts;
@@ -917,9 +1257,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: out of memory\n", prog_name);
 		return 1;
 	}
+	for (int i = 0; i < r.n; i++)
+		r.ranks[i].tag[0].fd = r.ranks[i].tag[1].fd = -1;
 
 	/* where each rank attaches: blocks of ranks per daemon */
-	static struct cluster cl;
 	const char **daemon_dirs = NULL;
 	int ndaemons = 0;
 	if (dirs_arg) {
@@ -929,7 +1270,7 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	} else if (nodes > 0) {
-		if (cluster_start(&cl, nodes, hoistd, extra, nextra, r.verbose))
+		if (cluster_start(&cl, nodes, hoistd, extra, nextra, r.verbose, 0))
 			return 1;
 		g_cluster = &cl;
 		ndaemons = cl.n;
@@ -958,6 +1299,21 @@ int main(int argc, char **argv)
 	if (sigprocmask(SIG_BLOCK, &set, &orig) != 0) {
 		fprintf(stderr, "%s: sigprocmask: %s\n", prog_name, strerror(errno));
 		return 1;
+	}
+	int sfd = -1;
+	if (r.tag_output) {
+		/* we write the ranks' output to our stdout/stderr: a closed one
+		 * must not kill us (and through PDEATHSIG, the job) */
+		struct sigaction old;
+		if (sigaction(SIGPIPE, NULL, &old) == 0 && old.sa_handler != SIG_IGN) {
+			signal(SIGPIPE, SIG_IGN);
+			sigpipe_ignored_by_us = 1;
+		}
+		sfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+		if (sfd < 0) {
+			fprintf(stderr, "%s: signalfd: %s\n", prog_name, strerror(errno));
+			return 1;
+		}
 	}
 
 	/* Rank 0 keeps the terminal when we are the terminal's foreground job. */
@@ -990,7 +1346,12 @@ int main(int argc, char **argv)
 			break;
 	}
 
-	wait_loop(&r, &set);
+	if (r.tag_output)
+		wait_loop_tagged(&r, sfd);
+	else
+		wait_loop(&r, &set);
+	if (sfd >= 0)
+		close(sfd);
 	int status = exit_status(&r);
 	if (g_cluster && (cluster_stop(g_cluster, r.verbose) || g_cluster->died) && status == 0)
 		status = 1; /* a daemon that crashed fails the run */

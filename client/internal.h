@@ -42,6 +42,8 @@ struct hoist_peer {
 struct hoist_ctx {
 	int initialized;
 	int sock;          /* attach socket, kept open: hang-up = daemon died */
+	int reply_timeout_ms; /* HOIST_ATTACH_TIMEOUT_MS: deadline of the daemon's
+			       * immediate answers (attach accepted, PeersReply) */
 	int doorbell;      /* eventfd of the daemon's progress thread */
 	int rank, size;
 	uint32_t spin_us;
@@ -111,6 +113,7 @@ struct hoist_env {
 	int spin_set;
 	int auto_overlap;  /* HOIST_AUTO, default 1 */
 	int direct;        /* HOIST_DIRECT, default 1 */
+	int reply_timeout_ms; /* HOIST_ATTACH_TIMEOUT_MS, default 10000 */
 };
 int hoist__env_read(struct hoist_env *e);
 int hoist__runtime_dir(char *buf, size_t len);

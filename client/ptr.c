@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "hoist.pb-c.h"
+#include "hoist_verify.h"
 #include "internal.h"
 
 int hoist__peers_init(struct hoist_ctx *c, const int32_t *ranks, size_t n)
@@ -71,8 +72,9 @@ void hoist__peers_release(struct hoist_ctx *c)
 	c->npeers = 0;
 }
 
-/* One PeersReply and its fds (at most HOIST_PEERS_MAX). */
-static int recv_peers(int fd, Hoist__PeersReply **out, int *fds, int *nfds)
+/* One PeersReply and its fds (at most HOIST_PEERS_MAX), within timeout_ms
+ * (the daemon answers at once; one that does not is hung: -ETIMEDOUT). */
+static int recv_peers(int fd, Hoist__PeersReply **out, int *fds, int *nfds, int timeout_ms)
 {
 	uint8_t buf[8192];
 	struct iovec iov = {.iov_base = buf, .iov_len = sizeof(buf)};
@@ -82,12 +84,9 @@ static int recv_peers(int fd, Hoist__PeersReply **out, int *fds, int *nfds)
 	} u;
 	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b,
 			    .msg_controllen = sizeof(u.b)};
-	ssize_t n;
-	do
-		n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
-	while (n < 0 && errno == EINTR);
+	ssize_t n = hoist_recvmsg_deadline(fd, &mh, MSG_CMSG_CLOEXEC, timeout_ms);
 	*nfds = 0;
-	for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); n >= 0 && cm; cm = CMSG_NXTHDR(&mh, cm)) {
+	for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); n > 0 && cm; cm = CMSG_NXTHDR(&mh, cm)) {
 		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
 			int k = (int)((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int));
 			if (*nfds + k > (int)HOIST_PEERS_MAX)
@@ -97,7 +96,7 @@ static int recv_peers(int fd, Hoist__PeersReply **out, int *fds, int *nfds)
 		}
 	}
 	if (n < 0)
-		return -errno;
+		return (int)n;
 	if (n == 0)
 		return -ECONNRESET;
 	if (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))
@@ -109,7 +108,9 @@ static int recv_peers(int fd, Hoist__PeersReply **out, int *fds, int *nfds)
 /* Ask the daemon for p's heap and map it. The library is single-threaded
  * and the daemon answers every request with exactly one datagram, so the
  * attach socket holds nothing afterwards (an unread datagram would read as
- * the daemon's death in hoist__check_daemon). 0 or -errno, kept in p. */
+ * the daemon's death in hoist__check_daemon; so does an answer that comes
+ * after the deadline: a daemon that hung that long counts as gone).
+ * 0 or -errno, kept in p. */
 int hoist__peer_map(struct hoist_ctx *c, struct hoist_peer *p)
 {
 	if (p->state)
@@ -134,7 +135,7 @@ int hoist__peer_map(struct hoist_ctx *c, struct hoist_peer *p)
 
 	Hoist__PeersReply *rep = NULL;
 	int fds[HOIST_PEERS_MAX], nfds = 0;
-	int rc = recv_peers(c->sock, &rep, fds, &nfds);
+	int rc = recv_peers(c->sock, &rep, fds, &nfds, c->reply_timeout_ms);
 	if (rc == 0 && rep->status)
 		rc = rep->status < 0 ? rep->status : -EPROTO;
 	if (rc == 0 && (rep->n_peers != 1 || rep->peers[0]->rank != rank))

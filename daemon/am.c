@@ -148,8 +148,8 @@ int am_dispatch(struct daemon *d, int32_t from, uint8_t type, const void *ext, u
 		a->heap_bytes = m.heap_bytes;
 		a->nranks = m.nranks;
 		a->flags = m.flags;
-		/* the key must be what the id says, and contain no NUL */
-		if (strlen(a->key) != m.keylen || wire_job_id(a->key) != m.job ||
+		/* the key must contain no NUL, and (uid, key) be what the id says */
+		if (strlen(a->key) != m.keylen || cluster_job_id(&d->net, m.uid, a->key) != m.job ||
 		    cmdq_push(&d->to_control, CMD_MEMBER, a)) {
 			free(a);
 			return -EPROTO;

@@ -76,11 +76,50 @@ static int reply_ok(struct daemon *d, struct client *c, int32_t *local, size_t n
 	return rc;
 }
 
-static struct job *job_find(struct daemon *d, const char *key)
+/* The first answer to a valid request whose job still assembles: the
+ * client waits for it with a short deadline, then for the final reply with
+ * one of job_timeout_ms (plus a margin). A daemon that says nothing is
+ * hung or an impostor; one that said this is working on it. */
+static int reply_accepted(struct daemon *d, struct client *c)
+{
+	Hoist__AttachReply rep = HOIST__ATTACH_REPLY__INIT;
+	rep.status = 0;
+	rep.error = "";
+	rep.abi_version = HOIST_ABI_VERSION;
+	rep.accepted = 1;
+	rep.job_timeout_ms = (uint32_t)d->cfg.job_timeout_ms;
+	uint8_t buf[64];
+	size_t n = hoist__attach_reply__get_packed_size(&rep);
+	if (n > sizeof(buf) || !c->conn)
+		return -EMSGSIZE;
+	hoist__attach_reply__pack(&rep, buf);
+	return control_send(c->conn->fd, buf, n, NULL, 0);
+}
+
+/* A job is its owner and its key: the same key under another uid is
+ * another job (nobody can join, block or reach a job of another user by
+ * naming its key). */
+static struct job *job_find(struct daemon *d, uid_t uid, const char *key)
 {
 	for (struct job *j = d->jobs; j; j = j->ctl_next)
-		if (strcmp(j->key, key) == 0)
+		if (j->uid == uid && strcmp(j->key, key) == 0)
 			return j;
+	return NULL;
+}
+
+/* Another job (not (uid, key)) that has the id (uid, key) would get, here,
+ * running or still returning its clients. Ids are 64-bit keyed hashes, so
+ * this does not happen by chance in practice and cannot be arranged without
+ * the cluster key; should it happen, the newcomer is refused, so an id
+ * never names two jobs on one node. */
+static const struct job *job_id_clash(const struct daemon *d, uint64_t id, uid_t uid,
+				      const char *key)
+{
+	const struct job *lists[2] = {d->jobs, d->ended_jobs};
+	for (int i = 0; i < 2; i++)
+		for (const struct job *j = lists[i]; j; j = j->ctl_next)
+			if (j->id == id && (j->uid != uid || strcmp(j->key, key) != 0))
+				return j;
 	return NULL;
 }
 
@@ -173,9 +212,11 @@ static void job_timeout_cb(evutil_socket_t fd, short what, void *arg)
 	hlog_warn("job %s: only %d of %d ranks known within %llu ms", j->key, j->known, j->size,
 		  (unsigned long long)d->cfg.job_timeout_ms);
 	STAT_INC(&d->cst, jobs_timed_out);
-	char why[200];
-	snprintf(why, sizeof(why), "job did not assemble: %d of %d ranks attached within %llu ms",
-		 j->known, j->size, (unsigned long long)d->cfg.job_timeout_ms);
+	char why[400];
+	snprintf(why, sizeof(why),
+		 "job %.200s did not assemble: %d of %d ranks attached within %llu ms "
+		 "(job_timeout_ms); every rank must use the same job key (HOIST_JOB) and size",
+		 j->key, j->known, j->size, (unsigned long long)d->cfg.job_timeout_ms);
 	job_refuse_waiting(d, j, -ETIMEDOUT, why);
 }
 
@@ -240,7 +281,7 @@ static struct job *job_new(struct daemon *d, const char *key, uid_t uid, int32_t
 	for (int32_t r = 0; r < size; r++)
 		j->node_of[r] = -1;
 	snprintf(j->key, sizeof(j->key), "%s", key);
-	j->id = wire_job_id(j->key);
+	j->id = cluster_job_id(&d->net, (uint32_t)uid, j->key);
 	j->d = d;
 	j->uid = uid;
 	j->size = size;
@@ -319,7 +360,7 @@ static void job_reap_hangups(struct daemon *d, struct job *j)
 /* A peer says which ranks of a job it hosts. */
 void attach_member(struct daemon *d, struct announce *a)
 {
-	struct job *j = job_find(d, a->key);
+	struct job *j = job_find(d, (uid_t)a->uid, a->key);
 	if (j && j->ready) {
 		/* the same incarnation only repeats what we know; ranks with
 		 * other nonces are a new job that reuses the key */
@@ -335,15 +376,21 @@ void attach_member(struct daemon *d, struct announce *a)
 		j = NULL;
 	}
 	if (!j) {
+		const struct job *o = job_id_clash(d, a->job, (uid_t)a->uid, a->key);
+		if (o) { /* its ranks here would be reached by the other's messages */
+			hlog_warn("job %s of uid %u (node %d) has the id of job %s of uid %u here; "
+				  "ignoring it", a->key, a->uid, a->from_node, o->key, (unsigned)o->uid);
+			return;
+		}
 		j = job_new(d, a->key, (uid_t)a->uid, a->size, a->heap_bytes);
 		if (!j)
 			return;
 	}
-	if (j->size != a->size || j->heap_bytes != a->heap_bytes || j->uid != (uid_t)a->uid) {
-		hlog_warn("job %s: node %d announces size %d heap %llu uid %u, here %d %llu %u", j->key,
-			  a->from_node, a->size, (unsigned long long)a->heap_bytes, a->uid, j->size,
-			  (unsigned long long)j->heap_bytes, (unsigned)j->uid);
-		job_refuse_waiting(d, j, -EINVAL, "ranks on other nodes run with another size, heap or user");
+	if (j->size != a->size || j->heap_bytes != a->heap_bytes) {
+		hlog_warn("job %s (uid %u): node %d announces size %d heap %llu, here %d %llu", j->key,
+			  (unsigned)j->uid, a->from_node, a->size, (unsigned long long)a->heap_bytes,
+			  j->size, (unsigned long long)j->heap_bytes);
+		job_refuse_waiting(d, j, -EINVAL, "ranks on other nodes run with another size or heap");
 		return;
 	}
 	for (uint32_t i = 0; i < a->nranks; i++) {
@@ -365,6 +412,15 @@ void attach_member(struct daemon *d, struct announce *a)
 	if (a->flags & MEMBER_WANT_REPLY)
 		job_announce(d, j, a->from_node, 0);
 	job_check_ready(d, j);
+}
+
+/* Clients of one uid, attached or waiting for their job (control thread). */
+static uint64_t clients_of(const struct daemon *d, uid_t uid)
+{
+	uint64_t n = 0;
+	for (const struct client *c = d->clients; c; c = c->ctl_next)
+		n += c->uid == uid;
+	return n;
 }
 
 static void client_free_regions(struct client *c)
@@ -492,18 +548,20 @@ int attach_handle(struct daemon *d, struct conn *cn, const void *msg, size_t len
 			 (unsigned long long)d->cfg.max_clients);
 		goto refuse;
 	}
+	if (clients_of(d, cred.uid) >= d->cfg.max_clients_per_user) {
+		status = -EUSERS;
+		snprintf(why, sizeof(why),
+			 "uid %u has max_clients_per_user=%llu clients attached or waiting already",
+			 (unsigned)cred.uid, (unsigned long long)d->cfg.max_clients_per_user);
+		goto refuse;
+	}
 
-	struct job *j = job_find(d, req->job_key);
+	struct job *j = job_find(d, cred.uid, req->job_key);
 	if (j && j->ready) {
 		job_reap_hangups(d, j); /* may end it */
-		j = job_find(d, req->job_key);
+		j = job_find(d, cred.uid, req->job_key);
 	}
 	if (j) {
-		if (j->uid != cred.uid) {
-			status = -EACCES;
-			snprintf(why, sizeof(why), "job %s belongs to uid %u", j->key, (unsigned)j->uid);
-			goto refuse;
-		}
 		if (j->ready || j->error_sent) {
 			status = -EADDRINUSE;
 			snprintf(why, sizeof(why), "job %s is already %s", j->key,
@@ -511,9 +569,16 @@ int attach_handle(struct daemon *d, struct conn *cn, const void *msg, size_t len
 			goto refuse;
 		}
 		if (j->size != req->size || j->heap_bytes != req->heap_bytes) {
+			/* the job can never start: its waiting ranks learn it now,
+			 * not after job_timeout_ms */
 			status = -EINVAL;
-			snprintf(why, sizeof(why), "job %s: size/heap differ from the other ranks' (%d, %llu)",
-				 j->key, j->size, (unsigned long long)j->heap_bytes);
+			snprintf(why, sizeof(why),
+				 "job %s: rank %d says size %d and heap %llu, rank(s) already "
+				 "attached say size %d and heap %llu (HOIST_SIZE / HOIST_HEAP_SIZE "
+				 "must agree)", j->key, req->rank, req->size,
+				 (unsigned long long)req->heap_bytes, j->size,
+				 (unsigned long long)j->heap_bytes);
+			job_refuse_waiting(d, j, status, why);
 			goto refuse;
 		}
 		if (j->node_of[req->rank] != -1) {
@@ -523,6 +588,16 @@ int attach_handle(struct daemon *d, struct conn *cn, const void *msg, size_t len
 			goto refuse;
 		}
 	} else {
+		const struct job *o =
+			job_id_clash(d, cluster_job_id(&d->net, cred.uid, req->job_key), cred.uid,
+				     req->job_key);
+		if (o) {
+			status = -EADDRINUSE;
+			snprintf(why, sizeof(why),
+				 "job %s: its id (a 64-bit hash) equals that of another job on this "
+				 "node; choose another HOIST_JOB", req->job_key);
+			goto refuse;
+		}
 		j = job_new(d, req->job_key, cred.uid, req->size, req->heap_bytes);
 		if (!j) {
 			status = -ENOMEM;
@@ -565,6 +640,8 @@ int attach_handle(struct daemon *d, struct conn *cn, const void *msg, size_t len
 		hlog_err("out of memory handing over job %s rank %d", j->key, c->rank);
 	job_announce(d, j, -1, MEMBER_WANT_REPLY);
 	job_check_ready(d, j);
+	if (!c->replied && reply_accepted(d, c))
+		hlog_warn("job %s rank %d: sending the accepted answer failed", j->key, c->rank);
 	return 0;
 
 refuse:

@@ -2,9 +2,14 @@
  * The cluster as configured: the node list (nodes = host:port,... or
  * @hostfile with one host:port per line), this daemon's index in it, and
  * the cluster key that every daemon must hold to join.
+ *
+ * The index is node_id when it is set (file, environment or flag); else
+ * the one entry of the list whose IPv4 address belongs to one of this
+ * host's interfaces, so that every node can share one configuration.
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <ifaddrs.h>
 #include <netdb.h>
 #include <sodium.h>
 #include <stdio.h>
@@ -81,6 +86,62 @@ static int load_key(struct net *n, const char *path, char *err, size_t errlen)
 	return 0;
 }
 
+int cluster_self_index(const struct net *n, const struct in_addr *local, int nlocal, int *first,
+		       int *second)
+{
+	int found = -1;
+	for (int i = 0; i < n->nnodes; i++) {
+		for (int j = 0; j < nlocal; j++) {
+			if (n->peers[i].addr.sin_addr.s_addr != local[j].s_addr)
+				continue;
+			if (found >= 0) {
+				*first = found;
+				*second = i;
+				return -EEXIST;
+			}
+			found = i;
+			break;
+		}
+	}
+	return found >= 0 ? found : -ENOENT;
+}
+
+/* node_id not set: find this host in the node list by its addresses. */
+static int derive_self(struct net *n, char *err, size_t errlen)
+{
+	struct ifaddrs *ifs;
+	if (getifaddrs(&ifs) < 0) {
+		snprintf(err, errlen, "node_id is not set and this host's addresses are unknown "
+			 "(getifaddrs: %s); set node_id", strerror(errno));
+		return -errno;
+	}
+	struct in_addr local[256];
+	int nlocal = 0;
+	for (struct ifaddrs *i = ifs; i && nlocal < (int)(sizeof(local) / sizeof(local[0]));
+	     i = i->ifa_next)
+		if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET)
+			local[nlocal++] = ((struct sockaddr_in *)i->ifa_addr)->sin_addr;
+	freeifaddrs(ifs);
+	int first = -1, other = -1, rc = cluster_self_index(n, local, nlocal, &first, &other);
+	if (rc == -ENOENT) {
+		snprintf(err, errlen, "node_id is not set and no entry of the node list (%d entries, "
+			 "first %s) has an address of this host's interfaces: set node_id "
+			 "(--node-id N, HOIST_NODE_ID or node_id = N in the config file)",
+			 n->nnodes, n->peers[0].name);
+		return -EINVAL;
+	}
+	if (rc == -EEXIST) {
+		snprintf(err, errlen, "node_id is not set and several entries of the node list are "
+			 "addresses of this host (%d: %s and %d: %s; several daemons on one host?): "
+			 "set node_id (--node-id N, HOIST_NODE_ID or node_id = N in the config file)",
+			 first, n->peers[first].name, other, n->peers[other].name);
+		return -EINVAL;
+	}
+	n->self = rc;
+	hlog_info("node_id %d: node list entry %s is an address of this host", rc, n->peers[rc].name);
+	return 0;
+}
+
 int cluster_configure(struct daemon *d, char *err, size_t errlen)
 {
 	struct net *n = &d->net;
@@ -89,12 +150,14 @@ int cluster_configure(struct daemon *d, char *err, size_t errlen)
 	n->epfd = -1;
 	n->self = 0;
 	n->nnodes = 1;
-	if (!spec[0])
-		return 0; /* a node of its own */
 	if (sodium_init() < 0) {
 		snprintf(err, errlen, "libsodium failed to initialise");
 		return -EIO;
 	}
+	/* job ids of a node of its own never leave it: any secret will do */
+	randombytes_buf(n->job_id_key, sizeof(n->job_id_key));
+	if (!spec[0])
+		return 0; /* a node of its own */
 	n->nnodes = 0;
 	int rc = 0;
 	if (spec[0] == '@') {
@@ -128,10 +191,15 @@ int cluster_configure(struct daemon *d, char *err, size_t errlen)
 		snprintf(err, errlen, "node list '%s' is empty", spec);
 		return -EINVAL;
 	}
-	if (d->cfg.node_id >= (uint64_t)n->nnodes) {
-		snprintf(err, errlen, "node_id %llu but the node list has %d entries",
-			 (unsigned long long)d->cfg.node_id, n->nnodes);
-		return -EINVAL;
+	if (d->cfg.source[SET_node_id] != SRC_DEFAULT) {
+		if (d->cfg.node_id >= (uint64_t)n->nnodes) {
+			snprintf(err, errlen, "node_id %llu but the node list has %d entries",
+				 (unsigned long long)d->cfg.node_id, n->nnodes);
+			return -EINVAL;
+		}
+		n->self = (int32_t)d->cfg.node_id;
+	} else if (n->nnodes > 1 && (rc = derive_self(n, err, errlen))) {
+		return rc;
 	}
 	n->frames_mode = frames_mode_parse(d->cfg.frame_integrity);
 	if (n->frames_mode < 0) {
@@ -140,9 +208,27 @@ int cluster_configure(struct daemon *d, char *err, size_t errlen)
 		return -EINVAL;
 	}
 	n->frames_aes = frames_aes_available();
-	n->self = (int32_t)d->cfg.node_id;
 	n->enabled = n->nnodes > 1;
 	if (n->enabled && (rc = load_key(n, d->cfg.cluster_key_file, err, errlen)))
 		return rc;
+	if (n->enabled) { /* every node must compute the same ids */
+		static const char ctx[] = "hoist job id v2";
+		crypto_generichash(n->job_id_key, sizeof(n->job_id_key), (const uint8_t *)ctx,
+				   sizeof(ctx) - 1, n->key, sizeof(n->key));
+	}
 	return 0;
+}
+
+uint64_t cluster_job_id(const struct net *n, uint32_t uid, const char *key)
+{
+	uint8_t le[4] = {(uint8_t)uid, (uint8_t)(uid >> 8), (uint8_t)(uid >> 16), (uint8_t)(uid >> 24)};
+	uint8_t h[crypto_generichash_BYTES_MIN];
+	crypto_generichash_state st;
+	crypto_generichash_init(&st, n->job_id_key, sizeof(n->job_id_key), sizeof(h));
+	crypto_generichash_update(&st, le, sizeof(le));
+	crypto_generichash_update(&st, (const uint8_t *)key, strlen(key));
+	crypto_generichash_final(&st, h, sizeof(h));
+	uint64_t id;
+	memcpy(&id, h, sizeof(id));
+	return id ? id : 1;
 }

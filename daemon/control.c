@@ -202,18 +202,68 @@ static void sd_notify_msg(const char *msg)
 	close(fd);
 }
 
+/* systemd's watchdog interval for this process, in µs, or 0: WATCHDOG_USEC
+ * when WATCHDOG_PID is unset or names us (sd_watchdog_enabled(3)). */
+static uint64_t watchdog_usec(void)
+{
+	const char *us = getenv("WATCHDOG_USEC"), *pid = getenv("WATCHDOG_PID");
+	char *end;
+	if (!us || !*us)
+		return 0;
+	errno = 0;
+	unsigned long long v = strtoull(us, &end, 10);
+	if (errno || *end || v == 0)
+		return 0;
+	if (pid && *pid) {
+		errno = 0;
+		unsigned long long p = strtoull(pid, &end, 10);
+		if (errno || *end || p != (unsigned long long)getpid())
+			return 0;
+	}
+	return v;
+}
+
 static void watchdog_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct daemon *d = arg;
 	static uint64_t last;
 	(void)fd;
 	(void)what;
-	/* only vouch for the daemon while the progress thread still turns */
+	/* only vouch for the daemon while the progress thread still turns
+	 * (it bumps heartbeat at least every SLEEP_MAX_MS when idle) */
 	uint64_t hb = __atomic_load_n(&d->heartbeat, __ATOMIC_RELAXED) +
 		      __atomic_load_n(&d->pst.loops_busy, __ATOMIC_RELAXED);
 	if (hb != last)
 		sd_notify_msg("WATCHDOG=1");
 	last = hb;
+}
+
+/* STATUS= for systemctl status: clients, jobs, peers, the pinned budget.
+ * Sent at READY and whenever it changes (checked every STATUS_PERIOD_S). */
+#define STATUS_PERIOD_S 1
+static void status_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct daemon *d = arg;
+	static char last[256];
+	char msg[256];
+	(void)fd;
+	(void)what;
+	int njobs = 0, up = 0;
+	for (struct job *j = d->jobs; j; j = j->ctl_next)
+		njobs++;
+	for (int32_t p = 0; p < d->net.nnodes; p++)
+		if (p != d->net.self && d->net.peers &&
+		    __atomic_load_n(&d->net.peers[p].state, __ATOMIC_RELAXED) == PEER_UP)
+			up++;
+	snprintf(msg, sizeof(msg),
+		 "STATUS=%d clients, %d jobs, %d/%d peers up, pinned %llu of %llu MiB", d->nclients,
+		 njobs, up, d->net.nnodes > 1 ? d->net.nnodes - 1 : 0,
+		 (unsigned long long)(__atomic_load_n(&d->vst.pinned_bytes, __ATOMIC_RELAXED) >> 20),
+		 (unsigned long long)(d->pinned_limit >> 20));
+	if (strcmp(msg, last) != 0) {
+		sd_notify_msg(msg);
+		memcpy(last, msg, sizeof(last));
+	}
 }
 
 static int listen_unix(const char *path, mode_t mode)
@@ -250,7 +300,7 @@ int control_run(struct daemon *d, int ready_fd)
 	int rc = 0;
 	int afd = -1, sfd = -1;
 	struct event *ev_attach = NULL, *ev_stats = NULL, *ev_prog = NULL;
-	struct event *ev_term = NULL, *ev_int = NULL, *ev_wd = NULL, *ev_hup = NULL;
+	struct event *ev_term = NULL, *ev_int = NULL, *ev_wd = NULL, *ev_hup = NULL, *ev_status = NULL;
 
 	d->base = event_base_new();
 	if (!d->base)
@@ -278,22 +328,35 @@ int control_run(struct daemon *d, int ready_fd)
 	ev_int = evsignal_new(d->base, SIGINT, signal_cb, d);
 	ev_hup = evsignal_new(d->base, SIGHUP, signal_cb, d);
 	ev_wd = event_new(d->base, -1, EV_PERSIST, watchdog_cb, d);
-	if (!ev_attach || !ev_stats || !ev_prog || !ev_term || !ev_int || !ev_wd || !ev_hup) {
+	ev_status = event_new(d->base, -1, EV_PERSIST, status_cb, d);
+	if (!ev_attach || !ev_stats || !ev_prog || !ev_term || !ev_int || !ev_wd || !ev_hup ||
+	    !ev_status) {
 		rc = -ENOMEM;
 		goto out;
 	}
-	struct timeval wd = {.tv_sec = 5};
+	/* systemd's watchdog: ping at half the interval it gave us */
+	uint64_t wd_us = watchdog_usec() / 2;
+	if (wd_us && wd_us < 1000)
+		wd_us = 1000;
+	struct timeval wd = {.tv_sec = (time_t)(wd_us / 1000000), .tv_usec = (suseconds_t)(wd_us % 1000000)};
+	struct timeval st_period = {.tv_sec = STATUS_PERIOD_S};
 	event_add(ev_attach, NULL);
 	event_add(ev_stats, NULL);
 	event_add(ev_prog, NULL);
 	event_add(ev_term, NULL);
 	event_add(ev_int, NULL);
 	event_add(ev_hup, NULL);
-	event_add(ev_wd, &wd);
+	if (wd_us) {
+		event_add(ev_wd, &wd);
+		hlog_info("systemd watchdog: WATCHDOG=1 every %llu ms", (unsigned long long)wd_us / 1000);
+	}
+	if (getenv("NOTIFY_SOCKET"))
+		event_add(ev_status, &st_period);
 
 	hlog_info("ready: attach %s, stats %s, spin_us %llu", d->attach_path, d->stats_path,
 		  (unsigned long long)d->cfg.spin_us);
 	sd_notify_msg("READY=1");
+	status_cb(-1, 0, d);
 	if (ready_fd >= 0) {
 		ssize_t w = write(ready_fd, "READY\n", 6);
 		(void)w;
@@ -315,6 +378,8 @@ out:
 		event_free(ev_int);
 	if (ev_wd)
 		event_free(ev_wd);
+	if (ev_status)
+		event_free(ev_status);
 	if (ev_hup)
 		event_free(ev_hup);
 	if (afd >= 0) {

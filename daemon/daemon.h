@@ -75,6 +75,7 @@ struct client {
 	int blocking;             /* HOIST_AUTO=0: no overlap stage */
 	struct overlap *ov;       /* automatic overlap state, NULL if blocking */
 	uint32_t coll_seq;        /* collective descriptors executed (coll.c) */
+	int coll_capped;          /* the descriptor at sq_head waits for max_pending_colls */
 	struct xp_multi *multi;   /* strided/vector descriptor being issued */
 	int agg_held;             /* ops of an aggregation region may be held */
 

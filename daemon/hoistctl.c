@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "hoist.pb-c.h"
+#include "hoist_verify.h"
 
 static void default_dir(char *buf, size_t len)
 {
@@ -38,41 +39,43 @@ static void default_dir(char *buf, size_t len)
 	snprintf(buf, len, "/run/hoist");
 }
 
-static Hoist__StatsReply *query(const char *dir, int settings, int *err)
+/* Deadline of the connect, the request and the answer. */
+#define QUERY_TIMEOUT_MS 5000
+
+/* The daemon is checked as libhoist checks it (hoist_verify.h) before
+ * anything is sent; why[] says what was wrong. */
+static Hoist__StatsReply *query(const char *dir, int settings, int *err, char *why, size_t why_len)
 {
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	if (strlen(dir) > 90) {
-		*err = -ENAMETOOLONG;
+	int fd = hoist_verify_connect(dir, "stats.sock", QUERY_TIMEOUT_MS, why, why_len);
+	if (fd < 0) {
+		*err = fd;
 		return NULL;
 	}
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%.90s/stats.sock", dir);
-	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		*err = -errno;
-		if (fd >= 0)
-			close(fd);
-		return NULL;
-	}
-	struct timeval tv = {.tv_sec = 5};
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	Hoist__StatsRequest req = HOIST__STATS_REQUEST__INIT;
 	req.settings = settings;
 	req.abi_version = 1;
 	uint8_t out[64];
 	size_t n = hoist__stats_request__pack(&req, out);
 	if (send(fd, out, n, MSG_NOSIGNAL) < 0) {
-		*err = -errno;
+		*err = errno == EAGAIN ? -ETIMEDOUT : -errno;
+		snprintf(why, why_len, "sending the request: %s", strerror(-*err));
 		close(fd);
 		return NULL;
 	}
 	size_t cap = 1 << 20;
 	uint8_t *buf = malloc(cap);
-	ssize_t r = buf ? recv(fd, buf, cap, 0) : -1;
-	*err = r < 0 ? -errno : 0;
+	struct iovec iov = {.iov_base = buf, .iov_len = cap};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+	ssize_t r = buf ? hoist_recvmsg_deadline(fd, &mh, 0, QUERY_TIMEOUT_MS) : -ENOMEM;
 	close(fd);
+	*err = r < 0 ? (int)r : 0;
 	Hoist__StatsReply *rep = r > 0 ? hoist__stats_reply__unpack(NULL, (size_t)r, buf) : NULL;
 	if (r >= 0 && !rep)
 		*err = -EPROTO;
+	if (r == -ETIMEDOUT)
+		snprintf(why, why_len, "no answer within %d ms", QUERY_TIMEOUT_MS);
+	else if (*err)
+		snprintf(why, why_len, "%s", r == 0 ? "the daemon closed the connection" : strerror(-*err));
 	free(buf);
 	return rep;
 }
@@ -255,9 +258,10 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	int err;
-	Hoist__StatsReply *r = query(dir, settings, &err);
+	char why[512] = "";
+	Hoist__StatsReply *r = query(dir, settings, &err, why, sizeof(why));
 	if (!r) {
-		fprintf(stderr, "hoistctl: no hoistd answers in %s: %s\n", dir, strerror(-err));
+		fprintf(stderr, "hoistctl: cannot query a hoistd in %s: %s\n", dir, why);
 		return 1;
 	}
 	if (!strcmp(cmd, "ping"))

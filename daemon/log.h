@@ -1,5 +1,7 @@
 /* hoistd logging: one levelled macro; the level is checked before any
- * formatting. Messages go to stderr (journald adds time and unit). */
+ * formatting. Messages go to stderr: under systemd's journal with an
+ * sd-daemon(3) level prefix (journald adds time and unit), anywhere else as
+ * "2026-11-24T04:10:00.123Z hoistd[PID] warn: message". */
 #ifndef HOISTD_LOG_H
 #define HOISTD_LOG_H
 

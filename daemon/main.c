@@ -6,6 +6,7 @@
  * Settings come from daemon/settings.h (defaults < config file < HOIST_*
  * environment < flags). Runs in the foreground; SIGTERM/SIGINT stop it.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <event2/event.h>
@@ -30,13 +31,17 @@ static void usage(FILE *out)
 {
 	fprintf(out, "usage: hoistd [--config FILE] [--print-config] [--ready-fd N] [--SETTING VALUE]...\n"
 		     "\nsettings (flag --name-with-dashes, env HOIST_NAME, config file name = value):\n");
+	static struct hoistd_settings def;
+	settings_defaults(&def);
 	for (int i = 0; i < SET__COUNT; i++) {
-		char flag[64];
+		char flag[64], val[300];
 		snprintf(flag, sizeof(flag), "%s", settings_name(i));
 		for (char *p = flag; *p; p++)
 			if (*p == '_')
 				*p = '-';
-		fprintf(out, "  --%-16s %s\n", flag, settings_help(i));
+		settings_format(&def, i, val, sizeof(val));
+		fprintf(out, "  --%-20s %s (default: %s)\n", flag, settings_help(i),
+			val[0] ? val : "empty");
 	}
 	fprintf(out, "\nconfig file: %s if it exists, or --config FILE\n", DEFAULT_CONFIG);
 }
@@ -123,22 +128,24 @@ int main(int argc, char **argv)
 			config = argv[i] + 9;
 	}
 	int line = 0;
-	if (config) {
-		rc = settings_load_file(&d->cfg, config, &line);
+	char err[600];
+	if (config || access(DEFAULT_CONFIG, F_OK) == 0) {
+		rc = settings_load_config(&d->cfg, config ? config : DEFAULT_CONFIG, &line, err,
+					  sizeof(err));
 		if (rc) {
-			fprintf(stderr, "hoistd: %s%s%d: %s\n", config, line ? ":" : "", line, strerror(-rc));
-			return 2;
-		}
-	} else if (access(DEFAULT_CONFIG, F_OK) == 0) {
-		rc = settings_load_file(&d->cfg, DEFAULT_CONFIG, &line);
-		if (rc) {
-			fprintf(stderr, "hoistd: %s:%d: %s\n", DEFAULT_CONFIG, line, strerror(-rc));
+			fprintf(stderr, "hoistd: %s\n", err);
 			return 2;
 		}
 	}
 	const char *bad = NULL;
 	if ((rc = settings_load_env(&d->cfg, &bad))) {
-		fprintf(stderr, "hoistd: environment %s: %s\n", bad, strerror(-rc));
+		/* HOIST_SPIN_US -> spin_us */
+		char name[64];
+		snprintf(name, sizeof(name), "%s", bad + 6);
+		for (char *p = name; *p; p++)
+			*p = (char)tolower((unsigned char)*p);
+		settings_explain(name, getenv(bad), rc, err, sizeof(err));
+		fprintf(stderr, "hoistd: environment variable %s: %s\n", bad, err);
 		return 2;
 	}
 	/* pass 2: flags */
@@ -190,15 +197,27 @@ int main(int argc, char **argv)
 		}
 		rc = settings_set(&d->cfg, name, value, SRC_FLAG);
 		if (rc) {
-			fprintf(stderr, "hoistd: %s '%s': %s\n", a,  value,
-				rc == -ENOENT ? "unknown option (see --help)" :
-				rc == -ERANGE ? "out of range" : "invalid value");
+			if (rc == -ENOENT) {
+				const char *near = settings_closest(name);
+				char alt[80] = "";
+				if (near) {
+					snprintf(alt, sizeof(alt), "; did you mean '--%s'?", near);
+					for (char *q = alt + 17; *q; q++)
+						if (*q == '_')
+							*q = '-';
+				}
+				fprintf(stderr, "hoistd: unknown option '--%.*s'%s (see --help)\n",
+					(int)nl, a + 2, alt);
+			} else {
+				settings_explain(name, value, rc, err, sizeof(err));
+				fprintf(stderr, "hoistd: %s (option --%.*s)\n", err, (int)nl, a + 2);
+			}
 			return 2;
 		}
 	}
 	const char *why;
 	if (settings_check(&d->cfg, &why)) {
-		fprintf(stderr, "hoistd: %s\n", why);
+		fprintf(stderr, "hoistd: invalid settings: %s\n", why);
 		return 2;
 	}
 	if (print_config) {
@@ -230,7 +249,7 @@ int main(int argc, char **argv)
 	snprintf(d->attach_path, sizeof(d->attach_path), "%.90s/hoistd.sock", d->runtime_dir);
 	snprintf(d->stats_path, sizeof(d->stats_path), "%.90s/stats.sock", d->runtime_dir);
 
-	char err[300] = "";
+	err[0] = 0;
 	if ((rc = cluster_configure(d, err, sizeof(err)))) {
 		hlog_err("%s", err[0] ? err : strerror(-rc));
 		return 1;
@@ -244,6 +263,17 @@ int main(int argc, char **argv)
 		nofile.rlim_cur = nofile.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &nofile);
 	}
+	/* The node's pinned-memory budget, whatever the transport (verbs
+	 * registers against it; hoistctl stats shows it as pinned_limit). */
+	struct rlimit ml;
+	long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+	d->pinned_limit = settings_memlock_budget(
+		d->cfg.memlock_bytes,
+		getrlimit(RLIMIT_MEMLOCK, &ml) == 0 && ml.rlim_cur != RLIM_INFINITY ? (uint64_t)ml.rlim_cur
+										  : SETTINGS_MEMLOCK_UNLIMITED,
+		pages > 0 && psz > 0 ? (uint64_t)pages * (uint64_t)psz : 0, &why);
+	__atomic_store_n(&d->vst.pinned_limit, d->pinned_limit, __ATOMIC_RELAXED);
+	hlog_info("pinned-memory budget %llu bytes (%s)", (unsigned long long)d->pinned_limit, why);
 	evthread_use_pthreads();
 	d->start_ns = now_ns();
 	d->doorbell_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);

@@ -193,6 +193,7 @@ struct net {
 	uint8_t key[32];      /* cluster key digest */
 	int frames_mode;      /* enum frames_mode (setting frame_integrity) */
 	int frames_aes;       /* this CPU runs AES-256-GCM */
+	uint8_t job_id_key[32]; /* keys cluster_job_id: from the cluster key, or random on one node */
 	struct addr_cache cache;
 	struct pin *pins;
 	uint32_t npins;
@@ -201,6 +202,19 @@ struct net {
 
 /* cluster.c (main thread, before the threads start) */
 int cluster_configure(struct daemon *d, char *err, size_t errlen);
+/* The index of the one node list entry whose IPv4 address is one of
+ * local[0..nlocal) (this host's interface addresses): how a daemon without
+ * node_id finds itself. -ENOENT when none is; -EEXIST when several are
+ * (*first and *second get the first two). */
+int cluster_self_index(const struct net *n, const struct in_addr *local, int nlocal, int *first,
+		       int *second);
+
+/* A job's id on every node of the cluster: a keyed hash (BLAKE2b under a
+ * key derived from the cluster key) of the owner's uid and the job key.
+ * Jobs of different owners with one key are different jobs; nobody without
+ * the cluster key can compute an id, let alone find two that collide. Never
+ * 0. Any thread (job_id_key is immutable once the threads run). */
+uint64_t cluster_job_id(const struct net *n, uint32_t uid, const char *key);
 
 /* net.c is the tcp transport: see transport.h for its entry points. */
 

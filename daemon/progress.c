@@ -108,6 +108,7 @@ struct xp_multi {
 	uint64_t next;      /* next element to issue */
 	uint64_t count;
 	uint64_t local_pos; /* local offset of element next */
+	int local;          /* the target is a PE of this node: copies, no transport */
 	struct hoist_vec_elem *vec; /* private copy of a VEC list */
 	struct hoist_sqe sqe;       /* the descriptor as validated and started */
 };
@@ -179,7 +180,17 @@ static void client_break(struct client *c, const char *why)
 		  (int)c->pid, c->job->key, c->rank, why);
 }
 
-enum exec_result { EXEC_DONE, EXEC_STALL, EXEC_ASYNC };
+/* DONE: *res is the result. STALL: retry on a later pass (waits for
+ * something). ASYNC: completes later. YIELD: made progress but stops for
+ * the other clients' sake; the next pass resumes it at once. */
+enum exec_result { EXEC_DONE, EXEC_STALL, EXEC_ASYNC, EXEC_YIELD };
+
+/* What one strided/vector descriptor may do in one progress pass, so that
+ * a descriptor of millions of elements (element 1 B, stride 0, count =
+ * heap size) cannot hold the progress thread, and every job of the node,
+ * for seconds: it resumes on the next pass, after the other clients. */
+#define MULTI_PASS_ELEMS 65536u
+#define MULTI_PASS_BYTES (16ull << 20)
 
 /* The cap on outstanding puts: the descriptor waits for completions. Puts
  * this client's aggregation region holds back in open packs would never
@@ -373,23 +384,34 @@ static void multi_gather(const struct hoist_sqe *sqe, const struct xp_multi *m, 
 	}
 }
 
-/* Same node: every element is one copy, in index order. */
-static void multi_local(struct client *c, struct client *t, const struct hoist_sqe *sqe,
-			const struct xp_multi *m)
+/* Same node: every element is one copy, in index order, at most a pass's
+ * worth at a time (then YIELD; c->multi keeps the place). A target that
+ * left half-way fails the rest with -ECONNRESET. */
+static enum exec_result multi_local(struct client *c, struct xp_multi *m, int *res)
 {
+	const struct hoist_sqe *sqe = &m->sqe;
+	struct client *t = c->job->pe[sqe->pe];
 	int put = is_multi_put(sqe->opcode);
 	char *local = client_buf(c, sqe);
-	uint64_t pos = 0;
-	for (uint64_t k = 0; k < m->count; k++) {
+	uint64_t bytes = 0;
+	for (unsigned n = 0; t && m->next < m->count; n++) {
+		if (n == MULTI_PASS_ELEMS || bytes >= MULTI_PASS_BYTES)
+			return EXEC_YIELD;
 		uint64_t off, len;
-		multi_elem(sqe, m, k, &off, &len);
+		multi_elem(sqe, m, m->next, &off, &len);
 		char *remote = (char *)t->heap.base + off;
 		if (put)
-			memmove(remote, local + pos, len);
+			memmove(remote, local + m->local_pos, len);
 		else
-			memmove(local + pos, remote, len);
-		pos += len;
+			memmove(local + m->local_pos, remote, len);
+		m->local_pos += len;
+		bytes += len;
+		m->next++;
 	}
+	*res = m->next < m->count ? -ECONNRESET : 0;
+	c->multi = NULL;
+	multi_free(m);
+	return EXEC_DONE;
 }
 
 /* A strided or vector descriptor. The elements go to the transport one by
@@ -429,9 +451,9 @@ static enum exec_result multi_exec(struct daemon *d, struct client *c, const str
 			return EXEC_DONE;
 		if (t) {
 			multi_count(c, sqe, m);
-			multi_local(c, t, sqe, m);
-			multi_free(m);
-			return EXEC_DONE;
+			m->local = 1;
+			c->multi = m;
+			return multi_local(c, m, res);
 		}
 		struct overlap *o = c->ov;
 		if (o && hi > lo) {
@@ -464,10 +486,14 @@ static enum exec_result multi_exec(struct daemon *d, struct client *c, const str
 		}
 		multi_count(c, sqe, m);
 		c->multi = m;
+	} else if (m->local) {
+		return multi_local(c, m, res);
 	} else {
 		node = j->node_of[sqe->pe];
 	}
-	while (m->next < m->count) {
+	for (unsigned n = 0; m->next < m->count; n++) {
+		if (n == MULTI_PASS_ELEMS)
+			return EXEC_YIELD; /* resumes at m->next */
 		uint64_t off, len;
 		multi_elem(sqe, m, m->next, &off, &len);
 		if (len) {
@@ -522,7 +548,7 @@ static enum exec_result execute(struct daemon *d, struct client *c, const struct
 	case HOIST_OP_GET:
 		if (sqe->flags & HOIST_SQE_F_AGG) {
 			enum exec_result er = rma(d, c, sqe, res);
-			if (er != EXEC_STALL) {
+			if (er == EXEC_DONE || er == EXEC_ASYNC) {
 				c->agg_held = 1;
 				STAT_INC(&c->st, agg_ops);
 			}
@@ -567,6 +593,16 @@ static enum exec_result execute(struct daemon *d, struct client *c, const struct
 		 * completed; the node map decides who takes part */
 		if (c->outstanding || !c->job->prog_ready)
 			return EXEC_STALL;
+		/* each unfinished collective costs 64 B per rank of the job:
+		 * one that runs ahead of the others waits for them */
+		if (c->coll_seq - c->job->coll_base >= d->cfg.max_pending_colls) {
+			if (!c->coll_capped) {
+				c->coll_capped = 1;
+				STAT_INC(&c->st, colls_capped);
+			}
+			return EXEC_STALL;
+		}
+		c->coll_capped = 0;
 		*res = coll_post(d, c, sqe);
 		return *res ? EXEC_DONE : EXEC_ASYNC;
 	}
@@ -574,7 +610,8 @@ static enum exec_result execute(struct daemon *d, struct client *c, const struct
 	return EXEC_DONE;
 }
 
-/* Drain up to `batch` descriptors of one client. Returns how many. */
+/* Drain up to `batch` descriptors of one client. Returns how many, plus 1
+ * when a long strided/vector descriptor made progress and yielded. */
 static unsigned drain(struct daemon *d, struct client *c)
 {
 	struct hoist_ctrl *ctrl = c->ctrl;
@@ -602,7 +639,7 @@ static unsigned drain(struct daemon *d, struct client *c)
 		client_break(c, "cq_head ahead of the ring");
 		return 0;
 	}
-	unsigned done = 0;
+	unsigned done = 0, yielded = 0;
 	while (done < avail) {
 		if (c->cq_tail - cq_head >= c->cq_entries) {
 			cq_head = hoist_load_acquire(&ctrl->cq_head);
@@ -627,6 +664,11 @@ static unsigned drain(struct daemon *d, struct client *c)
 			cq_post(c, sqe.user_data, res, sqe.opcode);
 		} else {
 			enum exec_result er = execute(d, c, &sqe, &res);
+			if (er == EXEC_YIELD) {
+				yielded = 1; /* resumes first thing next pass */
+				d->more_pending = 1;
+				break;
+			}
 			if (er == EXEC_STALL)
 				break; /* retry on a later pass */
 			if (er == EXEC_DONE && (res || (sqe.flags & HOIST_SQE_F_CQE)))
@@ -644,7 +686,7 @@ static unsigned drain(struct daemon *d, struct client *c)
 		STAT_INC(&c->st, batches);
 	}
 	cq_flush(c);
-	return done;
+	return done + yielded;
 }
 
 static void client_retire(struct daemon *d, struct client *c)

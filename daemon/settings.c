@@ -127,11 +127,113 @@ static char *trim(char *p)
 	return p;
 }
 
+/* Edit distance of two short names (a typo's closest known key). */
+static unsigned distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	if (la > 63 || lb > 63)
+		return 99;
+	unsigned row[64];
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = (unsigned)j;
+	for (size_t i = 1; i <= la; i++) {
+		unsigned diag = row[0];
+		row[0] = (unsigned)i;
+		for (size_t j = 1; j <= lb; j++) {
+			unsigned up = row[j];
+			unsigned best = diag + (a[i - 1] != b[j - 1]);
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			row[j] = best;
+			diag = up;
+		}
+	}
+	return row[lb];
+}
+
+const char *settings_closest(const char *name)
+{
+	const char *best = NULL;
+	unsigned bd = 99;
+	for (int i = 0; i < SET__COUNT; i++) {
+		unsigned dd = distance(name, table[i].name);
+		if (dd < bd) {
+			bd = dd;
+			best = table[i].name;
+		}
+	}
+	size_t n = strlen(name);
+	return bd <= (n < 9 ? 2u : (unsigned)n / 3) ? best : NULL;
+}
+
+static void size_words(uint64_t v, char *buf, size_t len)
+{
+	static const char suffix[] = "kmgt";
+	int k = -1;
+	while (v && v % 1024 == 0 && k < 3) {
+		v /= 1024;
+		k++;
+	}
+	if (k < 0)
+		snprintf(buf, len, "%llu", (unsigned long long)v);
+	else
+		snprintf(buf, len, "%llu%c", (unsigned long long)v, suffix[k]);
+}
+
+void settings_explain(const char *name, const char *value, int rc, char *buf, size_t len)
+{
+	const struct setting_desc *d = NULL;
+	for (int i = 0; i < SET__COUNT && !d; i++)
+		if (strcmp(table[i].name, name) == 0)
+			d = &table[i];
+	if (!d) {
+		const char *near = settings_closest(name);
+		snprintf(buf, len, "unknown setting '%s'%s%s%s (hoistd --help lists every setting)", name,
+			 near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
+		return;
+	}
+	char lo[32], hi[32];
+	switch (d->type) {
+	case T_STR:
+		snprintf(buf, len, "%s: '%.60s' is too long (at most 255 bytes)", name, value);
+		return;
+	case T_UINT:
+		snprintf(buf, len, "%s: '%.60s' is %s: a whole number from %llu to %llu", name, value,
+			 rc == -ERANGE ? "out of range" : "not valid", (unsigned long long)d->min,
+			 (unsigned long long)d->max);
+		return;
+	case T_SIZE:
+		size_words(d->min, lo, sizeof(lo));
+		size_words(d->max, hi, sizeof(hi));
+		snprintf(buf, len,
+			 "%s: '%.60s' is %s: a size from %s to %s bytes, digits with an optional k, m, "
+			 "g or t (powers of 1024)", name, value,
+			 rc == -ERANGE ? "out of range" : "not valid", lo, hi);
+		return;
+	case T_LEVEL:
+		snprintf(buf, len, "%s: '%.60s' is not valid: one of error, warn, info, debug", name,
+			 value);
+		return;
+	}
+}
+
 int settings_load_file(struct hoistd_settings *s, const char *path, int *line)
 {
+	return settings_load_config(s, path, line, NULL, 0);
+}
+
+int settings_load_config(struct hoistd_settings *s, const char *path, int *line, char *err,
+			 size_t errlen)
+{
 	FILE *f = fopen(path, "re");
-	if (!f)
-		return -errno;
+	if (!f) {
+		int rc = -errno;
+		if (err)
+			snprintf(err, errlen, "%s: %s", path, strerror(-rc));
+		return rc;
+	}
 	char buf[1024];
 	int n = 0, rc = 0;
 	while (fgets(buf, sizeof(buf), f)) {
@@ -145,16 +247,25 @@ int settings_load_file(struct hoistd_settings *s, const char *path, int *line)
 		char *eq = strchr(p, '=');
 		if (!eq) {
 			rc = -EINVAL;
+			if (err)
+				snprintf(err, errlen, "%s:%d: expected 'setting = value', got '%.80s'", path,
+					 n, p);
 			break;
 		}
 		*eq = 0;
-		char *key = trim(p);
+		char *key = trim(p), *value = trim(eq + 1);
 		for (char *k = key; *k; k++)
 			if (*k == '-')
 				*k = '_';
-		rc = settings_set(s, key, trim(eq + 1), SRC_FILE);
-		if (rc)
+		rc = settings_set(s, key, value, SRC_FILE);
+		if (rc) {
+			if (err) {
+				char why[400];
+				settings_explain(key, value, rc, why, sizeof(why));
+				snprintf(err, errlen, "%s:%d: %s", path, n, why);
+			}
 			break;
+		}
 	}
 	fclose(f);
 	if (rc && line)
@@ -250,4 +361,22 @@ void settings_print(const struct hoistd_settings *s, FILE *out)
 	for (int i = 0; i < SET__COUNT; i++)
 		fprintf(out, "%-16s = %-24s # %s; %s\n", table[i].name, settings_format(s, i, buf, sizeof(buf)),
 			settings_source_name(s->source[i]), table[i].help);
+}
+
+uint64_t settings_memlock_budget(uint64_t memlock_bytes, uint64_t rlim_cur, uint64_t phys_bytes,
+				 const char **why)
+{
+	if (memlock_bytes) {
+		*why = "memlock_bytes";
+		return memlock_bytes;
+	}
+	if (rlim_cur != SETTINGS_MEMLOCK_UNLIMITED) {
+		*why = "RLIMIT_MEMLOCK";
+		return rlim_cur;
+	}
+	/* Unlimited (LimitMEMLOCK=infinity, root): the budget would be no
+	 * budget, and one job could pin the whole node. Half the memory
+	 * leaves the rest to the programs that own the pinned heaps. */
+	*why = "half of the node's memory (RLIMIT_MEMLOCK is unlimited, memlock_bytes 0)";
+	return phys_bytes / 2 ? phys_bytes / 2 : 1;
 }

@@ -25,9 +25,14 @@
 	X(job_timeout_ms, UINT, "30000", 1, 3600000,                                               \
 	  "milliseconds for every rank of a job to attach before the attach fails")                \
 	X(max_clients, UINT, "1024", 1, 65536, "attached clients at most")                         \
+	X(max_pending_colls, UINT, "64", 1, 65536,                                                 \
+	  "collectives a job's PE may have started that are not finished here; later ones wait")   \
+	X(max_clients_per_user, UINT, "512", 1, 65536,                                             \
+	  "clients one uid may have attached (or waiting for its job) at once; more get -EUSERS")  \
 	X(nodes, STR, "", 0, 0,                                                                    \
 	  "cluster node list host:port,host:port,... or @hostfile (empty: this node only)")       \
-	X(node_id, UINT, "0", 0, 4095, "this daemon's index in the node list")                     \
+	X(node_id, UINT, "0", 0, 4095,                                                             \
+	  "this daemon's index in the node list (unset: the entry with this host's address)")      \
 	X(cluster_key_file, STR, "/etc/hoist/cluster.key", 0, 0,                                   \
 	  "file holding the shared cluster key (>= 16 bytes); required with several nodes")        \
 	X(peer_timeout_ms, UINT, "5000", 100, 3600000,                                             \
@@ -64,7 +69,8 @@
 	X(rdma_gid_index, STR, "auto", 0, 0,                                                       \
 	  "verbs: GID index (auto: the IPv4-mapped RoCE v2 GID of this node's IP)")                \
 	X(memlock_bytes, SIZE, "0", 0, 1ull << 50,                                                 \
-	  "verbs: bytes the daemon may pin for client segments (0: RLIMIT_MEMLOCK)")
+	  "bytes the daemon may pin for client segments, the node's budget (0: RLIMIT_MEMLOCK, "  \
+	  "or half the node's memory when that is unlimited)")
 
 enum settings_source { SRC_DEFAULT, SRC_FILE, SRC_ENV, SRC_FLAG };
 
@@ -95,6 +101,17 @@ int settings_set(struct hoistd_settings *s, const char *name, const char *value,
 /* "name = value" lines, '#' comments. 0, -errno of open, or the first
  * error of settings_set; *line gets the failing line number. */
 int settings_load_file(struct hoistd_settings *s, const char *path, int *line);
+/* The same, and on failure err (if not NULL) says in words what was wrong
+ * where: "FILE:LINE: spin_us: 'x' is not valid: a whole number from 0 to
+ * 1000000", "FILE:3: unknown setting 'max_client'; did you mean
+ * 'max_clients'?", "FILE: No such file or directory". */
+int settings_load_config(struct hoistd_settings *s, const char *path, int *line, char *err,
+			 size_t errlen);
+/* Why settings_set(name, value) returned rc, naming the key and the values
+ * it takes (and, for an unknown key, the closest known one). */
+void settings_explain(const char *name, const char *value, int rc, char *buf, size_t len);
+/* The known setting closest to a misspelt name, or NULL if none is close. */
+const char *settings_closest(const char *name);
 /* Every HOIST_<NAME> present in the environment. 0 or the first error,
  * *bad gets the failing variable name. */
 int settings_load_env(struct hoistd_settings *s, const char **bad);
@@ -108,5 +125,12 @@ const char *settings_source_name(enum settings_source src);
 void settings_print(const struct hoistd_settings *s, FILE *out);
 /* Parse "12", "4k", "64m", "2g" (powers of 1024). 0 or -EINVAL/-ERANGE. */
 int settings_parse_size(const char *text, uint64_t *out);
+
+/* The node's pinned-memory budget: memlock_bytes when set, else the memlock
+ * rlimit (rlim_cur, UINT64_MAX = unlimited), else half of phys_bytes, the
+ * node's memory: never unlimited. *why names where it came from. */
+#define SETTINGS_MEMLOCK_UNLIMITED UINT64_MAX
+uint64_t settings_memlock_budget(uint64_t memlock_bytes, uint64_t rlim_cur, uint64_t phys_bytes,
+				 const char **why);
 
 #endif

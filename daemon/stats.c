@@ -86,6 +86,18 @@ void stats_serve(struct daemon *d, int fd)
 		goto send;
 	}
 
+	/* Who asks: root and the daemon's own user see every client; anyone
+	 * else (a root daemon serves every user) only clients of its own uid.
+	 * The daemon-wide totals below name nobody and stay visible. */
+	struct ucred cred;
+	socklen_t cl = sizeof(cred);
+	int see_all = 0;
+	uid_t viewer = (uid_t)-1; /* unknown: sees no client */
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) == 0 && cl == sizeof(cred)) {
+		viewer = cred.uid;
+		see_all = cred.uid == 0 || cred.uid == d->uid;
+	}
+
 	/* daemon-wide: client counters summed over live and retired clients */
 	struct client_stats sum;
 	memset(&sum, 0, sizeof(sum));
@@ -143,7 +155,9 @@ void stats_serve(struct daemon *d, int fd)
 	phs = calloc(nph + 1, sizeof(*phs));
 	phsp = calloc(nph + 1, sizeof(*phsp));
 	int i = 0;
-	for (struct client *c = d->clients; c && i < nclients; c = c->ctl_next, i++) {
+	for (struct client *c = d->clients; c && i < nclients; c = c->ctl_next) {
+		if (!see_all && c->uid != viewer)
+			continue; /* another user's job: key, pid, rank, counters */
 		if (counter_buf_init(&cb[i], N_CLIENT_STATS)) {
 			rep.status = -ENOMEM;
 			break;
@@ -180,6 +194,7 @@ void stats_serve(struct daemon *d, int fd)
 			cs[i].n_phases = k;
 			cs[i].phases = &phsp[base];
 		}
+		i++;
 	}
 	rep.n_clients = (size_t)i;
 	rep.clients = csp;

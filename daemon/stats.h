@@ -41,6 +41,7 @@
 	X(pf_chunks, "prefetch chunks issued")                                                     \
 	X(pf_history, "gets remembered across the client's phases now (a gauge)")                \
 	X(colls, "collective descriptors executed")                                                \
+	X(colls_capped, "collectives that waited: max_pending_colls of the job unfinished")       \
 	X(multi_ops, "strided and vector descriptors executed")                                    \
 	X(multi_elems, "elements of strided and vector descriptors")                               \
 	X(agg_ops, "puts/gets issued inside aggregation regions")                                  \

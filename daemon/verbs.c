@@ -2046,15 +2046,7 @@ static int verbs_start(struct daemon *d)
 		v->peers[i].amq_tail = &v->peers[i].amq;
 		v->peers[i].pk_tail = &v->peers[i].pk;
 	}
-	/* the memlock budget */
-	struct rlimit rl;
-	uint64_t lim = getrlimit(RLIMIT_MEMLOCK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY
-			       ? (uint64_t)rl.rlim_cur
-			       : UINT64_MAX;
-	if (d->cfg.memlock_bytes)
-		lim = d->cfg.memlock_bytes;
-	d->pinned_limit = lim;
-	__atomic_store_n(&d->vst.pinned_limit, lim, __ATOMIC_RELAXED);
+	/* the memlock budget: d->pinned_limit, set by main() for every transport */
 	pinned_add(d, (int64_t)V_NRECV * V_RECV_BUF);
 	if (set_nonblock(v->ch->fd) || set_nonblock(v->cch->fd) || ibv_req_notify_cq(v->cq, 0)) {
 		rc = -EIO;
@@ -2091,7 +2083,7 @@ static int verbs_start(struct daemon *d)
 	__atomic_store_n(&d->vst.rdma_gid_index, (uint64_t)(gid < 0 ? 0 : gid), __ATOMIC_RELAXED);
 	hlog_info("node %d of %d, listening on %s over verbs: device %s port %u gid index %d, "
 		  "max inline %u, memlock budget %llu bytes", n->self, n->nnodes, me->name, dev, port,
-		  gid, v->max_inline, (unsigned long long)lim);
+		  gid, v->max_inline, (unsigned long long)d->pinned_limit);
 	return 0;
 fail:
 	verbs_stop(d);

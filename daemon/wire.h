@@ -28,7 +28,8 @@
 
 #include <stdint.h>
 
-#define WIRE_VERSION 1u
+/* 2: job ids are keyed hashes of (owner uid, job key), cluster_job_id() */
+#define WIRE_VERSION 2u
 #define WIRE_MAX_PAYLOAD (64u << 20)
 #define WIRE_MAX_EXT 512u
 /* The largest active-message payload (am_send) that every transport carries
@@ -120,7 +121,11 @@ struct wire_rank {
 };
 
 /* One node's view of a job: its local ranks (payload: key, then
- * struct wire_rank[nranks]). */
+ * struct wire_rank[nranks]). A job is (uid, key); job is its keyed id
+ * (cluster_job_id), which the receiver recomputes and compares. Every other
+ * message names a job by that id alone: only holders of the cluster key can
+ * compute one, and two jobs with one id are refused (attach.c), so an id
+ * never reaches another job. */
 struct wire_member {
 	uint64_t job;
 	int32_t size;
@@ -252,14 +257,5 @@ _Static_assert(sizeof(struct wire_reply) == 40, "wire reply");
 _Static_assert(sizeof(struct wire_member) == 32, "wire member");
 _Static_assert(sizeof(struct wire_rank) == 16, "wire rank");
 _Static_assert(sizeof(struct wire_pe_gone) == 32, "wire pe gone");
-
-/* FNV-1a of the job key: the job's id on every node. */
-static inline uint64_t wire_job_id(const char *key)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-	for (; *key; key++)
-		h = (h ^ (uint8_t)*key) * 0x100000001b3ull;
-	return h ? h : 1;
-}
 
 #endif

@@ -14,8 +14,9 @@
 # is used but never stopped.
 #
 # Environment:
-#   HOISTD             hoistd binary (default: hoistd in PATH, else /usr/sbin/hoistd)
-#   HOISTCTL           hoistctl binary (default: hoistctl in PATH, else /usr/bin/hoistctl)
+#   HOISTD             hoistd binary (default: ../../sbin/hoistd from this script
+#                      when installed, else hoistd in PATH, else /usr/sbin/hoistd)
+#   HOISTCTL           hoistctl binary (default: ../../bin/hoistctl, PATH, /usr/bin/hoistctl)
 #   HOISTD_ARGS        extra hoistd arguments, e.g. "--config /etc/hoist/job.conf"
 #   HOIST_START_TIMEOUT seconds to wait for the new hoistd to be ready (default 20)
 #   HOIST_STOP_TIMEOUT  seconds between SIGTERM and SIGKILL on stop (default 15)
@@ -27,11 +28,19 @@ set -euo pipefail
 
 me=hoist-node.sh
 
-find_bin() { # NAME FALLBACK
-	command -v "$1" 2>/dev/null || echo "$2"
+# Installed (cmake --install), this script lies in <prefix>/libexec/hoist and
+# the binaries of the same install in <prefix>/sbin and <prefix>/bin: those
+# come first, then PATH, then /usr.
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+find_bin() { # NAME INSTALL_DIR FALLBACK
+	if [[ -x "$here/../../$2/$1" ]]; then
+		echo "$(cd "$here/../../$2" && pwd)/$1"
+	else
+		command -v "$1" 2>/dev/null || echo "$3"
+	fi
 }
-hoistd=${HOISTD:-$(find_bin hoistd /usr/sbin/hoistd)}
-hoistctl=${HOISTCTL:-$(find_bin hoistctl /usr/bin/hoistctl)}
+hoistd=${HOISTD:-$(find_bin hoistd sbin /usr/sbin/hoistd)}
+hoistctl=${HOISTCTL:-$(find_bin hoistctl bin /usr/bin/hoistctl)}
 start_timeout=${HOIST_START_TIMEOUT:-20}
 stop_timeout=${HOIST_STOP_TIMEOUT:-15}
 

@@ -1,20 +1,39 @@
 #!/usr/bin/env bash
-# Slurm Epilog (slurm.conf: Epilog=/etc/slurm/hoist/slurm-epilog.sh), run by
-# slurmd as root on every node of the job after it ended.
+# Slurm Epilog (slurm.conf: Epilog=<prefix>/libexec/hoist/slurm-epilog.sh),
+# run by slurmd as root on every node of the job after it ended.
 #   systemd mode: nothing to do; hoistd.service keeps serving the node (a
 #                 finished job's clients are gone, hoistd frees their regions).
 #   direct mode:  forget the job; stop the hoistd that slurm-prolog.sh started
 #                 once no other job on this node needs it.
-# Same HOIST_SLURM_MODE as the prolog. Never fails the epilog (a failing epilog
-# drains the node); problems go to syslog and stderr.
+# Same settings file as the prolog (see slurm-prolog.sh, slurm-settings.sh).
+# Never fails the epilog (a failing epilog drains the node); problems go to
+# syslog and stderr.
 set -euo pipefail
 
-mode=${HOIST_SLURM_MODE:-auto}
 job=slurm-${SLURM_JOB_ID:-unknown}
-export HOIST_RUNTIME_DIR=${HOIST_RUNTIME_DIR:-/run/hoist}
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin:${PATH:-}
+here=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
 
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+say() {
+	if command -v logger >/dev/null 2>&1; then
+		logger -t hoist-slurm-epilog -- "$job: $*" || true
+	fi
+	printf 'hoist slurm-epilog: %s: %s\n' "$job" "$*" >&2
+}
+
+# shellcheck source=deploy/slurm-settings.sh disable=SC1091
+if ! source "$here/slurm-settings.sh"; then
+	say "$here/slurm-settings.sh is missing; hoistd left as it is"
+	exit 0
+fi
+conf=$(hoist_slurm_conf)
+if ! hoist_slurm_load "$conf"; then
+	say "cannot use $conf; hoistd left as it is"
+	exit 0
+fi
+hoist_slurm_binaries
+mode=${HOIST_SLURM_MODE:-auto}
+export HOIST_RUNTIME_DIR=${HOIST_RUNTIME_DIR:-/run/hoist}
 node=${HOIST_NODE_SCRIPT:-$here/hoist-node.sh}
 [[ -f "$node" ]] || node=/usr/libexec/hoist/hoist-node.sh
 
@@ -28,11 +47,7 @@ fi
 
 if [[ "$mode" == direct ]]; then
 	if ! bash "$node" stop "$job"; then
-		msg="could not stop hoistd for $job"
-		if command -v logger >/dev/null 2>&1; then
-			logger -t hoist-slurm-epilog -- "$msg" || true
-		fi
-		echo "hoist slurm-epilog: $msg" >&2
+		say "could not stop hoistd for $job"
 	fi
 fi
 exit 0

@@ -6,7 +6,8 @@
 #   bash scripts/deps.sh            install what is missing
 #   bash scripts/deps.sh --check    only report; exit 1 if something is missing
 #   bash scripts/deps.sh --bench    also what the benchmarks compare against
-#                                   (Open MPI, UCX, perftest); --check --bench
+#                                   (Open MPI, UCX, perftest) and plot with
+#                                   (gnuplot-nox: bench/plot.py); --check --bench
 set -euo pipefail
 
 PACKAGES=(
@@ -16,9 +17,15 @@ PACKAGES=(
 	check libsodium-dev
 	clang libclang-rt-14-dev
 	iproute2 python3
+	# tests/launch: the launchers for real (mpirun on one node and across
+	# network namespaces; a private slurmctld + slurmd + munged). The Slurm
+	# daemons' units need /etc/slurm/slurm.conf, which the tests never
+	# write: installing them starts nothing.
+	openmpi-bin slurmctld slurmd slurm-client munge
 )
-# The references the benchmarks in bench/ measure side by side.
-BENCH_PACKAGES=(openmpi-bin libopenmpi-dev ucx-utils perftest)
+# The references the benchmarks in bench/ measure side by side, and gnuplot
+# (no X11) for the SVG plots the bench/ scripts write next to their tables.
+BENCH_PACKAGES=(libopenmpi-dev ucx-utils perftest gnuplot-nox)
 
 check_only=0
 for arg in "$@"; do
@@ -26,7 +33,7 @@ for arg in "$@"; do
 	--check) check_only=1 ;;
 	--bench) PACKAGES+=("${BENCH_PACKAGES[@]}") ;;
 	-h | --help)
-		sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'
+		sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'
 		exit 0
 		;;
 	*)

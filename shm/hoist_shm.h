@@ -20,7 +20,7 @@
 #include <stdint.h>
 
 #define HOIST_SHM_MAGIC   0x314d53545349484fULL /* "OHISTSM1" little endian */
-#define HOIST_ABI_VERSION 2u
+#define HOIST_ABI_VERSION 3u /* 3: AttachReply.accepted (two-stage attach reply) */
 #define HOIST_CACHELINE   64
 #define HOIST_CTRL_BYTES  4096u
 

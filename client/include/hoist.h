@@ -12,8 +12,14 @@
  *   -EFAULT      a symmetric address (put dst, get src) or range is not
  *                inside the caller's symmetric heap
  *   -ENOMEM      out of memory (staging or heap)
- *   -ETIMEDOUT   the job did not assemble (not every rank attached) in time
- *   -EACCES      the daemon refused the attach (another user owns the job)
+ *   -ETIMEDOUT   the job did not assemble (not every rank attached) in time,
+ *                or the daemon did not answer within its deadline
+ *   -EACCES      permission denied: the caller may not use the daemon's
+ *                socket, or the daemon serves another user only
+ *   -EPERM       hoist_init() refused the daemon before sending anything:
+ *                the runtime directory (owner, mode), its socket (owner) or
+ *                the listening process (uid) is neither root's nor the
+ *                caller's
  *   -EADDRINUSE  this rank of the job is already attached
  *   -ECONNRESET  the daemon went away, or a PE this operation needs died
  *   -EPROTO      daemon and library speak different ABI versions
@@ -32,6 +38,11 @@
  *                       remotely before it returns, no prefetch (baseline)
  *   HOIST_DIRECT        1 (default): put/get to a PE of the same node are
  *                       done by the library (see hoist_ptr); 0: by the daemon
+ *   HOIST_ATTACH_TIMEOUT_MS  deadline (default 10000) for each immediate
+ *                       answer of the daemon: the first answer to the attach
+ *                       request and each peer heap request of hoist_ptr; the
+ *                       final attach reply then gets the daemon's
+ *                       job_timeout_ms + 5 s
  */
 #ifndef HOIST_H
 #define HOIST_H
@@ -52,7 +63,9 @@ int hoist_rank(void);     /* this PE's rank, or -ENOTCONN */
 int hoist_size(void);     /* number of PEs in the job, or -ENOTCONN */
 
 /* Collective; symmetric: same offset on every PE; NULL on failure.
- * Returned memory is 64-byte aligned; its contents are unspecified. */
+ * Returned memory is 64-byte aligned; its contents are unspecified (heap
+ * memory never allocated before reads as zero, memory hoist_free returned and
+ * a later hoist_malloc hands out again is not cleared). */
 void *hoist_malloc(size_t size);
 void hoist_free(void *ptr); /* collective */
 
@@ -157,7 +170,8 @@ int hoist_get_vec(void *dst, int pe, const void *src_base, const hoist_vec_t *ve
 int hoist_aggregate_begin(void);
 int hoist_aggregate_end(void);
 
-/* The daemon's reason for the last failed hoist_init(), or "". */
+/* Why the last hoist_init() failed (the daemon's reason, or what was wrong
+ * with the runtime directory or the daemon, and what to do), or "". */
 const char *hoist_error_detail(void);
 
 /* ---- collectives ----------------------------------------------------------

@@ -5,9 +5,11 @@
  *   - no daemon in HOIST_RUNTIME_DIR (an empty directory): -ENOENT
  *   - job J (size 2): rank 0 attaches and waits; then
  *       a second rank 0 of J                       -> -EADDRINUSE
- *       rank 1 of J claiming size 3                -> -EINVAL
- *       rank 1 of J (size 2)                       -> job starts, works
- *       rank 1 of J again while the job runs       -> -EADDRINUSE
+ *       rank 1 of J claiming size 3                -> -EINVAL, and the
+ *         waiting rank 0 gets -EINVAL at once too (the job cannot start:
+ *         before, it waited for job_timeout_ms)
+ *   - job K (size 2): rank 0, then rank 1          -> job starts, works
+ *       rank 1 of K again while the job runs       -> -EADDRINUSE
  *   - the daemon lists no client of J afterwards.
  */
 #include <sys/stat.h>
@@ -156,13 +158,17 @@ int main(void)
 	setenv("HOIST_RUNTIME_DIR", dir, 1);
 	rmdir(empty);
 
-	pid_t a = spawn_job(job, 0, 2, 1, 0, "rank 0");
+	pid_t a = spawn_job(job, 0, 2, 0, -EINVAL, "rank 0 of a job whose rank 1 disagrees");
 	if (!wait_clients(job, 1))
 		fprintf(stderr, "[it_attach] note: rank 0 of %s not listed by hoistctl stats while waiting\n", job);
 	p = spawn_job(job, 0, 2, 0, -EADDRINUSE, "second rank 0");
 	fails += reap(p, "second rank 0 of the same job");
 	p = spawn_job(job, 1, 3, 0, -EINVAL, "rank 1 claiming size 3");
 	fails += reap(p, "rank 1 with a different job size");
+	fails += reap(a, "the waiting rank 0 of the job a rank disagreed with");
+
+	snprintf(job, sizeof(job), "attach2-%d", (int)getpid());
+	a = spawn_job(job, 0, 2, 1, 0, "rank 0");
 	pid_t b = spawn_job(job, 1, 2, 1, 0, "rank 1");
 	if (!wait_clients(job, 2))
 		fprintf(stderr, "[it_attach] note: job %s not listed with 2 clients\n", job);

@@ -80,6 +80,7 @@ IT_FN const char *it_errname(int rc)
 	case -EPROTO: return "-EPROTO";
 	case -ENOENT: return "-ENOENT";
 	case -EAGAIN: return "-EAGAIN";
+	case -EPERM: return "-EPERM";
 	default: break;
 	}
 	static char buf[32];

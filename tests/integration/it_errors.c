@@ -42,7 +42,7 @@ static void calls_not_connected(const char *when)
 static void check_strerror(void)
 {
 	static const int codes[] = {-ENOTCONN, -EINVAL,     -EFAULT,     -ENOMEM, -ETIMEDOUT,
-				    -EACCES,   -EADDRINUSE, -ECONNRESET, -EPROTO, -ENOENT};
+				    -EACCES,   -EADDRINUSE, -ECONNRESET, -EPROTO, -ENOENT, -EPERM};
 	const size_t nc = sizeof(codes) / sizeof(codes[0]);
 	char texts[sizeof(codes) / sizeof(codes[0])][256];
 	for (size_t i = 0; i < nc; i++) {

@@ -22,6 +22,10 @@ import sys
 W_HELLO, W_AUTH, W_PING, W_PONG = 1, 2, 12, 13
 
 
+# daemon/wire.h WIRE_VERSION
+WIRE_VERSION = 2
+
+
 def varint(v):
     out = bytearray()
     while True:
@@ -35,7 +39,7 @@ def varint(v):
 
 
 def hello(node, nnodes, nonce=None, mac=None):
-    p = b"\x08" + varint(1) + b"\x10" + varint(node)  # proto_version, node_id
+    p = b"\x08" + varint(WIRE_VERSION) + b"\x10" + varint(node)  # proto_version, node_id
     if nonce is not None:
         p += b"\x1a" + varint(len(nonce)) + nonce
     if mac is not None:

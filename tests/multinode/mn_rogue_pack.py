@@ -28,6 +28,10 @@ AM_MAX = 60 << 10
 PUT, GET = 1, 2
 
 
+# daemon/wire.h WIRE_VERSION
+WIRE_VERSION = 2
+
+
 def varint(v):
     out = bytearray()
     while True:
@@ -41,7 +45,7 @@ def varint(v):
 
 
 def hello(node, nnodes, nonce=None, mac=None):
-    p = b"\x08" + varint(1) + b"\x10" + varint(node)
+    p = b"\x08" + varint(WIRE_VERSION) + b"\x10" + varint(node)
     if nonce is not None:
         p += b"\x1a" + varint(len(nonce)) + nonce
     if mac is not None:

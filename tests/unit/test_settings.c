@@ -295,6 +295,52 @@ START_TEST(test_file_errors)
 }
 END_TEST
 
+/* The words an operator reads: file, line, key, the values it takes, and
+ * the closest known key for a typo. */
+START_TEST(test_file_error_words)
+{
+	char err[600];
+	int line = -1;
+	const char *path = write_file("typo.conf", "spin_us = 5\nmax_client = 3\n");
+	ck_assert_int_eq(settings_load_config(&s, path, &line, err, sizeof(err)), -ENOENT);
+	ck_assert_msg(strstr(err, ":2: unknown setting 'max_client'") &&
+			      strstr(err, "did you mean 'max_clients'"), "%s", err);
+	ck_assert_msg(strncmp(err, path, strlen(path)) == 0, "%s", err);
+	rm_file(path);
+
+	path = write_file("size.conf", "\nstaging_bytes = 1t\n");
+	ck_assert_int_eq(settings_load_config(&s, path, &line, err, sizeof(err)), -ERANGE);
+	ck_assert_msg(strstr(err, ":2: staging_bytes: '1t' is out of range") &&
+			      strstr(err, "from 4k to 4g"), "%s", err);
+	rm_file(path);
+
+	path = write_file("level.conf", "log_level = loud\n");
+	ck_assert_int_eq(settings_load_config(&s, path, &line, err, sizeof(err)), -EINVAL);
+	ck_assert_msg(strstr(err, ":1: log_level: 'loud' is not valid: one of error, warn, info, debug"),
+		      "%s", err);
+	rm_file(path);
+
+	path = write_file("uint.conf", "batch = 0\n");
+	ck_assert_int_eq(settings_load_config(&s, path, &line, err, sizeof(err)), -ERANGE);
+	ck_assert_msg(strstr(err, "batch: '0' is out of range: a whole number from 1 to 65536"), "%s",
+		      err);
+	rm_file(path);
+
+	path = write_file("noeq2.conf", "just words\n");
+	ck_assert_int_eq(settings_load_config(&s, path, &line, err, sizeof(err)), -EINVAL);
+	ck_assert_msg(strstr(err, ":1: expected 'setting = value', got 'just words'"), "%s", err);
+	rm_file(path);
+
+	/* no line number for a file that cannot be opened ("conf0" before) */
+	ck_assert_int_eq(settings_load_config(&s, "/nonexistent/h.conf", &line, err, sizeof(err)),
+			 -ENOENT);
+	ck_assert_str_eq(err, "/nonexistent/h.conf: No such file or directory");
+
+	ck_assert_ptr_null(settings_closest("completely_different"));
+	ck_assert_str_eq(settings_closest("spinus"), "spin_us");
+}
+END_TEST
+
 START_TEST(test_env)
 {
 	ck_assert_int_eq(setenv("HOIST_SPIN_US", "20", 1), 0);
@@ -472,6 +518,22 @@ static void teardown_all(void)
 	rmdir(tmpdir);
 }
 
+/* The pinned-memory budget is never unlimited (issue 13). */
+START_TEST(test_memlock_budget)
+{
+	const char *why = NULL;
+	ck_assert_uint_eq(settings_memlock_budget(1 << 20, 64 << 20, 8ull << 30, &why), 1 << 20);
+	ck_assert_str_eq(why, "memlock_bytes");
+	ck_assert_uint_eq(settings_memlock_budget(0, 64 << 20, 8ull << 30, &why), 64 << 20);
+	ck_assert_str_eq(why, "RLIMIT_MEMLOCK");
+	ck_assert_uint_eq(settings_memlock_budget(0, SETTINGS_MEMLOCK_UNLIMITED, 8ull << 30, &why),
+			  4ull << 30);
+	ck_assert_ptr_nonnull(strstr(why, "half"));
+	ck_assert_uint_eq(settings_memlock_budget(5ull << 30, SETTINGS_MEMLOCK_UNLIMITED, 8ull << 30, &why),
+			  5ull << 30);
+}
+END_TEST
+
 static Suite *settings_suite(void)
 {
 	Suite *su = suite_create("settings");
@@ -486,11 +548,13 @@ static Suite *settings_suite(void)
 	tcase_add_test(tc, test_negative_with_leading_space);
 	tcase_add_test(tc, test_file);
 	tcase_add_test(tc, test_file_errors);
+	tcase_add_test(tc, test_file_error_words);
 	tcase_add_test(tc, test_env);
 	tcase_add_test(tc, test_precedence);
 	tcase_add_test(tc, test_check);
 	tcase_add_test(tc, test_check_transport);
 	tcase_add_test(tc, test_print);
+	tcase_add_test(tc, test_memlock_budget);
 	suite_add_tcase(su, tc);
 	return su;
 }
