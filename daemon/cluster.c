@@ -201,6 +201,13 @@ int cluster_configure(struct daemon *d, char *err, size_t errlen)
 	} else if (n->nnodes > 1 && (rc = derive_self(n, err, errlen))) {
 		return rc;
 	}
+	n->frames_mode = frames_mode_parse(d->cfg.frame_integrity);
+	if (n->frames_mode < 0) {
+		snprintf(err, errlen, "frame_integrity '%s': expected off, mac or encrypt",
+			 d->cfg.frame_integrity);
+		return -EINVAL;
+	}
+	n->frames_aes = frames_aes_available();
 	n->enabled = n->nnodes > 1;
 	if (n->enabled && (rc = load_key(n, d->cfg.cluster_key_file, err, errlen)))
 		return rc;

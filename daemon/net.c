@@ -123,6 +123,7 @@ static struct netconn *conn_new(int fd, int outgoing, int32_t node)
 		free(c);
 		return NULL;
 	}
+	c->rin = c->rbuf;
 	c->fd = fd;
 	c->outgoing = outgoing;
 	c->node = node;
@@ -130,12 +131,52 @@ static struct netconn *conn_new(int fd, int outgoing, int32_t node)
 	return c;
 }
 
+/* Bytes not yet taken by the socket: plain frames and sealed records. */
+static uint64_t conn_pending(const struct netconn *c)
+{
+	return ob_pending(&c->out) + ob_pending(&c->sealed);
+}
+
+/* Sealed bytes queued ahead of the socket before sealing more: four
+ * records. (One record per send measured ~40% less 1 MiB put bandwidth
+ * on a shared 2-CPU machine than four or sixteen: more sends and wake-ups
+ * of the receiver for the same bytes.) */
+#define SEAL_AHEAD (4u * FRAMES_REC_MAX)
+
+/* Seal queued plain frames into records (frame_integrity mac/encrypt).
+ * 0 or -errno. */
+static int conn_seal(struct netconn *c)
+{
+	while (ob_pending(&c->out) && ob_pending(&c->sealed) < SEAL_AHEAD) {
+		uint64_t n = ob_pending(&c->out);
+		if (n > FRAMES_REC_MAX)
+			n = FRAMES_REC_MAX;
+		if (ob_reserve(&c->sealed, n + FRAMES_OVERHEAD))
+			return -ENOMEM;
+		int rc = frames_seal(c->fr, c->out.buf + c->out.head, (uint32_t)n,
+				     (uint8_t *)c->sealed.buf + c->sealed.tail);
+		if (rc)
+			return rc;
+		c->sealed.tail += n + FRAMES_OVERHEAD;
+		c->out.head += n;
+	}
+	return 0;
+}
+
 /* Write what the socket takes. 0, or -errno when the connection broke. */
 static int conn_flush(struct daemon *d, struct netconn *c)
 {
-	while (ob_pending(&c->out)) {
-		ssize_t w = send(c->fd, c->out.buf + c->out.head, ob_pending(&c->out),
-				 MSG_NOSIGNAL | MSG_DONTWAIT);
+	for (;;) {
+		struct outbuf *o = &c->out;
+		if (c->fr) {
+			int rc = conn_seal(c);
+			if (rc)
+				return rc;
+			o = &c->sealed;
+		}
+		if (!ob_pending(o))
+			break;
+		ssize_t w = send(c->fd, o->buf + o->head, ob_pending(o), MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (w < 0) {
 			if (errno == EAGAIN || errno == EWOULDBLOCK) {
 				ep_watch(&d->net, c, EPOLLIN | EPOLLOUT);
@@ -145,12 +186,13 @@ static int conn_flush(struct daemon *d, struct netconn *c)
 				continue;
 			return -errno;
 		}
-		c->out.head += (uint64_t)w;
+		o->head += (uint64_t)w;
 		/* the peer takes our bytes: it is alive, even if it has nothing
 		 * to say (its ping may queue behind the data it is reading) */
 		c->last_rx_ns = now_ns();
 	}
 	c->out.head = c->out.tail = 0;
+	c->sealed.head = c->sealed.tail = 0;
 	ep_watch(&d->net, c, EPOLLIN);
 	return 0;
 }
@@ -177,6 +219,8 @@ static int hs_send(struct daemon *d, struct netconn *c, uint8_t type, const uint
 	h.proto_version = WIRE_VERSION;
 	h.node_id = (uint32_t)d->net.self;
 	h.cluster_nodes = (uint32_t)d->net.nnodes;
+	h.frame_integrity = (uint32_t)d->net.frames_mode;
+	h.frame_aes = (uint32_t)d->net.frames_aes;
 	if (type == W_HELLO) {
 		randombytes_buf(c->nonce, sizeof(c->nonce));
 		h.nonce.data = c->nonce;
@@ -195,6 +239,45 @@ static int hs_send(struct daemon *d, struct netconn *c, uint8_t type, const uint
 	hoist__peer_hello__pack(&h, buf + sizeof(hdr));
 	ssize_t w = send(c->fd, buf, sizeof(hdr) + plen, MSG_NOSIGNAL | MSG_DONTWAIT);
 	return w == (ssize_t)(sizeof(hdr) + plen) ? 0 : -EIO;
+}
+
+/* Every daemon of a cluster uses the same frame_integrity: 0, or
+ * -EPROTONOSUPPORT (logged with both modes). */
+static int hs_mode_check(struct daemon *d, const Hoist__PeerHello *h, int32_t node)
+{
+	int mine = d->net.frames_mode;
+	if (h->frame_integrity == (uint32_t)mine)
+		return 0;
+	hlog_warn("refused node %d: frame_integrity mismatch (this daemon: %s, node %d: %s); every "
+		  "daemon of a cluster must use the same",
+		  node, frames_mode_name(mine), node,
+		  frames_mode_name(h->frame_integrity <= FRAMES_ENCRYPT ? (int)h->frame_integrity : -1));
+	return -EPROTONOSUPPORT;
+}
+
+/* The handshake is done: from here on frames travel in records (unless
+ * frame_integrity is off), each direction under its own session key. Bytes
+ * already read behind the handshake's last frame are record bytes. */
+static int conn_records_start(struct net *n, struct netconn *c, const uint8_t *peer_nonce,
+			      int peer_aes)
+{
+	if (n->frames_mode == FRAMES_OFF)
+		return 0;
+	size_t sz = (sizeof(struct frames) + 63) & ~(size_t)63;
+	struct frames *f = aligned_alloc(64, sz);
+	if (!f)
+		return -ENOMEM;
+	int co = c->outgoing;
+	frames_init(f, n->frames_mode, n->frames_aes && peer_aes, n->key, co,
+		    co ? c->nonce : peer_nonce, co ? peer_nonce : c->nonce, co ? n->self : c->node,
+		    co ? c->node : n->self);
+	c->fr = f;
+	c->xpos = c->rpos;
+	c->xlen = c->rlen;
+	c->rpos = c->rlen; /* the parse window is empty: the next record fills it */
+	hlog_debug("node %d: frames in records (%s, %s)", c->node, frames_mode_name(f->mode),
+		   frames_aead_name(f->aes));
+	return 0;
 }
 
 static int hs_check(struct daemon *d, const Hoist__PeerHello *h)
@@ -224,8 +307,12 @@ static int hs_frame(struct daemon *d, struct netconn *c, const uint8_t *payload,
 			rc = -EACCES;
 			goto out;
 		}
+		if ((rc = hs_mode_check(d, h, c->node)))
+			goto out;
 		hs_mac(n, "connector", h->nonce.data, h->nonce.len, c->node, n->self, mac);
 		if ((rc = hs_send(d, c, W_AUTH, mac)))
+			goto out;
+		if ((rc = conn_records_start(n, c, h->nonce.data, h->frame_aes == 1)))
 			goto out;
 		c->phase = PH_UP;
 		__atomic_store_n(&p->state, PEER_UP, __ATOMIC_RELAXED);
@@ -238,8 +325,14 @@ static int hs_frame(struct daemon *d, struct netconn *c, const uint8_t *payload,
 			goto out;
 		}
 		c->node = (int32_t)h->node_id;
+		memcpy(c->peer_nonce, h->nonce.data, sizeof(c->peer_nonce));
+		c->peer_aes = h->frame_aes == 1;
 		hs_mac(n, "acceptor", h->nonce.data, h->nonce.len, n->self, c->node, mac);
 		if ((rc = hs_send(d, c, W_HELLO, mac)))
+			goto out;
+		/* a mismatch is refused after our hello, so that the connector
+		 * (which checks our mac first) names both modes too */
+		if ((rc = hs_mode_check(d, h, c->node)))
 			goto out;
 		c->phase = PH_WAIT_AUTH;
 	} else if (!c->outgoing && c->phase == PH_WAIT_AUTH && c->hdr.type == W_AUTH) {
@@ -250,6 +343,8 @@ static int hs_frame(struct daemon *d, struct netconn *c, const uint8_t *payload,
 			rc = -EACCES;
 			goto out;
 		}
+		if ((rc = conn_records_start(n, c, c->peer_nonce, c->peer_aes)))
+			goto out;
 		c->phase = PH_UP;
 		/* it is alive: a lost mark from an earlier attempt is void */
 		struct peer *p = &n->peers[c->node];
@@ -318,6 +413,11 @@ static void conn_unlink(struct net *n, struct netconn *c)
 static void conn_release(struct netconn *c)
 {
 	free(c->pctx); /* a frame's context not handed on yet */
+	if (c->fr) {
+		frames_wipe(c->fr);
+		free(c->fr);
+	}
+	free(c->sealed.buf);
 	free(c->out.buf);
 	free(c->rbuf);
 	free(c);
@@ -812,11 +912,72 @@ static int rx_frame_done(struct daemon *d, struct netconn *c)
 	return 0;
 }
 
-/* Parse what is buffered; read big payloads straight into place. */
+/* Records (frame_integrity mac/encrypt): open the next complete record
+ * in rbuf and make its body the parse window, reading more when none is
+ * complete. Nothing of a record is parsed (nor reaches its destination)
+ * before its tag is verified. 1: a window; 0: wait for more bytes (epoll
+ * is level-triggered); -EBADMSG: a record failed the check; -errno. */
+static int rec_next(struct daemon *d, struct netconn *c)
+{
+	for (;;) {
+		uint32_t have = c->xlen - c->xpos, blen = 0;
+		int bad = 0;
+		if (have >= FRAMES_HDR) {
+			bad = frames_body_len((const uint8_t *)c->rbuf + c->xpos, &blen) != 0;
+			if (!bad && have >= blen + FRAMES_OVERHEAD) {
+				bad = frames_open(c->fr, (uint8_t *)c->rbuf + c->xpos, blen) != 0;
+				if (!bad) {
+					c->rin = c->rbuf + c->xpos + FRAMES_HDR;
+					c->rpos = 0;
+					c->rlen = blen;
+					c->xpos += blen + FRAMES_OVERHEAD;
+					return 1;
+				}
+			}
+		}
+		if (bad) {
+			struct peer *p = &d->net.peers[c->node];
+			STAT_INC(&p->st, integrity_failures);
+			hlog_warn("node %d (%s): frame integrity check failed (record %llu, %s %s): "
+				  "dropping the connection",
+				  c->node, p->name, (unsigned long long)c->fr->rx.seq,
+				  frames_mode_name(c->fr->mode), frames_aead_name(c->fr->aes));
+			return -EBADMSG;
+		}
+		if (c->short_read) {
+			c->short_read = 0;
+			return 0;
+		}
+		/* room for a whole record behind what we have */
+		if (c->xpos && RBUF_BYTES - c->xpos < FRAMES_REC_MAX + FRAMES_OVERHEAD) {
+			memmove(c->rbuf, c->rbuf + c->xpos, have);
+			c->xpos = 0;
+			c->xlen = have;
+		} else if (c->xpos == c->xlen) {
+			c->xpos = c->xlen = 0;
+		}
+		uint32_t room = RBUF_BYTES - c->xlen;
+		ssize_t r = recv(c->fd, c->rbuf + c->xlen, room, MSG_DONTWAIT);
+		if (r == 0)
+			return -ECONNRESET;
+		if (r < 0)
+			return (errno == EAGAIN || errno == EINTR) ? 0 : -errno;
+		c->xlen += (uint32_t)r;
+		c->short_read = (uint32_t)r < room;
+		c->last_rx_ns = now_ns();
+	}
+}
+
+/* Parse what is buffered; read big payloads straight into place (plain
+ * frames only: records are verified in rbuf first, then copied). */
 static int conn_read(struct daemon *d, struct netconn *c)
 {
 	for (;;) {
-		if (c->rpos == c->rlen) {
+		if (c->rpos == c->rlen && c->fr) {
+			int rc = rec_next(d, c);
+			if (rc <= 0)
+				return rc;
+		} else if (c->rpos == c->rlen) {
 			/* big payload with a destination: skip the bounce buffer */
 			if (c->rx == RX_PAYLOAD && c->hdr.plen - c->pgot >= RBUF_BYTES / 2) {
 				char tmp[4096];
@@ -850,13 +1011,14 @@ static int conn_read(struct daemon *d, struct netconn *c)
 				return -ECONNRESET;
 			if (r < 0)
 				return (errno == EAGAIN || errno == EINTR) ? 0 : -errno;
+			c->rin = c->rbuf;
 			c->rlen = (uint32_t)r;
 			c->rpos = 0;
 			c->short_read = (uint32_t)r < RBUF_BYTES;
 			c->last_rx_ns = now_ns();
 		}
 		uint32_t avail = c->rlen - c->rpos;
-		const char *in = c->rbuf + c->rpos;
+		const char *in = c->rin + c->rpos;
 		switch (c->rx) {
 		case RX_HDR: {
 			uint32_t need = (uint32_t)sizeof(c->hdr) - c->ext_got;
@@ -877,7 +1039,7 @@ static int conn_read(struct daemon *d, struct netconn *c)
 			uint32_t need = c->hdr.hlen - c->ext_got;
 			avail = c->rlen - c->rpos;
 			uint32_t take = avail < need ? avail : need;
-			memcpy(c->ext + c->ext_got, c->rbuf + c->rpos, take);
+			memcpy(c->ext + c->ext_got, c->rin + c->rpos, take);
 			c->rpos += take;
 			c->ext_got += take;
 			if (c->ext_got < c->hdr.hlen)
@@ -893,10 +1055,10 @@ static int conn_read(struct daemon *d, struct netconn *c)
 			avail = c->rlen - c->rpos;
 			uint64_t take = avail < need ? avail : need;
 			if (c->pdst && take)
-				memcpy(c->pdst + c->pgot, c->rbuf + c->rpos, take);
+				memcpy(c->pdst + c->pgot, c->rin + c->rpos, take);
 			else if (c->pk_stream && take)
 				pack_stream(c, ring_front(&d->net.peers[c->node], c->hdr.tag),
-					    c->rbuf + c->rpos, take);
+					    c->rin + c->rpos, take);
 			c->rpos += (uint32_t)take;
 			c->pgot += take;
 			if (c->pgot < c->hdr.plen)
@@ -936,10 +1098,12 @@ static void conn_event(struct daemon *d, struct netconn *c, uint32_t ev)
 	if (rc) {
 		conn_fail(d, c, rc == -ECONNRESET ? "connection closed" :
 				rc == -EPROTO ? "protocol error" :
-				rc == -EACCES ? "authentication failed" : strerror(-rc));
+				rc == -EACCES ? "authentication failed" :
+				rc == -EBADMSG ? "frame integrity check failed" :
+				rc == -EPROTONOSUPPORT ? "frame_integrity mismatch" : strerror(-rc));
 		return;
 	}
-	if (c->phase == PH_UP && (ob_pending(&c->out) || (ev & EPOLLOUT))) {
+	if (c->phase == PH_UP && (conn_pending(c) || (ev & EPOLLOUT))) {
 		rc = conn_flush(d, c);
 		if (rc)
 			conn_fail(d, c, strerror(-rc));
@@ -1069,7 +1233,7 @@ static void net_flush(struct daemon *d)
 				hlog_err("out of memory sending a pack to node %d", i);
 		}
 		p->pack.grew = 0;
-		if (p->conn && p->conn->phase == PH_UP && ob_pending(&p->conn->out)) {
+		if (p->conn && p->conn->phase == PH_UP && conn_pending(p->conn)) {
 			int rc = conn_flush(d, p->conn);
 			if (rc)
 				peer_lost(d, p, strerror(-rc));
@@ -1077,7 +1241,7 @@ static void net_flush(struct daemon *d)
 	}
 	for (struct netconn *c = n->incoming, *next; c; c = next) {
 		next = c->next;
-		if (c->phase == PH_UP && ob_pending(&c->out)) {
+		if (c->phase == PH_UP && conn_pending(c)) {
 			int rc = conn_flush(d, c);
 			if (rc)
 				conn_fail(d, c, strerror(-rc));

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "addr_cache.h"
+#include "frames.h"
 #include "hoist_shm.h"
 #include "transport.h"
 #include "wire.h"
@@ -37,7 +38,8 @@ struct job;
 	X(hdr_bytes_saved, "header bytes (request + reply) saved by packing")                      \
 	X(packs_mixed, "packs carrying operations of several local clients (processes)")        \
 	X(packs_in, "packed-operation messages served for the peer")                               \
-	X(packs_refused, "malformed packs from the peer (connection dropped)")
+	X(packs_refused, "malformed packs from the peer (connection dropped)")                    \
+	X(integrity_failures, "records from the peer that failed the frame integrity check (connection dropped)")
 
 #define STATS_FIELD(name, help) uint64_t name;
 struct peer_stats { HOISTD_PEER_STATS(STATS_FIELD) };
@@ -67,12 +69,20 @@ struct netconn {
 	struct outbuf out;
 	uint32_t epoll_events;
 	uint8_t nonce[32];     /* ours, for the peer's mac */
+	uint8_t peer_nonce[32]; /* incoming: the connector's (session keys) */
+	uint8_t peer_aes;      /* incoming: the connector can use AES-256-GCM */
 	uint64_t last_rx_ns;   /* last sign of life: bytes in, or bytes taken */
 
 	/* receive: a read buffer parsed in place; payloads go straight to
-	 * their destination */
+	 * their destination. Plain frames: the parse window [rpos, rlen) of
+	 * rin = rbuf. Records (fr set): rbuf holds raw record bytes
+	 * [xpos, xlen); the window is the body of the last record opened. */
 	char *rbuf;
+	const char *rin;
 	uint32_t rlen, rpos;
+	uint32_t xpos, xlen;
+	struct frames *fr;     /* frame_integrity mac/encrypt, once PH_UP */
+	struct outbuf sealed;  /* records sealed from out, not yet sent */
 	uint32_t short_read;   /* the last recv returned less than asked */
 	enum rx_state rx;
 	struct wire_hdr hdr;
@@ -181,6 +191,8 @@ struct net {
 	struct netconn *graveyard; /* closed while an epoll batch is handled */
 	int in_batch;
 	uint8_t key[32];      /* cluster key digest */
+	int frames_mode;      /* enum frames_mode (setting frame_integrity) */
+	int frames_aes;       /* this CPU runs AES-256-GCM */
 	uint8_t job_id_key[32]; /* keys cluster_job_id: from the cluster key, or random on one node */
 	struct addr_cache cache;
 	struct pin *pins;

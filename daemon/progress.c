@@ -941,6 +941,12 @@ int progress_start(struct daemon *d)
 		return rc;
 	if (d->net.enabled)
 		hlog_info("transport: %s (setting transport=%s)", d->xport->name, want);
+	if (d->net.enabled && d->xport != &tcp_transport && d->net.frames_mode != FRAMES_OFF)
+		hlog_warn("frame_integrity=%s does not cover transport %s: RDMA WRITE/READ are placed "
+			  "by the NIC and daemon messages travel as plain SENDs; only the connection "
+			  "handshake is authenticated (cluster key). Use tcp where frames must be "
+			  "integrity-protected",
+			  frames_mode_name(d->net.frames_mode), d->xport->name);
 	rc = pthread_create(&d->progress_tid, NULL, progress_main, d);
 	return -rc;
 }

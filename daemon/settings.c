@@ -313,6 +313,11 @@ int settings_check(const struct hoistd_settings *s, const char **why)
 		*why = "transport must be auto, verbs or tcp";
 		return -EINVAL;
 	}
+	if (strcmp(s->frame_integrity, "off") && strcmp(s->frame_integrity, "mac") &&
+	    strcmp(s->frame_integrity, "encrypt")) {
+		*why = "frame_integrity must be off, mac or encrypt";
+		return -EINVAL;
+	}
 	if (strcmp(s->rdma_gid_index, "auto")) {
 		char *end;
 		unsigned long g = strtoul(s->rdma_gid_index, &end, 10);

@@ -56,6 +56,10 @@
 	  "1: small operations pending together for one node travel in one packed message")      \
 	X(coalesce_max, SIZE, "4k", 0, 60u << 10,                                                  \
 	  "largest put/get that coalescing packs (bigger ones go alone)")                          \
+	X(frame_integrity, STR, "mac", 0, 0,                                                       \
+	  "off | mac | encrypt: daemon-to-daemon tcp frames after the handshake are plain (off), " \
+	  "authenticated against tampering and replay (mac) or also encrypted (encrypt); every "  \
+	  "daemon of a cluster must use the same; verbs RDMA is not covered")                      \
 	X(transport, STR, "auto", 0, 0,                                                            \
 	  "auto | verbs | tcp: how daemons reach each other (auto: verbs when an RDMA device "    \
 	  "owns this node's IP, else tcp)")                                                        \

@@ -4,6 +4,18 @@
  * and `plen` payload bytes. Fields are in the host order of x86-64 and
  * aarch64 (little endian); a peer of the other order fails the handshake.
  *
+ * Record layer (frames.h, setting frame_integrity): a connection starts
+ * with the plain handshake frames (W_HELLO, W_HELLO, W_AUTH; PeerHello
+ * names each side's mode, which must agree). After it, with mac or
+ * encrypt, each direction carries records [u32 len][body][16-byte AEAD
+ * tag] instead of raw frames: the bodies, joined, are the frame stream
+ * described here (a frame may span records, a record may hold many
+ * frames). The receiver verifies (and with encrypt decrypts) a whole
+ * record before it parses a byte of it; a record that fails (tampered,
+ * replayed, reordered, dropped: the nonce is the record's sequence number
+ * in its direction, never sent) drops the connection. With off the frames
+ * follow the handshake as they are.
+ *
  * Each daemon sends its requests on the connection it opened and receives
  * the replies on the same connection, so replies come back in request
  * order and the in-flight table is a ring. Requests for direct access

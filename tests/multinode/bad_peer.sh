@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# bad_peer.sh KEY|NODES <mn_init_fail> <it_putget>: run under
+# bad_peer.sh KEY|NODES|MODE <mn_init_fail> <it_putget>: run under
 #   cluster.sh 2 --wrong-key 1  --daemon-arg=--job-timeout-ms=2000   (KEY)
 #   cluster.sh 2 --extra-node 1 --daemon-arg=--job-timeout-ms=2000   (NODES)
-# Daemon 1 holds another cluster key (KEY) or a node list with a different
-# node count (NODES), so the handshake between the daemons fails.
+#   cluster.sh 2 --node-arg=1:--frame-integrity=off --daemon-arg=--job-timeout-ms=2000 (MODE)
+# Daemon 1 holds another cluster key (KEY), a node list with a different
+# node count (NODES) or another frame_integrity than daemon 0's default
+# mac (MODE), so the handshake between the daemons fails.
 # Checks:
 #   - a 2-PE job spanning both daemons (rank 0 on daemon 0, rank 1 on
 #     daemon 1) cannot assemble: hoist_init returns -ETIMEDOUT on both
@@ -17,11 +19,13 @@
 #     acceptor: connection closed, "does not hold the cluster key" logged,
 #     auth_failures of the node it claims to be counted;
 #     NODES: each daemon logs the other's refused hello ("bad hello");
+#     MODE: each daemon logs "frame_integrity mismatch" naming both modes
+#     (as acceptor and as connector), no auth_failures;
 #   - both daemons still serve local jobs (it_putget, 2 PEs each).
 set -u
 mode=$1 initfail=$2 putget=$3
 : "${HOIST_DIRS:?run me under cluster.sh}"
-case $mode in KEY | NODES) ;; *) echo "usage: $0 KEY|NODES mn_init_fail it_putget" >&2; exit 2 ;; esac
+case $mode in KEY | NODES | MODE) ;; *) echo "usage: $0 KEY|NODES|MODE mn_init_fail it_putget" >&2; exit 2 ;; esac
 fail=0
 FAIL() { echo "[bad_peer.sh $mode] FAIL: $*" >&2; fail=1; }
 stats() { "$HOIST_HOISTCTL" --runtime-dir "$1" stats --json; }
@@ -44,6 +48,7 @@ for i in 0 1; do
 	o=$((1 - i))
 	checks=("p[$o]['state'] != 'up'" "p[$o]['counters']['connects'] == 0" "d['jobs_timed_out'] >= 1")
 	[ "$mode" = KEY ] && checks+=("p[$o]['counters']['auth_failures'] > 0")
+	[ "$mode" = MODE ] && checks+=("p[$o]['counters']['auth_failures'] == 0")
 	stats "${dirs[$i]}" | python3 "$MN_SRC_DIR/mn_stats.py" check "${checks[@]}" ||
 		FAIL "stats of daemon $i (above)"
 done
@@ -64,6 +69,15 @@ if [ "$mode" = KEY ]; then
 		FAIL "daemon 0: auth_failures of node 1 did not grow after the rogue's wrong mac ($before -> $after)"
 	grep -q "does not hold the cluster key" "$HOIST_DIR_0/hoistd.log" ||
 		FAIL "daemon 0 did not log 'does not hold the cluster key' for the rogue"
+elif [ "$mode" = MODE ]; then
+	for i in 0 1; do
+		o=$((1 - i))
+		m_self=mac m_other=off
+		[ "$i" = 1 ] && m_self=off m_other=mac
+		grep -q "refused node $o: frame_integrity mismatch (this daemon: $m_self, node $o: $m_other)" \
+			"${dirs[$i]}/hoistd.log" ||
+			FAIL "daemon $i did not log the frame_integrity mismatch naming both modes"
+	done
 else
 	# each daemon, as acceptor, refuses the other's hello
 	for i in 0 1; do

@@ -9,6 +9,11 @@
 #   --wrong-key I        daemon I gets a key of its own instead of the cluster's
 #   --extra-node I       daemon I gets the node list plus one more (unused) node
 #                        (an inconsistent node count)
+#   --via I:J            daemon I names node J at a port of its own instead of
+#                        J's (node lists need only agree in length): the test
+#                        puts a proxy there (CLUSTER_VIA_PORT) that forwards to
+#                        J's port (CLUSTER_VIA_TARGET); until it does, daemon I
+#                        cannot reach node J
 #
 # 1. makes a base directory (mktemp -d, 0700) holding the cluster key (0600,
 #    32 random bytes hex) and one runtime directory per daemon (0700),
@@ -21,7 +26,8 @@
 #    CLUSTER_NODES (the node list), CLUSTER_BASE, CLUSTER_KILLED (a file:
 #    a test that kills or stops a daemon on purpose writes its pid there,
 #    one per line), HOIST_HOISTD/HOIST_HOISTRUN/HOIST_HOISTCTL, MN_SRC_DIR
-#    (this directory) and IT_SRC_DIR (tests/integration), and runs the
+#    (this directory), IT_SRC_DIR (tests/integration) and, with --via,
+#    CLUSTER_VIA_PORT and CLUSTER_VIA_TARGET, and runs the
 #    command under `timeout ${CLUSTER_TIMEOUT:-150}`,
 # 4. then every daemon not listed in CLUSTER_KILLED must still be alive,
 #    answer `hoistctl ping`, and exit with status 0 within 5 s of SIGTERM;
@@ -41,7 +47,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 : "${HOIST_HOISTD:=hoistd}" "${HOIST_HOISTRUN:=hoistrun}" "${HOIST_HOISTCTL:=hoistctl}"
 
 usage() {
-	echo "usage: $0 K [--daemon-arg ARG]... [--node-arg I:ARG]... [--wrong-key I] [--extra-node I] -- command..." >&2
+	echo "usage: $0 K [--daemon-arg ARG]... [--node-arg I:ARG]... [--wrong-key I] [--extra-node I] [--via I:J] -- command..." >&2
 	exit 2
 }
 [ $# -ge 3 ] || usage
@@ -54,6 +60,8 @@ common=()
 declare -A node_args=()
 wrong_key=-1
 extra_node=-1
+via_from=-1
+via_to=-1
 while [ $# -gt 0 ]; do
 	case $1 in
 	--daemon-arg) [ $# -ge 2 ] || usage; common+=("$2"); shift 2 ;;
@@ -62,6 +70,7 @@ while [ $# -gt 0 ]; do
 	--node-arg=*) v=${1#--node-arg=}; i=${v%%:*}; node_args[$i]+="${v#*:}"$'\n'; shift ;;
 	--wrong-key) [ $# -ge 2 ] || usage; wrong_key=$2; shift 2 ;;
 	--extra-node) [ $# -ge 2 ] || usage; extra_node=$2; shift 2 ;;
+	--via) [ $# -ge 2 ] || usage; via_from=${2%%:*}; via_to=${2#*:}; shift 2 ;;
 	--) shift; break ;;
 	*) usage ;;
 	esac
@@ -138,6 +147,7 @@ chmod 0600 "$KEY"
 # K (+1 for --extra-node) free ports, all bound at once so they differ
 nports=$K
 [ "$extra_node" -ge 0 ] && nports=$((K + 1))
+[ "$via_from" -ge 0 ] && nports=$((nports + 1))
 ports=$(python3 - "$nports" <<'EOF'
 import socket, sys
 socks = []
@@ -165,6 +175,14 @@ for ((i = 0; i < K; i++)); do
 		(umask 077 && head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$key")
 	fi
 	[ "$i" = "$extra_node" ] && nodes="$NODES,${cips[0]}:${port[$K]}"
+	if [ "$i" = "$via_from" ]; then
+		nodes=
+		for ((j = 0; j < K; j++)); do
+			pj=${port[$j]}
+			[ "$j" = "$via_to" ] && pj=${port[$((nports - 1))]}
+			nodes+="${nodes:+,}${cips[$((j % ${#cips[@]}))]}:$pj"
+		done
+	fi
 	extra=()
 	if [ -n "${node_args[$i]:-}" ]; then
 		mapfile -t extra < <(printf '%s' "${node_args[$i]}")
@@ -197,6 +215,9 @@ for ((i = 0; i < K; i++)); do
 	export "HOIST_DIR_$i=${dirs[$i]}" "HOISTD_PID_$i=${pids[$i]}"
 done
 export CLUSTER_KEY=$KEY CLUSTER_NODES=$NODES CLUSTER_BASE=$BASE CLUSTER_KILLED=$BASE/killed
+if [ "$via_from" -ge 0 ]; then
+	export CLUSTER_VIA_PORT=${port[$((nports - 1))]} CLUSTER_VIA_TARGET=${port[$via_to]}
+fi
 export HOIST_HOISTD HOIST_HOISTRUN HOIST_HOISTCTL
 export MN_SRC_DIR=$here
 IT_SRC_DIR=$(cd "$here/../integration" && pwd)

@@ -45,6 +45,7 @@ def hello(node, nnodes, nonce=None, mac=None):
     if mac is not None:
         p += b"\x22" + varint(len(mac)) + mac
     p += b"\x28" + varint(nnodes)  # cluster_nodes
+    p += b"\x30" + varint(1)  # frame_integrity mac (the daemons' default): get as far as the mac check
     return p
 
 
