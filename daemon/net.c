@@ -27,6 +27,7 @@
 #define RBUF_BYTES (256u * 1024u)
 #define HS_MAX 512u
 #define RETRY_NS (1000000000ull) /* a lost peer may be retried after 1 s */
+#define ACCEPT_PAUSE_NS (100000000ull) /* out of descriptors: accept again after 100 ms */
 
 /* epoll tags for the fds that are not connections */
 static char EP_LISTEN, EP_DOORBELL, EP_CMDQ;
@@ -127,7 +128,7 @@ static struct netconn *conn_new(int fd, int outgoing, int32_t node)
 	c->fd = fd;
 	c->outgoing = outgoing;
 	c->node = node;
-	c->last_rx_ns = now_ns();
+	c->last_rx_ns = c->born_ns = now_ns();
 	return c;
 }
 
@@ -509,23 +510,86 @@ static void conn_fail(struct daemon *d, struct netconn *c, const char *why)
 	conn_free(d, c); /* an unauthenticated stranger: just drop it */
 }
 
+/* One line per ten seconds at most about strangers we turned away: a flood
+ * must not become a flood of log lines. */
+static void flood_log(struct net *n, const char *what)
+{
+	uint64_t now = now_ns();
+	n->flood_unlogged++;
+	if (now < n->next_flood_log_ns)
+		return;
+	hlog_warn("peer connections: %s (%llu such event(s) since the last line)", what,
+		  (unsigned long long)n->flood_unlogged);
+	n->flood_unlogged = 0;
+	n->next_flood_log_ns = now + 10000000000ull;
+}
+
+static void listen_watch(struct net *n, uint32_t events)
+{
+	struct epoll_event ev = {.events = events, .data.ptr = &EP_LISTEN};
+	epoll_ctl(n->epfd, EPOLL_CTL_MOD, n->listen_fd, &ev);
+}
+
+/* Out of descriptors: stop looking at the listening socket for a while
+ * (level-triggered epoll would report it ready on every pass, a busy loop)
+ * and take it up again from the timers. */
+static void accept_pause(struct daemon *d, int err)
+{
+	struct net *n = &d->net;
+	n->accept_paused_until = now_ns() + ACCEPT_PAUSE_NS;
+	listen_watch(n, 0);
+	STAT_INC(&d->pst, accept_pauses);
+	char what[160];
+	snprintf(what, sizeof(what), "accept: %s; not accepting for %llu ms", strerror(err),
+		 (unsigned long long)(ACCEPT_PAUSE_NS / 1000000));
+	flood_log(n, what);
+}
+
+/* Connections not yet authenticated (incoming): at most max_pending_peers;
+ * a newcomer beyond that pushes out the oldest, so that a stranger holding
+ * many open cannot keep a real peer from getting through for long. */
+static void pending_cap(struct daemon *d)
+{
+	struct net *n = &d->net;
+	uint64_t pending = 0;
+	struct netconn *oldest = NULL;
+	for (struct netconn *c = n->incoming; c; c = c->next)
+		if (c->phase != PH_UP && !c->dead) {
+			pending++;
+			oldest = c; /* the list is newest first */
+		}
+	if (pending <= d->cfg.max_pending_peers || !oldest)
+		return;
+	STAT_INC(&d->pst, peer_conns_dropped);
+	char what[120];
+	snprintf(what, sizeof(what), "more than max_pending_peers=%llu in their handshake; dropped "
+		 "the oldest", (unsigned long long)d->cfg.max_pending_peers);
+	flood_log(n, what);
+	conn_free(d, oldest);
+}
+
 static void accept_all(struct daemon *d)
 {
 	struct net *n = &d->net;
 	for (;;) {
 		int fd = accept4(n->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-		if (fd < 0)
+		if (fd < 0) {
+			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+				accept_pause(d, errno);
 			return;
+		}
 		sock_tune(fd);
 		struct netconn *c = conn_new(fd, 0, -1);
 		if (!c) {
 			close(fd);
-			continue;
+			accept_pause(d, ENOMEM);
+			return;
 		}
 		c->phase = PH_WAIT_FIRST;
 		c->next = n->incoming;
 		n->incoming = c;
 		ep_watch(n, c, EPOLLIN);
+		pending_cap(d);
 	}
 }
 
@@ -1255,15 +1319,19 @@ static void net_timers(struct daemon *d, uint64_t now)
 	if (!n->enabled || now < n->next_ping_check_ns)
 		return;
 	uint64_t hb = d->cfg.heartbeat_ms * 1000000ull, to = d->cfg.peer_timeout_ms * 1000000ull;
-	n->next_ping_check_ns = now + hb / 4;
+	uint64_t silent = peer_silence_limit_ns(d->cfg.heartbeat_ms, d->cfg.peer_timeout_ms);
+	n->next_ping_check_ns = now + peer_check_interval_ns(d->cfg.heartbeat_ms, d->cfg.peer_timeout_ms);
 	for (int32_t i = 0; i < n->nnodes; i++) {
 		struct peer *p = &n->peers[i];
 		struct netconn *c = p->conn;
 		if (!c || i == n->self)
 			continue;
-		if (now - c->last_rx_ns > to && (c->phase != PH_UP || p->ping_sent_ns ||
-						  p->ring_head != p->ring_tail)) {
-			peer_lost(d, p, "no answer within peer_timeout_ms");
+		if (now - c->last_rx_ns > silent && (c->phase != PH_UP || p->ping_sent_ns ||
+						      p->ring_head != p->ring_tail)) {
+			char why[120];
+			snprintf(why, sizeof(why), "no answer within peer_timeout_ms (silent for %llu ms)",
+				 (unsigned long long)((now - c->last_rx_ns) / 1000000));
+			peer_lost(d, p, why);
 			continue;
 		}
 		if (c->phase == PH_UP && now - p->last_ping_ns > hb) {
@@ -1274,10 +1342,22 @@ static void net_timers(struct daemon *d, uint64_t now)
 			}
 		}
 	}
+	uint64_t hs = d->cfg.handshake_timeout_ms * 1000000ull;
 	for (struct netconn *c = n->incoming, *next; c; c = next) {
 		next = c->next;
-		if (now - c->last_rx_ns > to)
+		if (c->phase != PH_UP && now - c->born_ns > hs) {
+			/* a byte now and then does not keep a stranger here */
+			STAT_INC(&d->pst, peer_conns_dropped);
+			flood_log(n, "a connection did not complete the handshake within "
+				     "handshake_timeout_ms; dropped");
+			conn_free(d, c);
+		} else if (now - c->last_rx_ns > to) {
 			conn_fail(d, c, "silent longer than peer_timeout_ms");
+		}
+	}
+	if (n->accept_paused_until && now >= n->accept_paused_until) {
+		n->accept_paused_until = 0;
+		listen_watch(n, EPOLLIN);
 	}
 }
 

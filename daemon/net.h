@@ -70,6 +70,7 @@ struct netconn {
 	uint32_t epoll_events;
 	uint8_t nonce[32];     /* ours, for the peer's mac */
 	uint8_t peer_nonce[32]; /* incoming: the connector's (session keys) */
+	uint64_t born_ns;      /* the handshake must end by born + handshake_timeout_ms */
 	uint8_t peer_aes;      /* incoming: the connector can use AES-256-GCM */
 	uint64_t last_rx_ns;   /* last sign of life: bytes in, or bytes taken */
 
@@ -198,6 +199,9 @@ struct net {
 	struct pin *pins;
 	uint32_t npins;
 	uint64_t next_ping_check_ns;
+	uint64_t accept_paused_until; /* 0: the listening socket is watched */
+	uint64_t next_flood_log_ns;   /* rate limit of the refusal log lines */
+	uint64_t flood_unlogged;      /* refusals since the last such line */
 };
 
 /* cluster.c (main thread, before the threads start) */
@@ -217,6 +221,23 @@ int cluster_self_index(const struct net *n, const struct in_addr *local, int nlo
 uint64_t cluster_job_id(const struct net *n, uint32_t uid, const char *key);
 
 /* net.c is the tcp transport: see transport.h for its entry points. */
+
+/* How often the transports look for silent peers, and the silence after
+ * which a peer counts as lost: peer_timeout_ms less one check interval, so
+ * that a peer is declared lost no later than peer_timeout_ms after its
+ * last sign of life, whenever within the interval its silence began
+ * (before, a stopped peer was noticed 5.06-5.20 s after it stopped with the
+ * 5 s default). */
+static inline uint64_t peer_check_interval_ns(uint64_t heartbeat_ms, uint64_t peer_timeout_ms)
+{
+	uint64_t g = heartbeat_ms * 1000000ull / 4, cap = peer_timeout_ms * 1000000ull / 4;
+	return g < cap ? g : cap;
+}
+
+static inline uint64_t peer_silence_limit_ns(uint64_t heartbeat_ms, uint64_t peer_timeout_ms)
+{
+	return peer_timeout_ms * 1000000ull - peer_check_interval_ns(heartbeat_ms, peer_timeout_ms);
+}
 
 /* A peer node is gone (any transport): jobs with ranks there fail,
  * nothing of it stays cached. */

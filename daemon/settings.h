@@ -38,6 +38,10 @@
 	X(peer_timeout_ms, UINT, "5000", 100, 3600000,                                             \
 	  "a peer silent this long is declared lost; its operations fail")                         \
 	X(heartbeat_ms, UINT, "1000", 10, 600000, "interval of keep-alive pings to busy peers")    \
+	X(handshake_timeout_ms, UINT, "5000", 100, 600000,                                         \
+	  "a peer connection that has not completed the keyed handshake by then is dropped")       \
+	X(max_pending_peers, UINT, "256", 1, 65536,                                                \
+	  "incoming peer connections still in their handshake at most; beyond, the oldest goes")   \
 	X(addr_cache_entries, UINT, "1024", 1, 1048576, "remote-address cache entries (LRU)")      \
 	X(credit_window, UINT, "256", 1, 65536, "requests in flight per peer at most")             \
 	X(tcp_buffer_bytes, SIZE, "8m", 65536, 1ull << 32,                                         \

@@ -64,7 +64,9 @@
 	X(coll_bytes_out, "collective payload bytes sent to other nodes")                          \
 	X(coll_bytes_in, "collective payload bytes received from other nodes")                     \
 	X(coll_early, "collective chunks that arrived before this node was ready for them")        \
-	X(tcp_requests, "requests and messages queued on tcp connections")
+	X(tcp_requests, "requests and messages queued on tcp connections")                         \
+	X(peer_conns_dropped, "incoming peer connections dropped unauthenticated (deadline or cap)") \
+	X(accept_pauses, "times accepting peer connections paused: out of file descriptors")
 
 /* verbs transport (progress thread; pinned_* by the control thread) */
 #define HOISTD_VERBS_STATS(X)                                                                      \

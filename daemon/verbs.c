@@ -1669,9 +1669,13 @@ static void heartbeat(struct daemon *d, int32_t node, uint64_t now)
 {
 	struct peer *p = &d->net.peers[node];
 	struct vpeer *vp = &d->verbs->peers[node];
-	uint64_t hb = d->cfg.heartbeat_ms * 1000000ull, to = d->cfg.peer_timeout_ms * 1000000ull;
-	if (p->ping_sent_ns && now - p->ping_sent_ns > to && now - vp->last_rx_ns > to) {
-		vpeer_lost(d, node, "no answer within peer_timeout_ms");
+	uint64_t hb = d->cfg.heartbeat_ms * 1000000ull;
+	uint64_t silent = peer_silence_limit_ns(d->cfg.heartbeat_ms, d->cfg.peer_timeout_ms);
+	if (p->ping_sent_ns && now - p->ping_sent_ns > silent && now - vp->last_rx_ns > silent) {
+		char why[120];
+		snprintf(why, sizeof(why), "no answer within peer_timeout_ms (silent for %llu ms)",
+			 (unsigned long long)((now - vp->last_rx_ns) / 1000000));
+		vpeer_lost(d, node, why);
 		return;
 	}
 	if (now - p->last_ping_ns > hb && !p->ping_sent_ns) {
@@ -1703,7 +1707,8 @@ static void verbs_timers(struct daemon *d, uint64_t now)
 	}
 	int ping_due = now >= n->next_ping_check_ns;
 	if (ping_due)
-		n->next_ping_check_ns = now + d->cfg.heartbeat_ms * 1000000ull / 4;
+		n->next_ping_check_ns =
+			now + peer_check_interval_ns(d->cfg.heartbeat_ms, d->cfg.peer_timeout_ms);
 	for (int32_t i = 0; i < n->nnodes; i++) {
 		struct vpeer *vp = &v->peers[i];
 		if (i == n->self)
