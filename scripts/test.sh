@@ -23,7 +23,10 @@
 # Environment: JOBS (parallel build/ctest jobs, default 2),
 #              CTEST_TIMEOUT (per-test limit in s for tests without their own, default 300),
 #              BUILD_DIR / ASAN_BUILD_DIR / FUZZ_BUILD_DIR (default build / build-asan /
-#              build-fuzz), FUZZ_SECONDS (fuzzing time per target, default 20).
+#              build-fuzz), FUZZ_SECONDS (fuzzing time per target, default 20),
+#              HOIST_TEST_SCALE / ASAN_TEST_SCALE / TSAN_TEST_SCALE (factor for every
+#              time limit of the tests in the plain / ASan / TSan stages, default
+#              1 / 4 / 8; see tests/integration/it_common.h it_watchdog).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -56,6 +59,13 @@ asan_dir=${ASAN_BUILD_DIR:-build-asan}
 tsan_dir=${TSAN_BUILD_DIR:-build-tsan}
 fuzz_dir=${FUZZ_BUILD_DIR:-build-fuzz}
 ctest_timeout=${CTEST_TIMEOUT:-300}
+# Time limits of the tests (watchdogs on lack of progress, hoistrun
+# --timeout, harness/cluster limits, ctest TIMEOUT) times this factor:
+# sanitizer builds run several times slower. A slow or loaded machine (or
+# the VM) may raise the plain one: HOIST_TEST_SCALE=2 bash scripts/test.sh.
+plain_scale=${HOIST_TEST_SCALE:-1}
+asan_scale=${ASAN_TEST_SCALE:-4}
+tsan_scale=${TSAN_TEST_SCALE:-8}
 export JOBS=$jobs
 
 names=()
@@ -123,20 +133,20 @@ else
 	skip deps "--no-deps"
 fi
 
-if stage build bash scripts/build.sh "$build_dir"; then
-	stage ctest run_ctest "$build_dir" || true
+if stage build bash scripts/build.sh "$build_dir" -DHOIST_TEST_SCALE="$plain_scale"; then
+	HOIST_TEST_SCALE=$plain_scale stage ctest run_ctest "$build_dir" || true
 else
 	skip ctest "build failed"
 fi
 
 if ((run_asan)); then
-	if stage build-asan bash scripts/build.sh "$asan_dir" -DHOIST_SANITIZE=ON; then
+	if stage build-asan bash scripts/build.sh "$asan_dir" -DHOIST_SANITIZE=ON -DHOIST_TEST_SCALE="$asan_scale"; then
 		detect_leaks=1
 		if ! lsan_works; then
 			detect_leaks=0
 			echo "test.sh: WARNING: LeakSanitizer does not work here; running with detect_leaks=0" >&2
 		fi
-		ASAN_OPTIONS="detect_leaks=$detect_leaks:abort_on_error=1" \
+		HOIST_TEST_SCALE=$asan_scale ASAN_OPTIONS="detect_leaks=$detect_leaks:abort_on_error=1" \
 			UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
 			stage ctest-asan run_ctest "$asan_dir" -LE rxe || true
 		((detect_leaks)) || note_last "leak checks OFF (LeakSanitizer unavailable)"
@@ -152,8 +162,8 @@ fi
 # (command queues, counters, the stats socket). The integration suite drives
 # every cross-thread path with real clients.
 if ((run_tsan)); then
-	if stage build-tsan bash scripts/build.sh "$tsan_dir" -DHOIST_TSAN=ON; then
-		TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1" \
+	if stage build-tsan bash scripts/build.sh "$tsan_dir" -DHOIST_TSAN=ON -DHOIST_TEST_SCALE="$tsan_scale"; then
+		HOIST_TEST_SCALE=$tsan_scale TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1" \
 			stage ctest-tsan run_ctest "$tsan_dir" -L 'integration|multinode|overlap' || true
 	else
 		skip ctest-tsan "build-tsan failed"
