@@ -69,7 +69,7 @@ for t in "${targets[@]}"; do
 		while IFS= read -r -d '' f; do inputs+=("$f"); done < <(find "$d" -type f ! -name '.*' -print0 | sort -z)
 	done
 	echo "==== $t: replaying ${#inputs[@]} corpus and regression inputs"
-	if [ ${#inputs[@]} -gt 0 ] && ! run_target "$t" "${inputs[@]}" >"$art/$t.replay.log" 2>&1; then
+	if [ ${#inputs[@]} -gt 0 ] && ! run_target "$t" -error_exitcode=1 "${inputs[@]}" >"$art/$t.replay.log" 2>&1; then
 		tail -n 40 "$art/$t.replay.log" >&2
 		echo "run.sh: $t FAILED on a committed input (log: $art/$t.replay.log)" >&2
 		failed=1
@@ -84,7 +84,7 @@ for t in "${targets[@]}"; do
 	[ -d "$here/corpus/$t" ] && cp -r "$here/corpus/$t/." "$work/"
 	echo "==== $t: fuzzing for $secs s"
 	# shellcheck disable=SC2086 # FUZZ_ARGS is word-split on purpose
-	run_target "$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+	run_target "$t" -error_exitcode=1 -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
 		-artifact_prefix="$art/$t-" ${FUZZ_ARGS:-} "$work" >"$art/$t.log" 2>&1
 	rc=$?
 	rm -rf "$work"
