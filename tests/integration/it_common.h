@@ -222,8 +222,8 @@ IT_FN double it_scale(void)
 
 /* Progress: bumped by IT_WHERE, IT_PROGRESS() and every it_* check; the
  * watchdog fires only when it stood still for a whole period. */
-static volatile unsigned long it_progress;
-#define IT_PROGRESS() ((void)(it_progress = it_progress + 1))
+static unsigned long it_progress; /* atomic: the alarm may land on any thread */
+#define IT_PROGRESS() ((void)__atomic_fetch_add(&it_progress, 1, __ATOMIC_RELAXED))
 
 IT_FN void it_progress_bump(void)
 {
@@ -240,7 +240,7 @@ static unsigned long it_watchdog_seen;
 IT_FN void it_watchdog_handler(int sig)
 {
 	(void)sig;
-	unsigned long now = it_progress;
+	unsigned long now = __atomic_load_n(&it_progress, __ATOMIC_RELAXED);
 	if (now != it_watchdog_seen) { /* progress in this period: another one */
 		it_watchdog_seen = now;
 		alarm(it_watchdog_period);
@@ -266,7 +266,7 @@ IT_FN void it_watchdog(unsigned sec)
 {
 	double p = sec * it_scale();
 	it_watchdog_period = p < 1 ? 1 : p > 1e6 ? 1000000u : (unsigned)p;
-	it_watchdog_seen = it_progress;
+	it_watchdog_seen = __atomic_load_n(&it_progress, __ATOMIC_RELAXED);
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = it_watchdog_handler;
