@@ -190,7 +190,9 @@ static void usage(FILE *out)
 		"      --tag-output      prefix every line of each rank's stdout and stderr\n"
 		"                        with [rank] (relayed whole lines, one pipe per rank\n"
 		"                        and stream; a line longer than %d bytes is cut)\n"
-		"      --timeout SEC     kill all ranks after SEC seconds, exit 124\n"
+		"      --timeout SEC     kill all ranks after SEC seconds, exit 124 (times\n"
+		"                        $HOIST_TEST_SCALE when set, as the daemons' 10 s\n"
+		"                        READY and 5 s stop limits: slow test builds)\n"
 		"      --grace SEC       after a rank fails, wait SEC seconds (default %g)\n"
 		"                        before terminating the others\n"
 		"  -v, --verbose         print which hoistd is used, what is started and\n"
@@ -839,13 +841,23 @@ static void print_log(const char *dir)
 }
 
 /* Stop the daemons; 0 if every one exited with status 0. */
+/* HOIST_TEST_SCALE (>= 1): test suites on sanitizer builds or loaded
+ * machines stretch every time limit by this factor (--timeout, the
+ * daemons' READY and stop; tests/integration/it_common.h). */
+static double test_scale(void)
+{
+	const char *sc = getenv("HOIST_TEST_SCALE");
+	double f = sc ? strtod(sc, NULL) : 1.0;
+	return f > 1.0 && f <= 1000.0 ? f : 1.0;
+}
+
 static int cluster_stop(struct cluster *cl, int verbose)
 {
 	int bad = 0;
 	for (int i = 0; i < cl->n; i++)
 		if (!cl->done[i] && cl->pid[i] > 0)
 			kill(cl->pid[i], SIGTERM);
-	double deadline = now_s() + 5;
+	double deadline = now_s() + 5 * test_scale();
 	for (int i = 0; i < cl->n; i++) {
 		while (!cl->done[i] && cl->pid[i] > 0) {
 			int st;
@@ -1001,8 +1013,8 @@ static int cluster_start(struct cluster *cl, int k, const char *hoistd_given, ch
 		ready[i] = p[0];
 		cl->n++;
 	}
-	/* every daemon says READY (or dies: EOF) within 10 s */
-	double deadline = now_s() + 10;
+	/* every daemon says READY (or dies: EOF) within 10 s (scaled) */
+	double deadline = now_s() + 10 * test_scale();
 	for (int i = 0; i < cl->n && !rc; i++) {
 		struct pollfd pf = {.fd = ready[i], .events = POLLIN};
 		int left = (int)((deadline - now_s()) * 1000);
@@ -1324,8 +1336,10 @@ int main(int argc, char **argv)
 			r.n == 1 ? "" : "s", prog[0], runtime_dir ? ", runtime dir " : "",
 			runtime_dir ? runtime_dir : "");
 
-	if (r.timeout_s > 0)
+	if (r.timeout_s > 0) {
+		r.timeout_s *= test_scale();
 		r.t_timeout = now_s() + r.timeout_s;
+	}
 	for (int i = 0; i < r.n; i++) {
 		rc = start_rank(&r, i, prog, &orig, keep_rank0_fg);
 		if (rc) {

@@ -536,7 +536,13 @@ static enum exec_result execute(struct daemon *d, struct client *c, const struct
 				int *res)
 {
 	*res = 0;
-	if (c->agg_held && !(sqe->flags & HOIST_SQE_F_AGG)) {
+	/* Only puts and gets join a region. A collective reaches here with any
+	 * flags (validate_coll rejects them when it runs, so that it still
+	 * counts as this PE's part); one carrying the aggregation flag must
+	 * end the region too, or it waits for held puts that wait for it
+	 * (issue 14 defect 5: the ring hung instead of -EINVAL). */
+	int agg = (sqe->flags & HOIST_SQE_F_AGG) && sqe->opcode != HOIST_OP_COLL;
+	if (c->agg_held && !agg) {
 		/* the aggregation region ended (or ends early): its held packs go */
 		c->agg_held = 0;
 		STAT_INC(&c->st, agg_releases);

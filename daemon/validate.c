@@ -5,15 +5,16 @@
 
 /* Element i of a strided descriptor at remote_off + i*stride: every one
  * inside [0, heap) iff the first and the last are (offsets are linear in
- * i). Overflow anywhere is outside. */
+ * i). Overflow anywhere is outside. A descriptor that moves nothing (count
+ * 0 or element size 0) is checked all the same (issue 14): its local range
+ * (0 bytes at local_off), its first element and, with count > 0, its last
+ * element must be inside their segments; only then is it a no-op. */
 static int strided_ok(const struct hoist_sqe *sqe, const struct validate_geom *g)
 {
 	int64_t stride;
 	uint64_t count;
 	memcpy(&stride, sqe->inline_data, 8);
 	memcpy(&count, sqe->inline_data + 8, 8);
-	if (count == 0 || sqe->len == 0)
-		return 0; /* no element: a no-op */
 	uint64_t total;
 	if (__builtin_mul_overflow(count, sqe->len, &total))
 		return -EINVAL;
@@ -22,6 +23,8 @@ static int strided_ok(const struct hoist_sqe *sqe, const struct validate_geom *g
 		return -EFAULT;
 	if (!hoist_range_ok(sqe->remote_off, sqe->len, g->heap_bytes))
 		return -EFAULT;
+	if (count == 0)
+		return 0; /* no element: a no-op */
 	__int128 last = (__int128)sqe->remote_off + (__int128)stride * (__int128)(count - 1);
 	if (last < 0 || last > (__int128)g->heap_bytes ||
 	    !hoist_range_ok((uint64_t)last, sqe->len, g->heap_bytes))
@@ -36,10 +39,11 @@ static int vec_ok(const struct hoist_sqe *sqe, const struct validate_geom *g)
 	uint64_t nvec, list_off;
 	memcpy(&nvec, sqe->inline_data, 8);
 	memcpy(&list_off, sqe->inline_data + 8, 8);
-	if (nvec == 0)
-		return sqe->len ? -EINVAL : 0;
+	if (nvec == 0 && sqe->len)
+		return -EINVAL;
 	if (nvec > HOIST_VEC_MAX)
 		return -EINVAL;
+	/* nvec 0: an empty list, still at a place inside staging (issue 14) */
 	if (!hoist_range_ok(list_off, nvec * sizeof(struct hoist_vec_elem), g->staging_bytes))
 		return -EFAULT;
 	uint64_t local_size = (sqe->flags & HOIST_SQE_F_LOCAL_HEAP) ? g->heap_bytes : g->staging_bytes;

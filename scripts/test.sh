@@ -1,24 +1,36 @@
 #!/usr/bin/env bash
 # Build and run every test suite; what CI runs (.ci/run).
 #
-#   bash scripts/test.sh [--no-deps] [--no-asan] [--no-tsan]
+#   bash scripts/test.sh [--no-deps] [--no-asan] [--no-tsan] [--no-fuzz]
 #
 # Stages, in order (each later one still runs when an earlier one failed,
 # except the tests of a build that failed):
 #   deps        scripts/deps.sh
 #   build       RelWithDebInfo build in build/
-#   ctest       ctest in build/ (with the install test, label install)
+#   ctest       ctest in build/, with the install test (label install) and the soak
+#               (label soak: tests/soak, SOAK_SECONDS of checked random traffic over 3
+#               daemons, their RSS and descriptors checked for growth; default 150 s)
 #   build-asan  -DHOIST_SANITIZE=ON build (ASan + UBSan) in build-asan/
 #   ctest-asan  ctest in build-asan/ with leak checking and abort-on-error (not the
-#               install test: an outside program cannot load an ASan libhoist)
+#               install test: an outside program cannot load an ASan libhoist; not the
+#               soak: ASan's quarantine grows RSS by design)
 #   build-tsan  -DHOIST_TSAN=ON build in build-tsan/
 #   ctest-tsan  the integration, multinode and overlap tests in build-tsan/ (halt on the
 #               first race)
+#   build-fuzz  CC=clang -DHOIST_FUZZ=ON build of the libFuzzer targets in build-fuzz/
+#               (skipped with a note when clang or libFuzzer is missing)
+#   fuzz        tests/fuzz/run.sh: each target replays its corpus and regression
+#               inputs, then fuzzes for FUZZ_SECONDS (default 20) s; any crash,
+#               hang or leak fails the stage (six targets: about 2.5 minutes)
 # The rxe label (Soft-RoCE in a QEMU VM) runs in the plain ctest stage only.
 # Exit status: 0 only when every stage that ran passed.
 # Environment: JOBS (parallel build/ctest jobs, default 2),
 #              CTEST_TIMEOUT (per-test limit in s for tests without their own, default 300),
-#              BUILD_DIR / ASAN_BUILD_DIR (default build / build-asan).
+#              BUILD_DIR / ASAN_BUILD_DIR / FUZZ_BUILD_DIR (default build / build-asan /
+#              build-fuzz), FUZZ_SECONDS (fuzzing time per target, default 20),
+#              HOIST_TEST_SCALE / ASAN_TEST_SCALE / TSAN_TEST_SCALE (factor for every
+#              time limit of the tests in the plain / ASan / TSan stages, default
+#              1 / 4 / 8; see tests/integration/it_common.h it_watchdog).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -27,13 +39,15 @@ cd "$root"
 run_deps=1
 run_asan=1
 run_tsan=1
+run_fuzz=1
 for arg in "$@"; do
 	case "$arg" in
 	--no-deps) run_deps=0 ;;
 	--no-asan) run_asan=0 ;;
 	--no-tsan) run_tsan=0 ;;
+	--no-fuzz) run_fuzz=0 ;;
 	-h | --help)
-		sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'
+		sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'
 		exit 0
 		;;
 	*)
@@ -47,7 +61,15 @@ jobs=${JOBS:-2}
 build_dir=${BUILD_DIR:-build}
 asan_dir=${ASAN_BUILD_DIR:-build-asan}
 tsan_dir=${TSAN_BUILD_DIR:-build-tsan}
+fuzz_dir=${FUZZ_BUILD_DIR:-build-fuzz}
 ctest_timeout=${CTEST_TIMEOUT:-300}
+# Time limits of the tests (watchdogs on lack of progress, hoistrun
+# --timeout, harness/cluster limits, ctest TIMEOUT) times this factor:
+# sanitizer builds run several times slower. A slow or loaded machine (or
+# the VM) may raise the plain one: HOIST_TEST_SCALE=2 bash scripts/test.sh.
+plain_scale=${HOIST_TEST_SCALE:-1}
+asan_scale=${ASAN_TEST_SCALE:-4}
+tsan_scale=${TSAN_TEST_SCALE:-8}
 export JOBS=$jobs
 
 names=()
@@ -115,22 +137,22 @@ else
 	skip deps "--no-deps"
 fi
 
-if stage build bash scripts/build.sh "$build_dir"; then
-	stage ctest run_ctest "$build_dir" || true
+if stage build bash scripts/build.sh "$build_dir" -DHOIST_TEST_SCALE="$plain_scale"; then
+	HOIST_TEST_SCALE=$plain_scale stage ctest run_ctest "$build_dir" || true
 else
 	skip ctest "build failed"
 fi
 
 if ((run_asan)); then
-	if stage build-asan bash scripts/build.sh "$asan_dir" -DHOIST_SANITIZE=ON; then
+	if stage build-asan bash scripts/build.sh "$asan_dir" -DHOIST_SANITIZE=ON -DHOIST_TEST_SCALE="$asan_scale"; then
 		detect_leaks=1
 		if ! lsan_works; then
 			detect_leaks=0
 			echo "test.sh: WARNING: LeakSanitizer does not work here; running with detect_leaks=0" >&2
 		fi
-		ASAN_OPTIONS="detect_leaks=$detect_leaks:abort_on_error=1" \
+		HOIST_TEST_SCALE=$asan_scale ASAN_OPTIONS="detect_leaks=$detect_leaks:abort_on_error=1" \
 			UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
-			stage ctest-asan run_ctest "$asan_dir" -LE 'rxe|install' || true
+			stage ctest-asan run_ctest "$asan_dir" -LE 'rxe|install|soak' || true
 		((detect_leaks)) || note_last "leak checks OFF (LeakSanitizer unavailable)"
 	else
 		skip ctest-asan "build-asan failed"
@@ -144,8 +166,8 @@ fi
 # (command queues, counters, the stats socket). The integration suite drives
 # every cross-thread path with real clients.
 if ((run_tsan)); then
-	if stage build-tsan bash scripts/build.sh "$tsan_dir" -DHOIST_TSAN=ON; then
-		TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1" \
+	if stage build-tsan bash scripts/build.sh "$tsan_dir" -DHOIST_TSAN=ON -DHOIST_TEST_SCALE="$tsan_scale"; then
+		HOIST_TEST_SCALE=$tsan_scale TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1" \
 			stage ctest-tsan run_ctest "$tsan_dir" -L 'integration|multinode|overlap' || true
 	else
 		skip ctest-tsan "build-tsan failed"
@@ -153,6 +175,36 @@ if ((run_tsan)); then
 else
 	skip build-tsan "--no-tsan"
 	skip ctest-tsan "--no-tsan"
+fi
+
+# libFuzzer: every parser of bytes from outside the daemon (tests/fuzz).
+# clang only; the run is bounded (FUZZ_SECONDS per target).
+fuzzer_works() {
+	local d rc=0
+	command -v clang >/dev/null 2>&1 || return 1
+	d=$(mktemp -d)
+	printf '#include <stdint.h>\n#include <stddef.h>\nint LLVMFuzzerTestOneInput(const uint8_t *d, size_t n){(void)d;(void)n;return 0;}\n' >"$d/f.c"
+	clang -fsanitize=fuzzer,address,undefined -o "$d/f" "$d/f.c" 2>/dev/null || rc=1
+	rm -rf "$d"
+	return "$rc"
+}
+if ((run_fuzz)); then
+	if ! fuzzer_works; then
+		skip build-fuzz "clang with libFuzzer not found"
+		skip fuzz "clang with libFuzzer not found"
+	elif CC=clang stage build-fuzz bash -c 'bash scripts/build.sh "$1" -DHOIST_FUZZ=ON >/dev/null &&
+			cmake --build "$1" --target hoist_fuzz -j"$JOBS"' _ "$fuzz_dir"; then
+		fuzz_leaks=0
+		lsan_works && fuzz_leaks=1
+		ASAN_OPTIONS="detect_leaks=$fuzz_leaks" stage fuzz bash tests/fuzz/run.sh \
+			--time "${FUZZ_SECONDS:-20}" "$fuzz_dir" || true
+		((fuzz_leaks)) || note_last "leak checks OFF (LeakSanitizer unavailable)"
+	else
+		skip fuzz "build-fuzz failed"
+	fi
+else
+	skip build-fuzz "--no-fuzz"
+	skip fuzz "--no-fuzz"
 fi
 
 # ---------------------------------------------------------------- later stages

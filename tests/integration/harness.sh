@@ -10,7 +10,7 @@
 # 3. exports HOIST_RUNTIME_DIR, HOISTD_PID, HOIST_HOISTD, HOIST_HOISTRUN,
 #    HOIST_HOISTCTL, HOIST_BIN_DIR (directory of hoistrun) and IT_SRC_DIR
 #    (this directory), and runs the test command under
-#    `timeout ${IT_TIMEOUT:-60}`,
+#    `timeout ${IT_TIMEOUT:-60}` (times HOIST_TEST_SCALE),
 # 4. fails if the daemon died during the test, then stops it with SIGTERM
 #    and requires exit status 0 within 5 s,
 # 5. cleans up on any exit; prints the daemon's log when something failed
@@ -21,7 +21,10 @@
 #
 # Environment: HOISTD_ARGS (extra hoistd arguments, word-split),
 # IT_TIMEOUT (seconds for the test command), IT_KEEP=1 (keep the runtime
-# directory), IT_VERBOSE=1.
+# directory), IT_VERBOSE=1, HOIST_TEST_SCALE (a factor >= 1 for every time
+# limit here: READY, IT_TIMEOUT, the stop after SIGTERM; scripts/test.sh
+# sets it for the sanitizer stages; the test programs' watchdogs and
+# hoistrun --timeout honour it too).
 set -u
 
 if [ $# -lt 5 ] || [ "$4" != "--" ]; then
@@ -40,6 +43,12 @@ for a in "$@"; do # name the test after its program, not the launcher
 done
 
 log() { echo "[harness $name] $*" >&2; }
+
+# scaled SEC: SEC times HOIST_TEST_SCALE (default 1), rounded up
+scaled() { awk -v s="$1" -v f="${HOIST_TEST_SCALE:-1}" 'BEGIN { if (f + 0 < 1) f = 1; v = s * f; i = int(v); if (i < v) i++; print i }'; }
+ready_sec=$(scaled 10)
+test_sec=$(scaled "${IT_TIMEOUT:-60}")
+stop_ticks=$(($(scaled 5) * 10))
 
 for b in "$HOISTD" "$HOISTRUN" "$HOISTCTL"; do
 	if [ ! -x "$b" ]; then
@@ -93,9 +102,9 @@ mkfifo "$DIR/ready.fifo" || { log "FAIL: mkfifo"; exit 1; }
 DPID=$!
 line=
 # The open blocks until hoistd's side is open; EOF (hoistd died) ends the read.
-if ! read -r -t 10 line <"$DIR/ready.fifo" || [ "$line" != READY ]; then
+if ! read -r -t "$ready_sec" line <"$DIR/ready.fifo" || [ "$line" != READY ]; then
 	if daemon_alive; then
-		log "FAIL: hoistd (pid $DPID) did not report READY within 10 s (got '${line}')"
+		log "FAIL: hoistd (pid $DPID) did not report READY within $ready_sec s (got '${line}')"
 	else
 		wait "$DPID" 2>/dev/null
 		log "FAIL: hoistd exited (status $?) before reporting READY (got '${line}')"
@@ -122,14 +131,14 @@ export IT_SRC_DIR=$here
 
 # ---- run the test ----------------------------------------------------------
 t0=$(date +%s.%N)
-timeout -k 5 "${IT_TIMEOUT:-60}" "$@"
+timeout -k 5 "$test_sec" "$@"
 status=$?
 t1=$(date +%s.%N)
 elapsed=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
 case $status in
 0) log "test command exited 0 (${elapsed} s)" ;;
 77) log "test command skipped (exit 77, ${elapsed} s)" ;;
-124 | 137) log "FAIL: test command timed out after ${IT_TIMEOUT:-60} s (status $status)"; show_log=1 ;;
+124 | 137) log "FAIL: test command timed out after $test_sec s (status $status)"; show_log=1 ;;
 *) log "FAIL: test command exited with status $status (${elapsed} s)"; show_log=1 ;;
 esac
 
@@ -148,12 +157,12 @@ if ! "$HOISTCTL" --runtime-dir "$DIR" ping >/dev/null 2>"$DIR/ping.err"; then
 	status=1
 fi
 kill -TERM "$DPID"
-for _ in $(seq 1 50); do
+for _ in $(seq 1 "$stop_ticks"); do
 	daemon_alive || break
 	sleep 0.1
 done
 if daemon_alive; then
-	log "FAIL: hoistd did not exit within 5 s of SIGTERM"
+	log "FAIL: hoistd did not exit within $((stop_ticks / 10)) s of SIGTERM"
 	show_log=1
 	exit 1
 fi

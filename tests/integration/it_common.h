@@ -31,6 +31,9 @@ IT_FN const char *it_name = "it";
 IT_FN int it_rank = -1;
 IT_FN unsigned long it_failures;
 
+/* Forward: the progress counter lives with the watchdog below. */
+IT_FN void it_progress_bump(void);
+
 IT_FN void it_vreport(const char *file, int line, const char *fmt, va_list ap)
 {
 	it_failures++;
@@ -96,6 +99,7 @@ IT_FN const char *it_errname(int rc)
 __attribute__((format(printf, 6, 7))) IT_FN int it_expect_(int rc, int want, const char *expr,
 							    const char *file, int line, const char *fmt, ...)
 {
+	it_progress_bump();
 	if (rc == want)
 		return rc;
 	char ctx[512];
@@ -168,6 +172,7 @@ IT_FN void it_fill(void *buf, size_t n, uint64_t key)
 /* First index where buf differs from it_fill(key), or n if equal. */
 IT_FN size_t it_check_fill(const void *buf, size_t n, uint64_t key)
 {
+	it_progress_bump();
 	const unsigned char *p = buf;
 	size_t i = 0;
 	uint64_t k = it_mix(key);
@@ -206,28 +211,70 @@ IT_FN size_t it_check_byte(const void *buf, size_t n, unsigned char c)
 
 /* ---- process helpers -------------------------------------------------- */
 
+/* The factor every time limit of the suite is multiplied by: the
+ * environment's HOIST_TEST_SCALE (scripts/test.sh sets it for the
+ * sanitizer stages; a loaded machine or a VM may set it too), at least 1. */
+IT_FN double it_scale(void)
+{
+	const char *e = getenv("HOIST_TEST_SCALE");
+	double f = e ? strtod(e, NULL) : 1.0;
+	return f >= 1.0 && f <= 1000.0 ? f : 1.0;
+}
+
+/* Progress: bumped by IT_WHERE, IT_PROGRESS() and every it_* check; the
+ * watchdog fires only when it stood still for a whole period. */
+static unsigned long it_progress; /* atomic: the alarm may land on any thread */
+#define IT_PROGRESS() ((void)__atomic_fetch_add(&it_progress, 1, __ATOMIC_RELAXED))
+
+IT_FN void it_progress_bump(void)
+{
+	IT_PROGRESS();
+}
+
 /* What the program is doing now; the watchdog prints it. */
 static char it_where[256];
-#define IT_WHERE(...) snprintf(it_where, sizeof(it_where), __VA_ARGS__)
+#define IT_WHERE(...) (IT_PROGRESS(), (void)snprintf(it_where, sizeof(it_where), __VA_ARGS__))
+
+static unsigned it_watchdog_period; /* seconds, scaled */
+static unsigned long it_watchdog_seen;
 
 IT_FN void it_watchdog_handler(int sig)
 {
 	(void)sig;
+	unsigned long now = __atomic_load_n(&it_progress, __ATOMIC_RELAXED);
+	if (now != it_watchdog_seen) { /* progress in this period: another one */
+		it_watchdog_seen = now;
+		alarm(it_watchdog_period);
+		return;
+	}
 	char msg[512];
 	/* snprintf is not async-signal-safe in theory; we are about to _exit */
-	int n = snprintf(msg, sizeof(msg), "[%s rank %d] FAIL: watchdog expired, the test hung; last step: %s\n",
-			 it_name, it_rank, it_where[0] ? it_where : "(not recorded)");
+	int n = snprintf(msg, sizeof(msg),
+			 "[%s rank %d] FAIL: watchdog expired, no progress for %u s (the test hung); last step: %s\n",
+			 it_name, it_rank, it_watchdog_period, it_where[0] ? it_where : "(not recorded)");
 	ssize_t w = write(2, msg, n > 0 ? (size_t)n : 0);
 	(void)w;
 	_exit(1);
 }
 
-/* Turn a hang into a failure after `sec` seconds (keep it below the
- * harness's 60 s so the failure says where it hung). */
+/* Turn a hang into a failure: once `sec` seconds (times it_scale()) pass
+ * without progress (IT_WHERE, IT_PROGRESS, it_* checks), the program fails
+ * and says where it stood. A test that keeps making progress is never cut
+ * short by it; the launcher's and the harness's total limits (also
+ * scaled) are the backstop. Keep `sec` below hoistrun --timeout of the
+ * test so that the failure says where it hung. */
 IT_FN void it_watchdog(unsigned sec)
 {
-	signal(SIGALRM, it_watchdog_handler);
-	alarm(sec);
+	double p = sec * it_scale();
+	it_watchdog_period = p < 1 ? 1 : p > 1e6 ? 1000000u : (unsigned)p;
+	it_watchdog_seen = __atomic_load_n(&it_progress, __ATOMIC_RELAXED);
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = it_watchdog_handler;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGALRM, &sa, NULL);
+	alarm(it_watchdog_period);
 }
 
 IT_FN double it_now(void)
@@ -267,6 +314,7 @@ IT_FN void it_init(const char *name, int *rank, int *size)
 /* Collective symmetric allocation; exits 1 on failure (nothing else can run). */
 IT_FN void *it_malloc(size_t n)
 {
+	IT_PROGRESS();
 	void *p = hoist_malloc(n);
 	if (!p) {
 		IT_FAIL("hoist_malloc(%zu) returned NULL", n);
@@ -304,11 +352,11 @@ IT_FN int it_finish(void)
 	return 0;
 }
 
-/* Spin (with short sleeps) until *p == want or `sec` seconds passed.
- * Returns 1 if reached. */
+/* Spin (with short sleeps) until *p == want or `sec` seconds (times
+ * it_scale()) passed. Returns 1 if reached. */
 IT_FN int it_wait_u64(volatile uint64_t *p, uint64_t want, double sec)
 {
-	double end = it_now() + sec;
+	double end = it_now() + sec * it_scale();
 	unsigned spins = 0;
 	while (__atomic_load_n((uint64_t *)p, __ATOMIC_ACQUIRE) != want) {
 		if (++spins % 1024 == 0) {

@@ -19,7 +19,7 @@ struct bad {
 	int want; /* expected CQE res */
 };
 
-#define MAXBAD 40
+#define MAXBAD 48
 #define FLOOD 5000
 
 static int run_cmd_number(const char *cmd, long long *out)
@@ -116,6 +116,25 @@ int main(void)
 	BAD("staging offset == staging size (get)", -EFAULT, s_ = get; s_.local_off = stg; s_.len = 1);
 	BAD("staging offset overflow (get)", -EFAULT, s_ = get; s_.local_off = UINT64_MAX; s_.len = 2);
 	BAD("local heap range out of bounds", -EFAULT, s_ = hput; s_.local_off = heap - 1; s_.len = 2);
+	/* descriptors that move nothing are range checked all the same (issue 14
+	 * defect 4: a strided put of count 0 at local offset 2^63 was a success
+	 * and the daemon computed staging + 2^63) */
+	const uint64_t far = 1ull << 63;
+	struct hoist_sqe zs = get; /* strided, stride 8, count 0 */
+	zs.opcode = HOIST_OP_PUT_STRIDED;
+	memset(zs.inline_data, 0, sizeof(zs.inline_data));
+	zs.inline_data[0] = 8;
+	BAD("strided put, count 0, local_off 2^63", -EFAULT, s_ = zs; s_.local_off = far);
+	BAD("strided get, count 0, local heap off 2^63", -EFAULT, s_ = zs; s_.opcode = HOIST_OP_GET_STRIDED;
+	    s_.flags |= HOIST_SQE_F_LOCAL_HEAP; s_.local_off = far);
+	BAD("strided put, count 0, remote_off 2^63", -EFAULT, s_ = zs; s_.remote_off = far);
+	BAD("strided put, element size 0, local_off 2^63", -EFAULT, s_ = zs; s_.len = 0; s_.inline_data[8] = 3;
+	    s_.local_off = far);
+	BAD("vector get, nvec 0, local_off 2^63", -EFAULT, s_ = zs; s_.opcode = HOIST_OP_GET_VEC; s_.len = 0;
+	    memset(s_.inline_data, 0, 16); s_.local_off = far);
+	BAD("vector put, nvec 0, list_off 2^63", -EFAULT, s_ = zs; s_.opcode = HOIST_OP_PUT_VEC; s_.len = 0;
+	    memset(s_.inline_data, 0, 16); memcpy(s_.inline_data + 8, &far, 8));
+	BAD("get of 0 bytes, local_off 2^63", -EFAULT, s_ = get; s_.len = 0; s_.local_off = far);
 #undef BAD
 	int nbad = nb;
 

@@ -38,6 +38,10 @@
 # CLUSTER_IPS="IP0 IP1 ..." (optional): daemon i binds IP_i (modulo the count)
 # instead of 127.0.0.1, e.g. one daemon per rxe device in tests/rxe.
 #
+# HOIST_TEST_SCALE (a factor >= 1): multiplies CLUSTER_READY_SEC (default
+# 10), CLUSTER_TIMEOUT (default 150) and the 5 s stop after SIGTERM, like
+# harness.sh.
+#
 # Binaries: $HOIST_HOISTD, $HOIST_HOISTRUN, $HOIST_HOISTCTL (default: from
 # PATH). Exit status: the command's (77 = skipped) unless a daemon
 # misbehaved, in which case 1.
@@ -82,6 +86,12 @@ for a in "$@"; do
 	case $(basename -- "$a") in it_* | mn_* | *.sh) name=$(basename -- "$a"); break ;; esac
 done
 log() { echo "[cluster $name] $*" >&2; }
+
+# scaled SEC: SEC times HOIST_TEST_SCALE (default 1), rounded up
+scaled() { awk -v s="$1" -v f="${HOIST_TEST_SCALE:-1}" 'BEGIN { if (f + 0 < 1) f = 1; v = s * f; i = int(v); if (i < v) i++; print i }'; }
+ready_sec=$(scaled "${CLUSTER_READY_SEC:-10}")
+test_sec=$(scaled "${CLUSTER_TIMEOUT:-150}")
+stop_ticks=$(($(scaled 5) * 10))
 
 for b in "$HOIST_HOISTD" "$HOIST_HOISTRUN" "$HOIST_HOISTCTL"; do
 	if ! command -v "$b" >/dev/null 2>&1; then
@@ -195,9 +205,9 @@ for ((i = 0; i < K; i++)); do
 done
 for ((i = 0; i < K; i++)); do
 	line=
-	if ! read -r -t "${CLUSTER_READY_SEC:-10}" line <"${dirs[$i]}/ready.fifo" || [ "$line" != READY ]; then
+	if ! read -r -t "$ready_sec" line <"${dirs[$i]}/ready.fifo" || [ "$line" != READY ]; then
 		if alive "${pids[$i]}"; then
-			log "FAIL: hoistd of node $i (pid ${pids[$i]}) did not report READY within 10 s (got '$line')"
+			log "FAIL: hoistd of node $i (pid ${pids[$i]}) did not report READY within $ready_sec s (got '$line')"
 		else
 			wait "${pids[$i]}" 2>/dev/null
 			log "FAIL: hoistd of node $i exited (status $?) before reporting READY"
@@ -226,14 +236,14 @@ export IT_SRC_DIR
 
 # ---- run the test -----------------------------------------------------------------
 t0=$(date +%s.%N)
-timeout -k 5 "${CLUSTER_TIMEOUT:-150}" "$@"
+timeout -k 5 "$test_sec" "$@"
 status=$?
 t1=$(date +%s.%N)
 elapsed=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
 case $status in
 0) log "test command exited 0 (${elapsed} s)" ;;
 77) log "test command skipped (exit 77, ${elapsed} s)" ;;
-124 | 137) log "FAIL: test command timed out after ${CLUSTER_TIMEOUT:-150} s (status $status)"; show_log=1 ;;
+124 | 137) log "FAIL: test command timed out after $test_sec s (status $status)"; show_log=1 ;;
 *) log "FAIL: test command exited with status $status (${elapsed} s)"; show_log=1 ;;
 esac
 
@@ -269,12 +279,12 @@ done
 for ((i = 0; i < K; i++)); do
 	p=${pids[$i]}
 	[ -n "$p" ] || continue
-	for _ in $(seq 1 50); do
+	for _ in $(seq 1 "$stop_ticks"); do
 		alive "$p" || break
 		sleep 0.1
 	done
 	if alive "$p"; then
-		log "FAIL: hoistd of node $i did not exit within 5 s of SIGTERM"
+		log "FAIL: hoistd of node $i did not exit within $((stop_ticks / 10)) s of SIGTERM"
 		bad=1
 		continue
 	fi

@@ -427,6 +427,102 @@ START_TEST(test_vec)
 }
 END_TEST
 
+/* Issue 14 defect 4: a descriptor that moves nothing (len 0, count 0,
+ * element size 0, nvec 0) is checked like any other: every offset it
+ * names must lie in its segment, then it is a no-op. Before the fix a
+ * strided put with count 0 and local_off 2^63 was accepted and the daemon
+ * computed staging + 2^63. */
+START_TEST(test_zero_length)
+{
+	const uint64_t far = 1ull << 63;
+	static const uint8_t data_ops[] = {HOIST_OP_PUT, HOIST_OP_GET, HOIST_OP_PUT_STRIDED, HOIST_OP_GET_STRIDED,
+					   HOIST_OP_PUT_VEC, HOIST_OP_GET_VEC};
+	for (size_t i = 0; i < sizeof(data_ops); i++) {
+		uint8_t op = data_ops[i];
+		int multi = op != HOIST_OP_PUT && op != HOIST_OP_GET;
+		int vec = op == HOIST_OP_PUT_VEC || op == HOIST_OP_GET_VEC;
+		/* the shapes that move nothing: (elem, count) */
+		const uint64_t shapes[][2] = {{0, 0}, {0, 5}, {16, 0}};
+		for (size_t k = 0; k < (multi && !vec ? 3u : 1u); k++) {
+			struct hoist_sqe e = strided(op, 64, shapes[k][0], 8, shapes[k][1]);
+			if (!multi)
+				e.len = 0;
+			if (vec) { /* nvec 0, list at 0 */
+				e.len = 0;
+				memset(e.inline_data, 0, sizeof(e.inline_data));
+			}
+			ck_assert_msg(V(e) == 0, "op %u shape %zu valid no-op: %d", op, k, V(e));
+			for (int lh = 0; lh < 2; lh++) {
+				struct hoist_sqe b = e;
+				b.flags = lh ? HOIST_SQE_F_LOCAL_HEAP : 0;
+				uint64_t lim = lh ? HEAP : STAGE;
+				b.local_off = far;
+				ck_assert_msg(V(b) == -EFAULT, "op %u shape %zu lh %d local_off 2^63: %d", op, k, lh, V(b));
+				b.local_off = lim + 1;
+				ck_assert_msg(V(b) == -EFAULT, "op %u shape %zu lh %d local_off size+1: %d", op, k, lh, V(b));
+				b.local_off = lim; /* one past the end, zero bytes: in range */
+				ck_assert_msg(V(b) == 0, "op %u shape %zu lh %d local_off == size: %d", op, k, lh, V(b));
+			}
+			struct hoist_sqe r = e;
+			r.remote_off = far;
+			ck_assert_msg(V(r) == -EFAULT, "op %u shape %zu remote_off 2^63: %d", op, k, V(r));
+			r.remote_off = HEAP + 1;
+			ck_assert_msg(V(r) == -EFAULT, "op %u shape %zu remote_off heap+1: %d", op, k, V(r));
+			if (vec) {
+				r = e;
+				uint64_t list = far;
+				memcpy(r.inline_data + 8, &list, 8);
+				ck_assert_msg(V(r) == -EFAULT, "op %u list_off 2^63 with nvec 0: %d", op, V(r));
+			}
+		}
+	}
+	/* elements of size 0 still name offsets: the last must be in the heap */
+	struct hoist_sqe e = strided(HOIST_OP_PUT_STRIDED, 0, 0, (int64_t)HEAP, 3);
+	ck_assert_int_eq(V(e), -EFAULT);
+	e = strided(HOIST_OP_GET_STRIDED, 64, 0, -128, 2);
+	ck_assert_int_eq(V(e), -EFAULT);
+	/* the exact report: strided put, count 0, local offset 2^63 */
+	e = strided(HOIST_OP_PUT_STRIDED, 0, 8, 8, 0);
+	e.local_off = far;
+	ck_assert_int_eq(V(e), -EFAULT);
+	/* a put/get of 0 bytes */
+	e = put();
+	e.len = 0;
+	e.local_off = far;
+	ck_assert_int_eq(V(e), -EFAULT);
+	/* a collective of 0 bytes */
+	struct hoist_coll_args a = {.kind = HOIST_COLL_BROADCAST};
+	e = simple(HOIST_OP_COLL);
+	memcpy(e.inline_data, &a, sizeof(a));
+	ck_assert_int_eq(validate_coll(&e, &geom), 0);
+	e.local_off = far;
+	ck_assert_int_eq(validate_coll(&e, &geom), -EFAULT);
+	e.local_off = 0;
+	e.remote_off = HEAP + 1;
+	ck_assert_int_eq(validate_coll(&e, &geom), -EFAULT);
+	/* property: whatever moves nothing and is accepted names only offsets
+	 * inside its segments */
+	uint64_t seed = 11;
+	for (int i = 0; i < 100000; i++) {
+		uint8_t op = data_ops[rng_next(&seed) % sizeof(data_ops)];
+		uint64_t pick[] = {0, 1, HEAP, HEAP + 1, STAGE, STAGE + 1, far, UINT64_MAX, rng_next(&seed)};
+#define PICK pick[rng_next(&seed) % (sizeof(pick) / sizeof(pick[0]))]
+		e = strided(op, PICK, 0, (int64_t)PICK, rng_next(&seed) % 4);
+		if (op == HOIST_OP_PUT || op == HOIST_OP_GET || op == HOIST_OP_PUT_VEC || op == HOIST_OP_GET_VEC)
+			memset(e.inline_data, 0, 8); /* nvec 0 */
+		e.local_off = PICK;
+		if (rng_next(&seed) & 1)
+			e.flags = HOIST_SQE_F_LOCAL_HEAP;
+#undef PICK
+		if (V(e))
+			continue;
+		uint64_t lim = (e.flags & HOIST_SQE_F_LOCAL_HEAP) ? HEAP : STAGE;
+		CHK(e.remote_off <= HEAP);
+		CHK(e.local_off <= lim);
+	}
+}
+END_TEST
+
 static Suite *validate_suite(void)
 {
 	Suite *s = suite_create("validate");
@@ -444,6 +540,7 @@ static Suite *validate_suite(void)
 	tcase_add_test(tc, test_random_never_out_of_bounds);
 	tcase_add_test(tc, test_strided);
 	tcase_add_test(tc, test_vec);
+	tcase_add_test(tc, test_zero_length);
 	suite_add_tcase(s, tc);
 	return s;
 }
