@@ -20,7 +20,7 @@ B=${1:?usage: multinode.sh BUILD_DIR}
 B=$(cd "$B" && pwd -P)
 
 if [ "${RXE_VM:-0}" != 1 ]; then
-	export RXE_VM_NDEV=2 RXE_VM_TIMEOUT=${RXE_VM_TIMEOUT:-540} RXE_VM_MEM=${RXE_VM_MEM:-1024}
+	export RXE_VM_NDEV=2 RXE_VM_TIMEOUT=${RXE_VM_TIMEOUT:-1700} RXE_VM_MEM=${RXE_VM_MEM:-1024}
 	exec "$HERE/run-in-vm.sh" "$HERE/multinode.sh" "$B"
 fi
 
@@ -29,7 +29,7 @@ read -r -a ips <<<"$RXE_IPS"
 [ ${#ips[@]} -ge 2 ] || { echo "rxe_multinode: needs 2 rxe devices, have: $RXE_DEVS" >&2; exit 1; }
 echo "rxe_multinode: daemons on ${ips[0]} ($(echo "$RXE_DEVS" | cut -d' ' -f1)) and ${ips[1]} ($(echo "$RXE_DEVS" | cut -d' ' -f2))"
 export HOIST_HOISTD=$B/daemon/hoistd HOIST_HOISTRUN=$B/client/hoistrun HOIST_HOISTCTL=$B/daemon/hoistctl
-export CLUSTER_IPS="${ips[0]} ${ips[1]}" CLUSTER_READY_SEC=60 CLUSTER_TIMEOUT=300
+export CLUSTER_IPS="${ips[0]} ${ips[1]}" CLUSTER_READY_SEC=60 CLUSTER_TIMEOUT=900
 export IT_BIN=$B/tests/integration MN_BIN=$B/tests/multinode
 # HOIST_RXE_PARTS (default "main loss") picks the clusters to run.
 parts=${HOIST_RXE_PARTS:-main loss}

@@ -40,7 +40,11 @@
 #   RXE_VM_MTU      netdev MTU (1500 -> RoCE MTU 1024; 9000 -> 4096) [1500]
 #   RXE_VM_MEM      guest MiB                                     [1024]
 #   RXE_VM_SMP      guest vCPUs                                   [nproc, max 4]
-#   RXE_VM_TIMEOUT  seconds until the VM is killed (exit 124)     [900]
+#   RXE_VM_TIMEOUT  seconds until the VM is killed (exit 124): a backstop [900]
+#   RXE_VM_STALL    seconds without a byte of guest output (console, setup
+#                   log, command output) until the VM is killed (exit 124):
+#                   the watchdog that fires on lack of progress, not on
+#                   total time, so a slow (loaded) host only takes longer [300]
 #   RXE_VM_ACCEL    tcg | kvm (the other one is the fallback)     [tcg]
 #   RXE_VM_TB_MB    TCG translation cache MiB                     [128]
 #   RXE_VM_MODULES  extra guest kernel modules to load
@@ -63,6 +67,7 @@ MEM=${RXE_VM_MEM:-1024}
 NPROC=$(nproc 2>/dev/null || echo 2)
 SMP=${RXE_VM_SMP:-$((NPROC > 4 ? 4 : NPROC))}
 TIMEOUT=${RXE_VM_TIMEOUT:-900}
+STALL=${RXE_VM_STALL:-300}
 ACCEL=${RXE_VM_ACCEL:-tcg}
 NDEV=${RXE_VM_NDEV:-1}
 NET=${RXE_VM_NET:-10.77.0}
@@ -205,8 +210,31 @@ timeout "$TIMEOUT" "${Q[@]}" < /dev/null > "$RUNDIR/qemu.log" 2>&1 &
 QPID=$!
 tail -c +1 -s 0.2 -f --pid=$QPID "$RUNDIR/out" &
 TAILPID=$!
+# Progress watchdog: the guest's output must keep growing.
+stalled=0
+last_size=-1
+last_change=$(date +%s)
+while kill -0 "$QPID" 2>/dev/null; do
+    size=0
+    for f in "$RUNDIR/out" "$RUNDIR/console.log" "$RUNDIR/setup.log"; do
+        s=$(stat -c %s "$f" 2>/dev/null || echo 0)
+        size=$((size + s))
+    done
+    t=$(date +%s)
+    if [ "$size" != "$last_size" ]; then
+        last_size=$size
+        last_change=$t
+    elif [ $((t - last_change)) -ge "$STALL" ]; then
+        echo "run-in-vm: no output from the guest for ${STALL}s (RXE_VM_STALL): stopping it" >&2
+        stalled=1
+        kill -TERM "$QPID" 2>/dev/null
+        break
+    fi
+    sleep 1
+done
 wait $QPID
 qrc=$?
+[ "$stalled" = 1 ] && qrc=124
 QPID=''
 wait $TAILPID 2>/dev/null
 TAILPID=''
@@ -234,7 +262,11 @@ if [ -f "$RUNDIR/rc" ]; then
     exit "$rc"
 fi
 if [ $qrc -eq 124 ]; then
-    echo "run-in-vm: timed out after ${TIMEOUT}s (RXE_VM_TIMEOUT)" >&2
+    if [ "$stalled" = 1 ]; then
+        echo "run-in-vm: the guest stalled (no output for ${STALL}s)" >&2
+    else
+        echo "run-in-vm: timed out after ${TIMEOUT}s (RXE_VM_TIMEOUT)" >&2
+    fi
     rc=124
 else
     echo "run-in-vm: VM ended without a result (qemu rc=$qrc)" >&2

@@ -17,7 +17,7 @@ SECS=${RXE_SMOKE_TIMEOUT:-240} # per verbs_smoke process
 if [ "${RXE_VM:-0}" != 1 ]; then
     HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
     [ -x "$BIN" ] || { echo "smoke: $BIN not found (build the verbs_smoke target)" >&2; exit 1; }
-    export RXE_VM_NDEV=2 RXE_VM_TIMEOUT=${RXE_VM_TIMEOUT:-540} RXE_VM_MEM=${RXE_VM_MEM:-512}
+    export RXE_VM_NDEV=2 RXE_VM_TIMEOUT=${RXE_VM_TIMEOUT:-1700} RXE_VM_MEM=${RXE_VM_MEM:-512}
     exec "$HERE/run-in-vm.sh" "$HERE/smoke.sh" "$BIN"
 fi
 
