@@ -143,6 +143,7 @@ static void usage(FILE *out)
 		"                        before terminating the others\n"
 		"  -v, --verbose         print what is started and how each rank ended\n"
 		"  -h, --help            this text\n"
+		"      --version         print the version\n"
 		"\n"
 		"SIGINT, SIGTERM and SIGHUP are forwarded to all ranks; a second one kills\n"
 		"them. Ranks other than 0 read stdin from /dev/null.\n"
@@ -788,6 +789,7 @@ int main(int argc, char **argv)
 		{"hoistd-arg", required_argument, NULL, 'A'},
 		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
 	};
 	struct run r;
@@ -866,6 +868,7 @@ int main(int argc, char **argv)
 			break;
 		case 'v': r.verbose = 1; break;
 		case 'h': usage(stdout); return 0;
+		case 'V': printf("hoistrun %s\n", HOIST_VERSION_STRING); return 0;
 		case ':':
 			fprintf(stderr, "%s: option '%s' needs a value\n", prog_name, argv[optind - 1]);
 			fprintf(stderr, "Try '%s --help'.\n", prog_name);
