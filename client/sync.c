@@ -3,7 +3,9 @@
  * the collective symmetric allocator built on it.
  */
 #include <errno.h>
+#include <limits.h>
 #include <link.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -100,7 +102,8 @@ int hoist__barrier_notify(struct hoist_ctx *c, uint64_t phase)
 /* ---- phase ids of barrier call sites: the same on every rank ----
  * A return address differs between processes (ASLR). Its offset in the
  * object that holds it does not, so the id is
- *   FNV-1a-32(file name of the object, without directories) << 32
+ *   FNV-1a-32(file name of the object, symlinks resolved, without
+ *             directories) << 32
  *   | (address - the object's load bias)  [the ELF virtual address]
  * which hoistctl maps back to object+offset and, with addr2line, to
  * file:line (the object found among /proc/<pid>/maps by that hash). An
@@ -152,12 +155,14 @@ uint64_t hoist__site_id(uintptr_t addr)
 	uint64_t id = addr;
 	dl_iterate_phdr(site_cb, &f);
 	if (f.found && addr - f.bias < (1ull << 32)) {
-		char exe[4096];
+		char path[PATH_MAX];
 		const char *name = f.name;
 		if (!name || !*name) { /* the main program */
-			ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-			exe[n > 0 ? n : 0] = 0;
-			name = exe;
+			ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+			path[n > 0 ? n : 0] = 0;
+			name = path;
+		} else if (realpath(name, path)) { /* the file maps shows, not a symlink */
+			name = path;
 		}
 		const char *base = strrchr(name, '/');
 		id = (uint64_t)fnv1a32(base ? base + 1 : name) << 32 | (uint64_t)(addr - f.bias);
