@@ -9,7 +9,8 @@
 #     no raw control or invalid bytes) and no other line wider than 100 columns;
 #     `metrics` parses with prometheus_client (it_metrics.py: families,
 #     types, HELP, labels job/rank/uid/phase, values of the job) and the
-#     job label is the key with the same replacements.
+#     job label is the key with the same replacements; hoistd's log
+#     shows the key on one line (control characters as '?').
 #  2. The same job over two tcp daemons on loopback (hoistrun --nodes 2):
 #     transport "tcp", tcp counters there, no verbs counters; peer metrics.
 # Exit 77 (after every other check passed) without python3-prometheus-client.
@@ -73,6 +74,10 @@ if bad:
     print(text, file=sys.stderr)
 sys.exit(1 if bad else 0)
 PY
+# the daemon's log names the job on one line: the newline cannot forge one
+if grep -a -q "^nl-$tail" "$HOIST_RUNTIME_DIR/hoistd.log"; then
+	FAIL "a newline in the job key started a line of hoistd's log: $(grep -a -n "nl-$tail" "$HOIST_RUNTIME_DIR/hoistd.log")"
+fi
 "$pym" "$IT_SRC_DIR/it_metrics.py" "$out/mid.prom" $'k\ufffd\ufffd"q\\b\ufffd\nnl-'"$tail"
 rc=$?
 case $rc in
