@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -258,7 +259,7 @@ static void term_str(FILE *f, const char *str)
  * A barrier's phase id is FNV-1a-32(object file name) << 32 | offset in
  * the object (client/sync.c). The object is found among the client's
  * mapped files; addr2line turns object+offset into file:line when the
- * object has line information. Ids that match no object (hoist_phase ids,
+ * object has line information and belongs to root or the caller. Ids that match no object (hoist_phase ids,
  * a client that is gone or not ours to inspect) stay hex. */
 
 static uint32_t fnv1a32(const char *s)
@@ -315,7 +316,11 @@ static const char *site_of(int pid, uint64_t id)
 	snprintf(text, sizeof(text), "%s+0x%x", base, off);
 	if (have_addr2line < 0)
 		have_addr2line = system("command -v addr2line >/dev/null 2>&1") == 0;
-	if (have_addr2line && !strchr(path, '\'')) {
+	/* addr2line parses the file: only one that root or the caller owns
+	 * (root's cron job must not feed a user's crafted ELF to binutils) */
+	struct stat st;
+	int trusted = stat(path, &st) == 0 && (st.st_uid == 0 || st.st_uid == geteuid());
+	if (trusted && have_addr2line && !strchr(path, '\'')) {
 		char cmd[4300], out[400];
 		/* the return address follows the call: its line is the byte before */
 		snprintf(cmd, sizeof(cmd), "addr2line -e '%s' 0x%x 2>/dev/null", path, off ? off - 1 : 0);
