@@ -105,7 +105,7 @@ for ((r = 1; r <= rounds; r++)); do
 	perf ib_write_bw 1048576 40
 done
 "$HOIST_HOISTCTL" --runtime-dir "$HOIST_DIR_0" stats --json | python3 "$MN_SRC_DIR/mn_stats.py" check \
-	"d['transport_verbs'] == 1" "d['rdma_writes'] > 0" "d['rdma_reads'] > 0" "d['tcp_requests'] == 0" ||
+	"d['transport_verbs'] == 1" "d['rdma_writes'] > 0" "d['rdma_reads'] > 0" "'tcp_requests' not in d" ||
 	{ echo "run-rxe.sh: daemon 0 did not use verbs" >&2; exit 1; }
 
 for i in 0 1; do

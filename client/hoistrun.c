@@ -198,6 +198,7 @@ static void usage(FILE *out)
 		"  -v, --verbose         print which hoistd is used, what is started and\n"
 		"                        how each rank ended\n"
 		"  -h, --help            this text\n"
+		"      --version         print the version\n"
 		"\n"
 		"SIGINT, SIGTERM and SIGHUP are forwarded to all ranks; a second one kills\n"
 		"them. Ranks other than 0 read stdin from /dev/null.\n"
@@ -1115,6 +1116,7 @@ int main(int argc, char **argv)
 		{"tag-output", no_argument, NULL, 'O'},
 		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
 	};
 	struct run r;
@@ -1194,6 +1196,7 @@ int main(int argc, char **argv)
 		case 'O': r.tag_output = 1; break;
 		case 'v': r.verbose = 1; break;
 		case 'h': usage(stdout); return 0;
+		case 'V': printf("hoistrun %s\n", HOIST_VERSION_STRING); return 0;
 		case ':':
 			fprintf(stderr, "%s: option '%s' needs a value\n", prog_name, argv[optind - 1]);
 			fprintf(stderr, "Try '%s --help'.\n", prog_name);

@@ -129,6 +129,9 @@ void hoist__op_free(struct hoist_ctx *c, struct hoist_op *op);
 int hoist__check_daemon(struct hoist_ctx *c);
 int hoist__quiet(struct hoist_ctx *c);
 int hoist__barrier_notify(struct hoist_ctx *c, uint64_t phase);
+/* The phase id of a call site: object file hash and offset, the same in
+ * every process of one program (sync.c). */
+uint64_t hoist__site_id(uintptr_t addr);
 int hoist__wait_epoch(struct hoist_ctx *c, uint32_t target);
 /* Until op completed (its result) or the partial completion of pe came (0). */
 int hoist__wait_arrival(struct hoist_ctx *c, struct hoist_op *op, int pe);

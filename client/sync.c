@@ -3,7 +3,11 @@
  * the collective symmetric allocator built on it.
  */
 #include <errno.h>
+#include <limits.h>
+#include <link.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -95,10 +99,83 @@ int hoist__barrier_notify(struct hoist_ctx *c, uint64_t phase)
 	return rc;
 }
 
+/* ---- phase ids of barrier call sites: the same on every rank ----
+ * A return address differs between processes (ASLR). Its offset in the
+ * object that holds it does not, so the id is
+ *   FNV-1a-32(file name of the object, symlinks resolved, without
+ *             directories) << 32
+ *   | (address - the object's load bias)  [the ELF virtual address]
+ * which hoistctl maps back to object+offset and, with addr2line, to
+ * file:line (the object found among /proc/<pid>/maps by that hash). An
+ * address outside every object, or at an offset >= 4 GiB, stays raw. */
+struct site_find {
+	uintptr_t addr, bias;
+	const char *name;
+	int found;
+};
+
+static int site_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct site_find *f = arg;
+	(void)size;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD)
+			continue;
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+		if (f->addr >= lo && f->addr - lo < ph->p_memsz) {
+			f->bias = info->dlpi_addr;
+			f->name = info->dlpi_name;
+			f->found = 1;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static uint32_t fnv1a32(const char *s)
+{
+	uint32_t h = 2166136261u;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	return h;
+}
+
+uint64_t hoist__site_id(uintptr_t addr)
+{
+	/* a few call sites, many barriers: remember the last ones */
+	static struct {
+		uintptr_t addr;
+		uint64_t id;
+	} cache[8];
+	unsigned slot = (unsigned)(addr >> 4) & 7u;
+	if (addr && cache[slot].addr == addr)
+		return cache[slot].id;
+	struct site_find f = {.addr = addr};
+	uint64_t id = addr;
+	dl_iterate_phdr(site_cb, &f);
+	if (f.found && addr - f.bias < (1ull << 32)) {
+		char path[PATH_MAX];
+		const char *name = f.name;
+		if (!name || !*name) { /* the main program */
+			ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+			path[n > 0 ? n : 0] = 0;
+			name = path;
+		} else if (realpath(name, path)) { /* the file maps shows, not a symlink */
+			name = path;
+		}
+		const char *base = strrchr(name, '/');
+		id = (uint64_t)fnv1a32(base ? base + 1 : name) << 32 | (uint64_t)(addr - f.bias);
+	}
+	cache[slot].addr = addr;
+	cache[slot].id = id;
+	return id;
+}
+
 HOIST_API int hoist_barrier_notify(void)
 {
 	return hoist__barrier_notify(&hoist__g,
-				     (uint64_t)(uintptr_t)__builtin_return_address(0));
+				     hoist__site_id((uintptr_t)__builtin_return_address(0)));
 }
 
 HOIST_API int hoist_phase(uint64_t id)
@@ -141,7 +218,7 @@ HOIST_API int hoist_barrier_wait(void)
 HOIST_API int hoist_barrier(void)
 {
 	int rc = hoist__barrier_notify(&hoist__g,
-				       (uint64_t)(uintptr_t)__builtin_return_address(0));
+				       hoist__site_id((uintptr_t)__builtin_return_address(0)));
 	if (rc == -ENOTCONN || (rc && !hoist__g.barrier_pending))
 		return rc;
 	int wrc = hoist_barrier_wait();

@@ -13,10 +13,12 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include "daemon.h"
+#include "hoist.pb-c.h"
 #include "log.h"
 
 int control_send(int fd, const void *buf, size_t len, const int *fds, int nfds)
@@ -46,8 +48,55 @@ int control_send(int fd, const void *buf, size_t len, const int *fds, int nfds)
 	return n == (ssize_t)len ? 0 : -EMSGSIZE;
 }
 
+/* Replies being sent at once; one piece (< 100 KB) each. */
+#define STATS_STREAMS_MAX 32
+/* A stats reader that takes nothing for this long is dropped. */
+#define STATS_STALL_MS 10000
+/* "dropped half-open connections" at most this often */
+#define HO_LOG_INTERVAL_NS (10ull * 1000000000ull)
+
+static void ho_arm(struct daemon *d)
+{
+	if (!d->ho_head || !d->ho_timer)
+		return;
+	uint64_t now = now_ns(), due = d->ho_head->deadline_ns;
+	uint64_t wait = due > now ? due - now : 0;
+	struct timeval tv = {.tv_sec = (time_t)(wait / 1000000000u),
+			     .tv_usec = (suseconds_t)(wait % 1000000000u / 1000u)};
+	event_add(d->ho_timer, &tv);
+}
+
+static void ho_gauge(struct daemon *d)
+{
+	__atomic_store_n(&d->cst.halfopen_conns, (uint64_t)d->nhalfopen, __ATOMIC_RELAXED);
+}
+
+static void ho_remove(struct conn *cn)
+{
+	struct daemon *d = cn->d;
+	if (!cn->halfopen)
+		return;
+	if (cn->ho_prev)
+		cn->ho_prev->ho_next = cn->ho_next;
+	else
+		d->ho_head = cn->ho_next;
+	if (cn->ho_next)
+		cn->ho_next->ho_prev = cn->ho_prev;
+	else
+		d->ho_tail = cn->ho_prev;
+	cn->ho_next = cn->ho_prev = NULL;
+	cn->halfopen = 0;
+	d->nhalfopen--;
+	ho_gauge(d);
+}
+
 static void conn_unlink_free(struct conn *cn)
 {
+	ho_remove(cn);
+	if (cn->ss) {
+		stats_stream_free(cn->ss);
+		cn->d->nstreams--;
+	}
 	if (cn->prev)
 		cn->prev->next = cn->next;
 	else
@@ -77,44 +126,185 @@ void control_free_conns(struct daemon *d)
 	}
 }
 
-static void conn_read_cb(evutil_socket_t fd, short what, void *arg)
+/* A connection that never sent its request: dropped, counted, and named
+ * in a log line at most every 10 s (a flood must not flood the log). */
+static void ho_drop(struct conn *cn, int evicted)
+{
+	struct daemon *d = cn->d;
+	if (evicted)
+		STAT_INC(&d->cst, halfopen_evicted);
+	else
+		STAT_INC(&d->cst, halfopen_timeouts);
+	d->ho_unlogged++;
+	uint64_t now = now_ns();
+	if (now - d->ho_log_ns >= HO_LOG_INTERVAL_NS || d->ho_log_ns == 0) {
+		hlog_warn("dropped %llu connection(s) that sent no request since the last such line "
+			  "(in all: %llu after request_timeout_ms=%llu, %llu over max_halfopen=%llu)",
+			  (unsigned long long)d->ho_unlogged,
+			  (unsigned long long)STAT_READ(&d->cst, halfopen_timeouts),
+			  (unsigned long long)d->cfg.request_timeout_ms,
+			  (unsigned long long)STAT_READ(&d->cst, halfopen_evicted),
+			  (unsigned long long)d->cfg.max_halfopen);
+		d->ho_log_ns = now;
+		d->ho_unlogged = 0;
+	}
+	conn_close(cn);
+}
+
+static int conn_serve(struct conn *cn);
+
+static void ho_add(struct conn *cn)
+{
+	struct daemon *d = cn->d;
+	cn->halfopen = 1;
+	cn->deadline_ns = now_ns() + d->cfg.request_timeout_ms * 1000000ull;
+	cn->ho_prev = d->ho_tail;
+	cn->ho_next = NULL;
+	if (d->ho_tail)
+		d->ho_tail->ho_next = cn;
+	else
+		d->ho_head = cn;
+	d->ho_tail = cn;
+	d->nhalfopen++;
+	ho_gauge(d);
+	if (d->ho_head == cn)
+		ho_arm(d);
+	/* over the cap: the oldest goes, unless its request is there by now
+	 * (accepted in a burst, not read yet) */
+	while (d->nhalfopen > d->cfg.max_halfopen && d->ho_head && d->ho_head != cn) {
+		struct conn *old = d->ho_head;
+		if (conn_serve(old) == 0 && old->halfopen)
+			ho_drop(old, 1);
+	}
+}
+
+static void ho_timer_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct daemon *d = arg;
+	(void)fd;
+	(void)what;
+	uint64_t now = now_ns();
+	while (d->ho_head && d->ho_head->deadline_ns <= now) {
+		struct conn *old = d->ho_head;
+		if (conn_serve(old) == 0 && old->halfopen)
+			ho_drop(old, 0);
+	}
+	ho_arm(d);
+}
+
+static void stats_write_cb(evutil_socket_t fd, short what, void *arg);
+
+/* Send what the socket takes of the stats reply; then close, or wait
+ * until the reader made room. 1: cn is gone. */
+static int stats_continue(struct conn *cn)
+{
+	struct daemon *d = cn->d;
+	int rc = stats_pump(d, cn->fd, cn->ss);
+	if (rc <= 0) { /* all sent (the reader still gets it) or failed */
+		conn_close(cn);
+		return 1;
+	}
+	if (cn->ev && event_get_callback(cn->ev) != stats_write_cb) {
+		event_free(cn->ev);
+		cn->ev = event_new(d->base, cn->fd, EV_WRITE | EV_PERSIST, stats_write_cb, cn);
+		struct timeval tv = {.tv_sec = STATS_STALL_MS / 1000};
+		if (!cn->ev || event_add(cn->ev, &tv) < 0) {
+			conn_close(cn);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static void stats_write_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct conn *cn = arg;
-	uint8_t buf[4096];
-	(void)what;
-	ssize_t n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT | MSG_TRUNC);
-	if (n < 0 && (errno == EAGAIN || errno == EINTR))
-		return;
-	if (n <= 0) { /* hang-up: detach or death */
+	(void)fd;
+	if (what & EV_TIMEOUT) {
+		STAT_INC(&cn->d->cst, stats_stalled);
+		hlog_info("a stats reader took nothing for %d s; dropping it", STATS_STALL_MS / 1000);
 		conn_close(cn);
 		return;
 	}
+	stats_continue(cn);
+}
+
+static int stats_input(struct conn *cn, const uint8_t *buf, ssize_t n)
+{
+	struct daemon *d = cn->d;
+	if (cn->ss)
+		return 0; /* one request per connection; the rest is ignored */
+	ho_remove(cn);
+	if (d->nstreams >= STATS_STREAMS_MAX) {
+		STAT_INC(&d->cst, stats_busy);
+		Hoist__StatsReply rep = HOIST__STATS_REPLY__INIT;
+		uint8_t out[64];
+		rep.status = -EBUSY;
+		rep.version = "busy";
+		if (hoist__stats_reply__get_packed_size(&rep) <= sizeof(out))
+			send(cn->fd, out, hoist__stats_reply__pack(&rep, out), MSG_DONTWAIT | MSG_NOSIGNAL);
+		conn_close(cn);
+		return 1;
+	}
+	if (stats_request(d, cn->fd, buf, n > 4096 ? 0 : (size_t)n, &cn->ss)) {
+		conn_close(cn);
+		return 1;
+	}
+	d->nstreams++;
+	return stats_continue(cn);
+}
+
+/* Read what the peer sent. 1: cn is gone (closed), 0: still open. */
+static int conn_serve(struct conn *cn)
+{
+	uint8_t buf[4096];
+	ssize_t n = recv(cn->fd, buf, sizeof(buf), MSG_DONTWAIT | MSG_TRUNC);
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+		return 0;
+	if (n <= 0) { /* hang-up: detach or death */
+		conn_close(cn);
+		return 1;
+	}
+	if (cn->kind == CONN_STATS)
+		return stats_input(cn, buf, n);
 	if (cn->client) {
 		/* after the attach request: peer heap requests (hoist_ptr). A bad
 		 * one is answered with an error; closing the connection would
 		 * read as the client's death and fail its whole job */
 		peers_handle(cn->d, cn, buf, (size_t)n > sizeof(buf) ? 0 : (size_t)n);
-		return;
+		return 0;
 	}
 	if ((size_t)n > sizeof(buf)) {
 		hlog_info("attach connection sent an oversized message; closing it");
 		conn_close(cn);
-		return;
+		return 1;
 	}
-	if (attach_handle(cn->d, cn, buf, (size_t)n) != 0 && !cn->client) {
-		/* refused: the reply is sent; the client closes its end */
-	}
+	/* refused: the reply is sent and the client closes its end; until
+	 * then the connection stays half-open (and is dropped at the
+	 * deadline). Accepted: a client, which its hang-up retires. */
+	attach_handle(cn->d, cn, buf, (size_t)n);
+	if (cn->client)
+		ho_remove(cn);
+	return 0;
 }
 
-static void attach_accept_cb(evutil_socket_t lfd, short what, void *arg)
+static void conn_read_cb(evutil_socket_t fd, short what, void *arg)
 {
-	struct daemon *d = arg;
+	(void)fd;
 	(void)what;
+	conn_serve(arg);
+}
+
+static void accept_conns(struct daemon *d, int lfd, enum conn_kind kind)
+{
 	for (;;) {
 		int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0) {
-			if (errno != EAGAIN && errno != EINTR)
-				hlog_warn("accept on the attach socket: %m");
+			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR &&
+			    errno != ECONNABORTED)
+				hlog_warn("accept on the %s socket: %m", kind == CONN_STATS ? "stats" : "attach");
+			if (errno == EINTR || errno == ECONNABORTED)
+				continue;
 			return;
 		}
 		struct conn *cn = calloc(1, sizeof(*cn));
@@ -124,30 +314,30 @@ static void attach_accept_cb(evutil_socket_t lfd, short what, void *arg)
 		}
 		cn->d = d;
 		cn->fd = fd;
+		cn->kind = kind;
 		cn->next = d->conns;
 		if (d->conns)
 			d->conns->prev = cn;
 		d->conns = cn;
 		cn->ev = event_new(d->base, fd, EV_READ | EV_PERSIST, conn_read_cb, cn);
-		if (!cn->ev || event_add(cn->ev, NULL) < 0)
+		if (!cn->ev || event_add(cn->ev, NULL) < 0) {
 			conn_unlink_free(cn);
+			continue;
+		}
+		ho_add(cn);
 	}
+}
+
+static void attach_accept_cb(evutil_socket_t lfd, short what, void *arg)
+{
+	(void)what;
+	accept_conns(arg, lfd, CONN_ATTACH);
 }
 
 static void stats_accept_cb(evutil_socket_t lfd, short what, void *arg)
 {
-	struct daemon *d = arg;
 	(void)what;
-	int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-	if (fd < 0)
-		return;
-	/* Requests are small and answered at once; a client that sends
-	 * nothing within a second is dropped so it cannot stall the loop. */
-	struct timeval tv = {.tv_sec = 1};
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	stats_serve(d, fd);
-	close(fd);
+	accept_conns(arg, lfd, CONN_STATS);
 }
 
 static void from_progress_cb(evutil_socket_t fd, short what, void *arg)
@@ -329,8 +519,9 @@ int control_run(struct daemon *d, int ready_fd)
 	ev_hup = evsignal_new(d->base, SIGHUP, signal_cb, d);
 	ev_wd = event_new(d->base, -1, EV_PERSIST, watchdog_cb, d);
 	ev_status = event_new(d->base, -1, EV_PERSIST, status_cb, d);
-	if (!ev_attach || !ev_stats || !ev_prog || !ev_term || !ev_int || !ev_wd || !ev_hup ||
-	    !ev_status) {
+	d->ho_timer = evtimer_new(d->base, ho_timer_cb, d);
+	if (!d->ho_timer || !ev_attach || !ev_stats || !ev_prog || !ev_term || !ev_int || !ev_wd ||
+	    !ev_hup || !ev_status) {
 		rc = -ENOMEM;
 		goto out;
 	}
@@ -382,6 +573,10 @@ out:
 		event_free(ev_status);
 	if (ev_hup)
 		event_free(ev_hup);
+	if (d->ho_timer) {
+		event_free(d->ho_timer);
+		d->ho_timer = NULL;
+	}
 	if (afd >= 0) {
 		close(afd);
 		unlink(d->attach_path);

@@ -168,6 +168,14 @@ struct daemon {
 	struct job *jobs;
 	struct job *ended_jobs; /* all local ranks hung up; freed with the last */
 	struct conn *conns;
+	/* connections that have not sent their request, oldest first
+	 * (request_timeout_ms, max_halfopen; control.c) */
+	struct conn *ho_head, *ho_tail;
+	uint32_t nhalfopen;
+	uint32_t nstreams;           /* stats replies being sent */
+	struct event *ho_timer;
+	uint64_t ho_log_ns;          /* last "dropped half-open" log line */
+	uint64_t ho_unlogged;        /* drops since then */
 	uint64_t next_id;
 	int nclients;
 	struct control_stats cst;
@@ -240,7 +248,14 @@ void client_free(struct daemon *d, struct client *c);
 void jobs_free_all(struct daemon *d);
 
 /* stats.c (control thread) */
-void stats_serve(struct daemon *d, int fd);
+/* The stats socket (stats.c). A request read from fd starts a reply
+ * stream (0 or -errno); stats_pump sends what the socket takes: 0 when the
+ * whole reply is sent, 1 when the socket is full (call again once it is
+ * writable), or -errno. */
+struct stats_stream;
+int stats_request(struct daemon *d, int fd, const void *msg, size_t len, struct stats_stream **out);
+int stats_pump(struct daemon *d, int fd, struct stats_stream *ss);
+void stats_stream_free(struct stats_stream *ss);
 void stats_sum_client(struct client_stats *acc, const struct client_stats *c);
 
 uint64_t now_ns(void);

@@ -38,6 +38,11 @@ void hoistd_log_emit(int level, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
+	/* one line per message, whatever a job key holds: a newline in a
+	 * client's HOIST_JOB must not forge log lines */
+	for (char *p = buf; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '?';
 	if (j) {
 		fprintf(stderr, "%shoistd: %s\n", prefix[level & 3], buf);
 		return;

@@ -119,7 +119,7 @@ int main(int argc, char **argv)
 			return 0;
 		}
 		if (!strcmp(argv[i], "--version")) {
-			printf("hoistd 0.1.0 (ABI %u)\n", HOIST_ABI_VERSION);
+			printf("hoistd %s (ABI %u)\n", HOIST_VERSION_STRING, HOIST_ABI_VERSION);
 			return 0;
 		}
 		if (!strcmp(argv[i], "--config") && i + 1 < argc)

@@ -29,6 +29,10 @@
 	  "collectives a job's PE may have started that are not finished here; later ones wait")   \
 	X(max_clients_per_user, UINT, "512", 1, 65536,                                             \
 	  "clients one uid may have attached (or waiting for its job) at once; more get -EUSERS")  \
+	X(request_timeout_ms, UINT, "2000", 1, 600000,                                             \
+	  "milliseconds a new attach or stats connection has to send its request; then dropped")  \
+	X(max_halfopen, UINT, "256", 1, 65536,                                                     \
+	  "attach and stats connections without a request at most; beyond, the oldest is dropped") \
 	X(nodes, STR, "", 0, 0,                                                                    \
 	  "cluster node list host:port,host:port,... or @hostfile (empty: this node only)")       \
 	X(node_id, UINT, "0", 0, 4095,                                                             \

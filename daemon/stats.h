@@ -1,7 +1,12 @@
 /*
  * Counters, listed once. The tables generate the struct fields, the
- * protobuf name/value lists of the stats socket, and through those every
- * output of hoistctl (table and JSON).
+ * protobuf name/value lists of the stats socket, the schema sent with them
+ * (kind and help of every name), and through those every output of
+ * hoistctl (table, JSON, Prometheus metrics).
+ *
+ * X(name, kind, help): kind is COUNTER (only ever grows; hoistctl metrics
+ * names it hoist_<section>_<name>_total) or GAUGE (a level that may go
+ * down, or a fixed fact such as a port number).
  */
 #ifndef HOISTD_STATS_H
 #define HOISTD_STATS_H
@@ -10,112 +15,120 @@
 
 /* per client; written only by the progress thread */
 #define HOISTD_CLIENT_STATS(X)                                                                     \
-	X(puts, "put descriptors executed")                                                        \
-	X(gets, "get descriptors executed")                                                        \
-	X(put_bytes, "bytes written by puts")                                                      \
-	X(get_bytes, "bytes read by gets")                                                         \
-	X(quiets, "quiet descriptors")                                                             \
-	X(fences, "fence descriptors")                                                             \
-	X(barriers, "barrier notifies")                                                            \
-	X(nops, "no-op descriptors")                                                               \
-	X(rejected, "malformed descriptors rejected by validation")                                \
-	X(errors, "descriptors completed with an error (including rejected)")                     \
-	X(cq_full, "times draining paused because the completion ring was full")                  \
-	X(wakeups, "futex wakes sent to this client")                                              \
-	X(batches, "drain passes that found work")                                                 \
-	X(deferred_puts, "remote puts completed lazily (automatic overlap)")                       \
-	X(conflicts, "accesses that overlapped an outstanding put (ordered after it)")             \
-	X(conflict_box, "conflict checks answered by the bounding box alone")                      \
-	X(conflict_precise, "conflict checks that searched the interval tree")                     \
-	X(forced_completions, "stalls because max_outstanding_puts was reached")                   \
-	X(phases, "program phases started")                                                        \
-	X(pf_issued, "prefetches issued")                                                          \
-	X(pf_hits, "gets served from a landed prefetch")                                           \
-	X(pf_waits, "gets served from a prefetch they waited for")                                 \
-	X(pf_fast_hits, "gets the client served itself from a landed prefetch (no round trip)")   \
-	X(pf_late, "predicted gets whose chunk had not left yet")                                  \
-	X(pf_misses, "gets that no prefetch predicted (recorded for next time)")                   \
-	X(pf_wasted, "prefetches nobody used (mispredictions, dropped)")                           \
-	X(pf_skipped, "predictions not prefetched (same node, unprofitable, no room)")            \
-	X(pf_invalidated, "own puts that invalidated predictions")                                 \
-	X(pf_chunks, "prefetch chunks issued")                                                     \
-	X(pf_history, "gets remembered across the client's phases now (a gauge)")                \
-	X(colls, "collective descriptors executed")                                                \
-	X(colls_capped, "collectives that waited: max_pending_colls of the job unfinished")       \
-	X(multi_ops, "strided and vector descriptors executed")                                    \
-	X(multi_elems, "elements of strided and vector descriptors")                               \
-	X(agg_ops, "puts/gets issued inside aggregation regions")                                  \
-	X(agg_releases, "aggregation regions whose held packs were sent (end or early end)")
+	X(puts, COUNTER, "put descriptors executed")                                                        \
+	X(gets, COUNTER, "get descriptors executed")                                                        \
+	X(put_bytes, COUNTER, "bytes written by puts")                                                      \
+	X(get_bytes, COUNTER, "bytes read by gets")                                                         \
+	X(quiets, COUNTER, "quiet descriptors")                                                             \
+	X(fences, COUNTER, "fence descriptors")                                                             \
+	X(barriers, COUNTER, "barrier notifies")                                                            \
+	X(nops, COUNTER, "no-op descriptors")                                                               \
+	X(rejected, COUNTER, "malformed descriptors rejected by validation")                                \
+	X(errors, COUNTER, "descriptors completed with an error (including rejected)")                     \
+	X(cq_full, COUNTER, "times draining paused because the completion ring was full")                  \
+	X(wakeups, COUNTER, "futex wakes sent to this client")                                              \
+	X(batches, COUNTER, "drain passes that found work")                                                 \
+	X(deferred_puts, COUNTER, "remote puts completed lazily (automatic overlap)")                       \
+	X(conflicts, COUNTER, "accesses that overlapped an outstanding put (ordered after it)")             \
+	X(conflict_box, COUNTER, "conflict checks answered by the bounding box alone")                      \
+	X(conflict_precise, COUNTER, "conflict checks that searched the interval tree")                     \
+	X(forced_completions, COUNTER, "stalls because max_outstanding_puts was reached")                   \
+	X(phases, COUNTER, "program phases started")                                                        \
+	X(pf_issued, COUNTER, "prefetches issued")                                                          \
+	X(pf_hits, COUNTER, "gets served from a landed prefetch")                                           \
+	X(pf_waits, COUNTER, "gets served from a prefetch they waited for")                                 \
+	X(pf_fast_hits, COUNTER, "gets the client served itself from a landed prefetch (no round trip)")   \
+	X(pf_late, COUNTER, "predicted gets whose chunk had not left yet")                                  \
+	X(pf_misses, COUNTER, "gets that no prefetch predicted (recorded for next time)")                   \
+	X(pf_wasted, COUNTER, "prefetches nobody used (mispredictions, dropped)")                           \
+	X(pf_skipped, COUNTER, "predictions not prefetched (same node, unprofitable, no room)")            \
+	X(pf_invalidated, COUNTER, "own puts that invalidated predictions")                                 \
+	X(pf_chunks, COUNTER, "prefetch chunks issued")                                                     \
+	X(pf_history, GAUGE, "gets remembered across the client's phases now (a gauge)")                \
+	X(colls, COUNTER, "collective descriptors executed")                                                \
+	X(colls_capped, COUNTER, "collectives that waited: max_pending_colls of the job unfinished")       \
+	X(multi_ops, COUNTER, "strided and vector descriptors executed")                                    \
+	X(multi_elems, COUNTER, "elements of strided and vector descriptors")                               \
+	X(agg_ops, COUNTER, "puts/gets issued inside aggregation regions")                                  \
+	X(agg_releases, COUNTER, "aggregation regions whose held packs were sent (end or early end)")
 
 /* per daemon; progress-thread counters (control-thread ones are separate) */
 #define HOISTD_PROGRESS_STATS(X)                                                                   \
-	X(loops_busy, "progress passes that found work")                                           \
-	X(sleeps, "times the progress thread went to sleep")                                       \
-	X(doorbells, "doorbell wakeups of the progress thread")                                    \
-	X(commands, "control-plane commands handled")                                              \
-	X(coll_done, "collectives completed on this node (once per collective, not per PE)")       \
-	X(coll_failed, "collectives failed (invalid, mismatched, or a PE or node lost)")           \
-	X(coll_broadcast, "broadcasts completed")                                                  \
-	X(coll_reduce, "reduces completed")                                                        \
-	X(coll_allreduce, "allreduces completed")                                                  \
-	X(coll_allgather, "allgathers completed")                                                  \
-	X(coll_alltoall, "alltoalls completed")                                                    \
-	X(coll_msgs_out, "collective chunks sent to other nodes")                                  \
-	X(coll_bytes_out, "collective payload bytes sent to other nodes")                          \
-	X(coll_bytes_in, "collective payload bytes received from other nodes")                     \
-	X(coll_early, "collective chunks that arrived before this node was ready for them")        \
-	X(tcp_requests, "requests and messages queued on tcp connections")                         \
-	X(peer_conns_dropped, "incoming peer connections dropped unauthenticated (deadline or cap)") \
-	X(accept_pauses, "times accepting peer connections paused: out of file descriptors")
+	X(loops_busy, COUNTER, "progress passes that found work")                                           \
+	X(sleeps, COUNTER, "times the progress thread went to sleep")                                       \
+	X(doorbells, COUNTER, "doorbell wakeups of the progress thread")                                    \
+	X(commands, COUNTER, "control-plane commands handled")                                              \
+	X(coll_done, COUNTER, "collectives completed on this node (once per collective, not per PE)")       \
+	X(coll_failed, COUNTER, "collectives failed (invalid, mismatched, or a PE or node lost)")           \
+	X(coll_broadcast, COUNTER, "broadcasts completed")                                                  \
+	X(coll_reduce, COUNTER, "reduces completed")                                                        \
+	X(coll_allreduce, COUNTER, "allreduces completed")                                                  \
+	X(coll_allgather, COUNTER, "allgathers completed")                                                  \
+	X(coll_alltoall, COUNTER, "alltoalls completed")                                                    \
+	X(coll_msgs_out, COUNTER, "collective chunks sent to other nodes")                                  \
+	X(coll_bytes_out, COUNTER, "collective payload bytes sent to other nodes")                          \
+	X(coll_bytes_in, COUNTER, "collective payload bytes received from other nodes")                     \
+	X(coll_early, COUNTER, "collective chunks that arrived before this node was ready for them")        \
+	X(tcp_requests, COUNTER, "requests and messages queued on tcp connections")                         \
+	X(peer_conns_dropped, COUNTER, "incoming peer connections dropped unauthenticated (deadline or cap)") \
+	X(accept_pauses, COUNTER, "times accepting peer connections paused: out of file descriptors")
 
 /* verbs transport (progress thread; pinned_* by the control thread) */
 #define HOISTD_VERBS_STATS(X)                                                                      \
-	X(transport_verbs, "1: daemons talk over verbs (RDMA), 0: over tcp")                      \
-	X(rdma_port, "verbs: device port in use")                                                  \
-	X(rdma_gid_index, "verbs: GID index of this node's IP (IPv4-mapped RoCE v2)")              \
-	X(rdma_writes, "RDMA WRITEs posted (puts)")                                                \
-	X(rdma_reads, "RDMA READs posted (gets)")                                                  \
-	X(rdma_inline, "WRITEs and SENDs posted inline")                                           \
-	X(rdma_bounced, "puts copied to a registered bounce buffer (staged source)")             \
-	X(rdma_sends, "active messages sent (SEND)")                                               \
-	X(rdma_recvs, "active messages received (SRQ)")                                            \
-	X(rdma_doorbells, "ibv_post_send calls (each carries a chain of WRs)")                     \
-	X(rdma_wrs, "work requests posted")                                                        \
-	X(rdma_signaled, "work requests posted signaled")                                          \
-	X(rdma_order_waits, "gets/puts held until an overlapping unfinished put/get completed")   \
-	X(rdma_resolves, "address-resolve requests sent (cache misses)")                           \
-	X(rdma_wc_errors, "failed work completions")                                               \
-	X(rdma_cm_retries, "connection attempts retried (REJECTED, unreachable)")                  \
-	X(rdma_disconnects, "connections torn down")                                               \
-	X(rdma_pings, "heartbeat pings sent (SEND; answered by the peer daemon)")                  \
-	X(pinned_bytes, "bytes registered (pinned) for client segments now")                      \
-	X(pinned_limit, "pinned-bytes budget (memlock_bytes or RLIMIT_MEMLOCK)")                  \
-	X(pinned_refused, "attaches refused by the pinned-bytes budget")                          \
-	X(pinned_deferred, "departed clients whose registrations were kept for a grace period")  \
-	X(pinned_grace_cut, "deferred registrations released early for the pinned-bytes budget")
+	X(transport_verbs, GAUGE, "1: daemons talk over verbs (RDMA), 0: over tcp")                      \
+	X(rdma_port, GAUGE, "verbs: device port in use")                                                  \
+	X(rdma_gid_index, GAUGE, "verbs: GID index of this node's IP (IPv4-mapped RoCE v2)")              \
+	X(rdma_writes, COUNTER, "RDMA WRITEs posted (puts)")                                                \
+	X(rdma_reads, COUNTER, "RDMA READs posted (gets)")                                                  \
+	X(rdma_inline, COUNTER, "WRITEs and SENDs posted inline")                                           \
+	X(rdma_bounced, COUNTER, "puts copied to a registered bounce buffer (staged source)")             \
+	X(rdma_sends, COUNTER, "active messages sent (SEND)")                                               \
+	X(rdma_recvs, COUNTER, "active messages received (SRQ)")                                            \
+	X(rdma_doorbells, COUNTER, "ibv_post_send calls (each carries a chain of WRs)")                     \
+	X(rdma_wrs, COUNTER, "work requests posted")                                                        \
+	X(rdma_signaled, COUNTER, "work requests posted signaled")                                          \
+	X(rdma_order_waits, COUNTER, "gets/puts held until an overlapping unfinished put/get completed")   \
+	X(rdma_resolves, COUNTER, "address-resolve requests sent (cache misses)")                           \
+	X(rdma_wc_errors, COUNTER, "failed work completions")                                               \
+	X(rdma_cm_retries, COUNTER, "connection attempts retried (REJECTED, unreachable)")                  \
+	X(rdma_disconnects, COUNTER, "connections torn down")                                               \
+	X(rdma_pings, COUNTER, "heartbeat pings sent (SEND; answered by the peer daemon)")                  \
+	X(pinned_bytes, GAUGE, "bytes registered (pinned) for client segments now")                      \
+	X(pinned_limit, GAUGE, "pinned-bytes budget (memlock_bytes or RLIMIT_MEMLOCK)")                  \
+	X(pinned_refused, COUNTER, "attaches refused by the pinned-bytes budget")                          \
+	X(pinned_deferred, COUNTER, "departed clients whose registrations were kept for a grace period")  \
+	X(pinned_grace_cut, COUNTER, "deferred registrations released early for the pinned-bytes budget")
 
 #define HOISTD_CONTROL_STATS(X)                                                                    \
-	X(attaches, "clients attached")                                                            \
-	X(attach_refused, "attach requests refused")                                               \
-	X(detaches, "clients that finalized cleanly")                                              \
-	X(client_deaths, "clients that vanished without finalizing")                               \
-	X(jobs_started, "jobs whose ranks all attached")                                           \
-	X(jobs_timed_out, "jobs that did not assemble within job_timeout_ms")                      \
-	X(stats_requests, "stats socket requests")                                                 \
-	X(peer_requests, "requests for node-local peer heaps (hoist_ptr)")                         \
-	X(peer_refused, "peer heap requests or ranks refused (other job, remote, bad request)")    \
-	X(peer_heaps_sent, "peer heap fds handed to clients")
+	X(attaches, COUNTER, "clients attached")                                                            \
+	X(attach_refused, COUNTER, "attach requests refused")                                               \
+	X(detaches, COUNTER, "clients that finalized cleanly")                                              \
+	X(client_deaths, COUNTER, "clients that vanished without finalizing")                               \
+	X(jobs_started, COUNTER, "jobs whose ranks all attached")                                           \
+	X(jobs_timed_out, COUNTER, "jobs that did not assemble within job_timeout_ms")                      \
+	X(stats_requests, COUNTER, "stats socket requests")                                                 \
+	X(peer_requests, COUNTER, "requests for node-local peer heaps (hoist_ptr)")                         \
+	X(peer_refused, COUNTER, "peer heap requests or ranks refused (other job, remote, bad request)")    \
+	X(peer_heaps_sent, COUNTER, "peer heap fds handed to clients")                                 \
+	X(halfopen_conns, GAUGE, "attach and stats connections that have not sent their request now")  \
+	X(halfopen_timeouts, COUNTER, "connections dropped: no request within request_timeout_ms")     \
+	X(halfopen_evicted, COUNTER, "connections dropped without a request: max_halfopen reached")   \
+	X(stats_busy, COUNTER, "stats requests refused: too many replies being sent at once")         \
+	X(stats_stalled, COUNTER, "stats replies abandoned: the reader took nothing for 10 s")
 
 /* per phase of a client (automatic overlap): the most recent phases */
 #define HOISTD_PHASE_STATS(X)                                                                      \
-	X(runs, "times the phase ran")                                                             \
-	X(served, "gets served by prefetch (client or daemon)")                                    \
-	X(misses, "gets not predicted (recorded)")                                                 \
-	X(wasted, "prefetches not used")                                                           \
-	X(history, "gets remembered for the phase now")
+	X(runs, COUNTER, "times the phase ran")                                                             \
+	X(served, COUNTER, "gets served by prefetch (client or daemon)")                                    \
+	X(misses, COUNTER, "gets not predicted (recorded)")                                                 \
+	X(wasted, COUNTER, "prefetches not used")                                                           \
+	X(history, GAUGE, "gets remembered for the phase now")
 #define PHASE_STATS_MAX 16
 
-#define STATS_FIELD(name, help) uint64_t name;
+/* the kind column of the tables, as a value: STATS_KIND_##kind */
+enum stats_kind { STATS_KIND_COUNTER = 0, STATS_KIND_GAUGE = 1 };
+
+#define STATS_FIELD(name, kind, help) uint64_t name;
 struct phase_stats_row {
 	uint64_t id; /* 0: unused row */
 	uint64_t last_gen;

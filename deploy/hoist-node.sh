@@ -6,7 +6,7 @@
 #                             start one (and remember that we did) if none does
 #   hoist-node.sh stop JOB    forget JOB; stop the hoistd if we started it and
 #                             no other job started through this script uses it
-#   hoist-node.sh status      print whether a hoistd answers; exit 0 if so
+#   hoist-node.sh status      print whether a hoistd answers; exit 0 if so, 4 if busy
 #
 # The runtime directory is $HOIST_RUNTIME_DIR, else what hoistd itself would
 # use: /run/hoist as root, $XDG_RUNTIME_DIR/hoist, or /tmp/hoist-<uid>.
@@ -20,6 +20,12 @@
 #   HOISTD_ARGS        extra hoistd arguments, e.g. "--config /etc/hoist/job.conf"
 #   HOIST_START_TIMEOUT seconds to wait for the new hoistd to be ready (default 20)
 #   HOIST_STOP_TIMEOUT  seconds between SIGTERM and SIGKILL on stop (default 15)
+#   HOIST_PING_TIMEOUT_MS how long 'hoistctl ping' waits for an answer (default 5000)
+#
+# A daemon is replaced only when nobody listens on its socket (hoistctl
+# exit 3: no socket, connection refused). One that listens but does not
+# answer in time (exit 4: busy, a long reply, stopped) is left alone and
+# used: killing it would kill the jobs it serves.
 #
 # State kept in the runtime directory: hoistd.pid (only when we started the
 # daemon), hoistd.log (its stderr), jobs/<JOB> (one file per job using it),
@@ -62,8 +68,14 @@ runtime_dir() {
 	fi
 }
 
+ping_timeout=${HOIST_PING_TIMEOUT_MS:-5000}
+
+# 0: a hoistd answers; 3: nobody listens (no socket, refused); 4: one
+# listens but did not answer in time; other: see hoistctl's message
 ping_daemon() {
-	"$hoistctl" --runtime-dir "$dir" ping >/dev/null 2>&1
+	local rc=0
+	ping_err=$("$hoistctl" --runtime-dir "$dir" --timeout "$ping_timeout" ping 2>&1 >/dev/null) || rc=$?
+	return "$rc"
 }
 
 # Is PID alive? A zombie is not (an exited daemon whose new parent does
@@ -167,16 +179,25 @@ start)
 		die "$dir is a symlink or not owned by $(id -un); refusing to use it"
 	fi
 	lock
-	if ping_daemon; then
-		: # already served (by us for another job, by systemd, or by hand)
-	else
+	prc=0
+	ping_daemon || prc=$?
+	case $prc in
+	0) ;; # already served (by us for another job, by systemd, or by hand)
+	3) # nobody listens: a daemon we started is gone or lost its socket
 		if [[ -f "$dir/hoistd.pid" ]]; then
-			log "stale $dir/hoistd.pid (that hoistd does not answer); replacing it"
+			log "stale $dir/hoistd.pid (nobody listens on its socket: $ping_err); replacing it"
 			stop_daemon
 		fi
 		start_daemon
-		ping_daemon || die "hoistd started but '$hoistctl ping' fails"
-	fi
+		ping_daemon || die "hoistd started but '$hoistctl ping' fails: $ping_err"
+		;;
+	4) # listening, slow: never kill it (its jobs would die with it)
+		log "the hoistd in $dir listens but did not answer within ${ping_timeout} ms ($ping_err); using it"
+		;;
+	*)
+		die "cannot use the hoistd in $dir: $ping_err"
+		;;
+	esac
 	: >"$dir/jobs/$job"
 	;;
 stop)
@@ -192,12 +213,19 @@ stop)
 	fi
 	;;
 status)
-	if ping_daemon; then
-		echo "hoistd answers in $dir"
-	else
-		echo "no hoistd answers in $dir"
+	prc=0
+	ping_daemon || prc=$?
+	case $prc in
+	0) echo "hoistd answers in $dir" ;;
+	4)
+		echo "a hoistd listens in $dir but did not answer in time ($ping_err)"
+		exit 4
+		;;
+	*)
+		echo "no hoistd answers in $dir${ping_err:+ ($ping_err)}"
 		exit 1
-	fi
+		;;
+	esac
 	;;
 *)
 	sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//' >&2

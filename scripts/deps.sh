@@ -17,6 +17,9 @@ PACKAGES=(
 	check libsodium-dev
 	clang libclang-rt-14-dev
 	iproute2 python3
+	# tests/integration/it_metrics.py: hoistctl metrics through a real
+	# Prometheus text parser (it_stats_output skips without it)
+	python3-prometheus-client
 	# tests/launch: the launchers for real (mpirun on one node and across
 	# network namespaces; a private slurmctld + slurmd + munged). The Slurm
 	# daemons' units need /etc/slurm/slurm.conf, which the tests never

@@ -1,8 +1,9 @@
 /*
- * fuzz_stats: a StatsRequest datagram on the stats socket (stats_serve in
- * daemon/stats.c reads it from the connection and answers on it). The
- * daemon has one client of a job and, when the request asks for them, the
- * settings go into the reply.
+ * fuzz_stats: a StatsRequest datagram on the stats socket: stats_request
+ * (daemon/stats.c) parses it as control.c hands it over, and stats_pump
+ * sends the reply (in pieces for a chunked request) until it is done or the
+ * socket is full. The daemon has one client of a job and, when the request
+ * asks for them, the settings go into the reply.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -35,10 +36,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* an empty datagram reads as a hang-up (recv returns 0): skip it */
 	if (size == 0 || size > 4096)
 		return 0;
-	if (send(sv[1], data, size, MSG_DONTWAIT) != (ssize_t)size)
+	struct stats_stream *ss = NULL;
+	if (stats_request(&d, sv[0], data, size, &ss))
 		return 0;
-	stats_serve(&d, sv[0]);
-	fuzz_drain(sv[0]); /* anything stats_serve left unread */
+	/* 1: the socket is full; the reader (us) takes the pieces, go on */
+	while (stats_pump(&d, sv[0], ss) == 1)
+		fuzz_drain(sv[1]);
+	stats_stream_free(ss);
+	fuzz_drain(sv[0]);
 	fuzz_drain(sv[1]);
 	return 0;
 }

@@ -6,7 +6,14 @@
 #    uid) with nonzero put/get counters; the table shows the same;
 #  - after the job: the daemon-wide counters keep the job's puts/gets and
 #    bytes, attaches/detaches are counted, no client is left; the table
-#    and `--settings` output contain the expected keys; `hoistctl ping`.
+#    and `--settings` output contain the expected keys; `hoistctl ping`;
+#  - phase ids match across ranks: both ranks list the same ids (barrier
+#    call sites), resolved to it_stats_job.c:LINE for the job's own
+#    barriers (issue 13: they were code addresses, different per rank);
+#  - `stats --interval 1 --count 2 --json`: two snapshots, the second with
+#    per-second rates of the counters only (stats_requests > 0);
+#  - `--version` of hoistctl, hoistd and hoistrun; settings only with
+#    --settings, apart from the counters.
 set -u
 prog=$1
 : "${HOIST_RUNTIME_DIR:?run me under harness.sh}"
@@ -60,11 +67,36 @@ else
 	FAIL "rank 0 did not save the mid-job stats ($out/mid.json)"
 fi
 if [ -s "$out/mid.txt" ]; then
-	for w in "$job" puts gets rejected; do
+	for w in "$job" puts= gets= "daemon counters" "daemon gauges"; do
 		grep -q -- "$w" "$out/mid.txt" || FAIL "mid-job stats table lacks '$w': $(cat "$out/mid.txt")"
 	done
 else
 	FAIL "rank 0 did not save the mid-job stats table ($out/mid.txt)"
+fi
+
+# ---- phase ids: the same on every rank ---------------------------------------
+if [ -s "$out/mid.json" ]; then
+	python3 - "$out/mid.json" "$job" <<'EOF' || FAIL "phase ids across ranks (above)"
+import json, re, sys
+doc = json.load(open(sys.argv[1]))
+mine = {c["rank"]: c for c in doc["clients"] if c["job"] == sys.argv[2]}
+bad = []
+ids = {r: sorted(p["id"] for p in c.get("phases", [])) for r, c in mine.items()}
+if sorted(ids) != [0, 1] or not ids[0]:
+    bad.append("no phases of both ranks: %r" % ids)
+else:
+    # a phase is listed once it ended: the snapshot may catch one rank a
+    # phase further than the other, so one list contains the other
+    a, b = set(ids[0]), set(ids[1])
+    if len(a & b) < 2 or not (a <= b or b <= a):
+        bad.append("phase ids differ between ranks: rank 0 %r, rank 1 %r" % (ids[0], ids[1]))
+sites = sorted({p["site"] for c in mine.values() for p in c.get("phases", [])})
+if not any(re.fullmatch(r"it_stats_job\.c:\d+", s) for s in sites):
+    bad.append("no phase resolved to it_stats_job.c:LINE: %r" % sites)
+for b in bad:
+    print("  " + b, file=sys.stderr)
+sys.exit(1 if bad else 0)
+EOF
 fi
 
 # ---- after the job ------------------------------------------------------------
@@ -115,6 +147,43 @@ if missing:
     print("  settings missing: %r (have %r)" % (missing, sorted(s)), file=sys.stderr)
 sys.exit(1 if missing else 0)
 ' || FAIL "stats --settings"
+
+printf '%s\n' "$table" | grep -q runtime_dir && FAIL "settings in the table without --settings: $table"
+ctl stats --settings | grep -q "^settings" || FAIL "no separate settings section with --settings"
+
+# ---- --interval: snapshots with rates ------------------------------------------
+ctl stats --interval 1 --count 2 --json >"$out/interval.json" || FAIL "stats --interval 1 --count 2 --json failed"
+python3 - "$out/interval.json" <<'EOF' || FAIL "stats --interval (above): $(cat "$out/interval.json")"
+import json, sys
+docs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+bad = []
+if len(docs) != 2:
+    bad.append("%d snapshots, expected 2" % len(docs))
+else:
+    if "rates" in docs[0]:
+        bad.append("rates in the first snapshot")
+    r = docs[1].get("rates", {})
+    gauges = set(docs[1].get("gauges", []))
+    if not r.get("stats_requests", 0) > 0:
+        bad.append("rate of stats_requests = %r, expected > 0" % r.get("stats_requests"))
+    if gauges & set(r):
+        bad.append("rates of gauges: %r" % sorted(gauges & set(r)))
+    if not docs[1].get("interval_s", 0) > 0:
+        bad.append("interval_s = %r" % docs[1].get("interval_s"))
+    if any(v < 0 for v in r.values()):
+        bad.append("negative rates")
+for b in bad:
+    print("  " + b, file=sys.stderr)
+sys.exit(1 if bad else 0)
+EOF
+n=$(ctl stats --interval 1 --count 2 | grep -c "^rates over the last") || true
+[ "$n" = 1 ] || FAIL "the table with --interval: $n 'rates over the last' lines, expected 1"
+
+# ---- --version ------------------------------------------------------------------
+for b in "$HOIST_HOISTCTL" "$HOIST_HOISTD" "$HOIST_HOISTRUN"; do
+	v=$("$b" --version 2>&1) || FAIL "$b --version failed: $v"
+	printf '%s' "$v" | grep -Eq "^(hoistctl|hoistd|hoistrun) [0-9]+\.[0-9]+\.[0-9]+" || FAIL "$b --version says '$v'"
+done
 
 rm -rf "$out"
 [ "$fail" = 0 ] && echo "[it_stats] PASS" >&2

@@ -1,8 +1,9 @@
 /*
  * it_stats_job: a small job for it_stats.sh. Every PE does PUTS puts and
  * GETS gets (inline and staged) to the next PE and checks the data; then,
- * while every PE is still attached, rank 0 saves `hoistctl stats --json`
- * and the table to $IT_OUT/mid.json and $IT_OUT/mid.txt.
+ * while every PE is still attached, rank 0 saves `hoistctl stats --json`,
+ * the table with phases and `hoistctl metrics` to $IT_OUT/mid.json,
+ * $IT_OUT/mid.txt and $IT_OUT/mid.prom.
  */
 #include "it_common.h"
 
@@ -43,11 +44,12 @@ int main(void)
 		if (!ctl || !dir || !out) {
 			IT_FAIL("HOIST_HOISTCTL, HOIST_RUNTIME_DIR or IT_OUT not set");
 		} else {
-			char cmd[2048];
+			char cmd[4096];
 			snprintf(cmd, sizeof(cmd),
 				 "'%s' --runtime-dir '%s' stats --json > '%s/mid.json' && "
-				 "'%s' --runtime-dir '%s' stats > '%s/mid.txt'",
-				 ctl, dir, out, ctl, dir, out);
+				 "'%s' --runtime-dir '%s' stats --phases > '%s/mid.txt' && "
+				 "'%s' --runtime-dir '%s' metrics > '%s/mid.prom'",
+				 ctl, dir, out, ctl, dir, out, ctl, dir, out);
 			if (system(cmd) != 0)
 				IT_FAIL("failed: %s", cmd);
 		}

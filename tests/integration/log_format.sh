@@ -13,7 +13,7 @@ run() { # run [env...]: start, wait for READY, stop; log in $d/log
 	exec 4>"$d/log"
 	env "$@" "$hoistd" --runtime-dir "$d/rt" --ready-fd 3 3>"$d/ready" 2>&4 &
 	local pid=$! i
-	for i in $(seq 1 500); do grep -q READY "$d/ready" 2>/dev/null && break; sleep 0.02; done
+	for i in $(seq 1 $((3000 * ${HOIST_TEST_SCALE:-1}))); do grep -q READY "$d/ready" 2>/dev/null && break; sleep 0.02; done
 	kill -TERM "$pid"
 	wait "$pid"
 	exec 4>&-

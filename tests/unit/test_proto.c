@@ -247,6 +247,55 @@ START_TEST(test_stats_reply)
 }
 END_TEST
 
+/* A reply in pieces (abi 2): header + client rows, concatenated, parse as
+ * one StatsReply holding every row; each piece says whether more follow. */
+START_TEST(test_stats_pieces)
+{
+	Hoist__StatsReply head = HOIST__STATS_REPLY__INIT, rows = HOIST__STATS_REPLY__INIT;
+	Hoist__CounterInfo ci = HOIST__COUNTER_INFO__INIT, *cip = &ci;
+	Hoist__ClientStats c[3], *cp[3];
+	head.version = rows.version = "0.1.0";
+	head.uptime_ms = 42;
+	head.transport = "tcp";
+	head.more = 1;
+	ci.section = "client";
+	ci.name = "pf_history";
+	ci.kind = 1;
+	ci.help = "a gauge";
+	head.n_schema = 1;
+	head.schema = &cip;
+	for (int i = 0; i < 3; i++) {
+		hoist__client_stats__init(&c[i]);
+		c[i].job_key = "j";
+		c[i].rank = i;
+		cp[i] = &c[i];
+	}
+	rows.n_clients = 3;
+	rows.clients = cp;
+	size_t l1, l2;
+	uint8_t *b1 = pack(&head.base, &l1), *b2 = pack(&rows.base, &l2);
+	Hoist__StatsReply *p = hoist__stats_reply__unpack(NULL, l2, b2);
+	ck_assert_ptr_nonnull(p);
+	ck_assert(!p->more && p->n_clients == 3);
+	hoist__stats_reply__free_unpacked(p, NULL);
+	uint8_t *all = malloc(l1 + l2);
+	memcpy(all, b1, l1);
+	memcpy(all + l1, b2, l2);
+	Hoist__StatsReply *u = hoist__stats_reply__unpack(NULL, l1 + l2, all);
+	ck_assert_ptr_nonnull(u);
+	ck_assert_uint_eq(u->uptime_ms, 42);
+	ck_assert_str_eq(u->transport, "tcp");
+	ck_assert_uint_eq(u->n_schema, 1);
+	ck_assert_uint_eq(u->schema[0]->kind, 1);
+	ck_assert_uint_eq(u->n_clients, 3);
+	ck_assert_int_eq(u->clients[2]->rank, 2);
+	hoist__stats_reply__free_unpacked(u, NULL);
+	free(all);
+	free(b1);
+	free(b2);
+}
+END_TEST
+
 /* Every strict prefix of a packed message either fails to unpack or
  * unpacks to a message whose fields are the original's or defaults; cuts
  * inside a field always fail. */
@@ -380,6 +429,7 @@ static Suite *proto_suite(void)
 	tcase_add_test(tc, test_attach_reply);
 	tcase_add_test(tc, test_stats_request);
 	tcase_add_test(tc, test_stats_reply);
+	tcase_add_test(tc, test_stats_pieces);
 	tcase_add_test(tc, test_truncated);
 	tcase_add_test(tc, test_garbage);
 	tcase_add_test(tc, test_random_bytes);
