@@ -49,7 +49,10 @@ for f in "$P/sbin/hoistd" "$P/bin/hoistctl" "$P/bin/hoistrun" "$P/include/hoist.
 	"$libdir/cmake/hoist/hoistConfigVersion.cmake" "$P/lib/systemd/system/hoistd.service" \
 	"$P/libexec/hoist/hoist-node.sh" "$P/libexec/hoist/mpirun-prologue.sh" \
 	"$P/libexec/hoist/mpirun-epilogue.sh" "$P/libexec/hoist/slurm-prolog.sh" \
-	"$P/libexec/hoist/slurm-epilog.sh" "$P/libexec/hoist/slurm-taskprolog.sh"; do
+	"$P/libexec/hoist/slurm-epilog.sh" "$P/libexec/hoist/slurm-taskprolog.sh" \
+	"$P/libexec/hoist/slurm-settings.sh" "$P/share/man/man8/hoistd.8" \
+	"$P/share/man/man5/hoistd.conf.5" "$P/share/man/man1/hoistctl.1" \
+	"$P/share/man/man1/hoistrun.1" "$P/share/man/man3/hoist.3"; do
 	[[ -e "$f" ]] || fail "not installed: ${f#"$T"/}"
 done
 for f in "$P"/libexec/hoist/*.sh; do
