@@ -171,12 +171,9 @@ HOIST_API int hoist_init(void)
 	error_detail[0] = 0;
 
 	struct hoist_env env;
-	int rc = hoist__env_read(&env);
-	if (rc) {
-		snprintf(error_detail, sizeof(error_detail),
-			 "bad rank/size/heap/timeout variables in the environment");
+	int rc = hoist__env_read(&env, error_detail, sizeof(error_detail));
+	if (rc)
 		return rc;
-	}
 	/* nothing is sent to a daemon that is not root's or our own */
 	int fd = hoist_verify_connect(env.runtime_dir, "hoistd.sock", env.reply_timeout_ms,
 				      error_detail, sizeof(error_detail));
@@ -216,7 +213,12 @@ HOIST_API int hoist_init(void)
 	rc = attach_reply(fd, env.runtime_dir, env.reply_timeout_ms, &rep, fds, &nfds);
 	if (rc == 0 && rep->status != 0) {
 		rc = rep->status < 0 ? rep->status : -EPROTO;
-		snprintf(error_detail, sizeof(error_detail), "%s", rep->error ? rep->error : "");
+		/* a job that did not assemble: most often ranks that did not
+		 * agree on the key, so say where ours came from */
+		snprintf(error_detail, sizeof(error_detail), "%s%s%s%s%s%s",
+			 rep->error ? rep->error : "", rc == -ETIMEDOUT ? " [this rank's job key '" : "",
+			 rc == -ETIMEDOUT ? env.job : "", rc == -ETIMEDOUT ? "' came from " : "",
+			 rc == -ETIMEDOUT ? env.job_from : "", rc == -ETIMEDOUT ? "]" : "");
 	}
 	if (rc == 0 && (nfds != (rep->pf_region_bytes ? 5 : 4) || rep->abi_version != HOIST_ABI_VERSION))
 		rc = -EPROTO;

@@ -6,9 +6,19 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "hoist_size.h"
 #include "internal.h"
 
-static int env_int(const char *name, int *out)
+/* -EINVAL, and err says which variable holds what, and what it takes. */
+static int env_bad(const char *name, const char *want, char *err, size_t errlen)
+{
+	const char *v = getenv(name);
+	snprintf(err, errlen, "%s='%.60s' is not valid: %s", name, v ? v : "", want);
+	return -EINVAL;
+}
+
+/* 0: unset; 1: *out set; -EINVAL: not a whole number from 0 to 2^24. */
+static int env_int(const char *name, int *out, char *err, size_t errlen)
 {
 	const char *v = getenv(name);
 	if (!v || !*v)
@@ -17,7 +27,7 @@ static int env_int(const char *name, int *out)
 	errno = 0;
 	long l = strtol(v, &end, 10);
 	if (errno || *end || l < 0 || l > (1 << 24))
-		return -EINVAL;
+		return env_bad(name, "a whole number from 0 to 16777216", err, errlen);
 	*out = (int)l;
 	return 1;
 }
@@ -46,30 +56,7 @@ int hoist__runtime_dir(char *buf, size_t len)
 	return 0;
 }
 
-static int parse_size(const char *text, uint64_t *out)
-{
-	char *end;
-	errno = 0;
-	if (!text || !*text || *text == '-')
-		return -EINVAL;
-	unsigned long long v = strtoull(text, &end, 10);
-	if (errno || end == text)
-		return -EINVAL;
-	unsigned shift = 0;
-	switch (*end) {
-	case 0: break;
-	case 'k': case 'K': shift = 10; end++; break;
-	case 'm': case 'M': shift = 20; end++; break;
-	case 'g': case 'G': shift = 30; end++; break;
-	default: return -EINVAL;
-	}
-	if (*end || (shift && v > (~0ull >> shift)))
-		return -EINVAL;
-	*out = (uint64_t)v << shift;
-	return 0;
-}
-
-int hoist__env_read(struct hoist_env *e)
+int hoist__env_read(struct hoist_env *e, char *err, size_t errlen)
 {
 	static const char *const pairs[][2] = {
 		{"HOIST_RANK", "HOIST_SIZE"},
@@ -82,12 +69,15 @@ int hoist__env_read(struct hoist_env *e)
 	e->size = 1; /* a program started by hand is a job of one */
 	for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
 		int r, s;
-		int hr = env_int(pairs[i][0], &r), hs = env_int(pairs[i][1], &s);
+		int hr = env_int(pairs[i][0], &r, err, errlen), hs = env_int(pairs[i][1], &s, err, errlen);
 		if (hr < 0 || hs < 0)
 			return -EINVAL;
 		if (hr && hs) {
-			if (s < 1 || r >= s)
+			if (s < 1 || r >= s) {
+				snprintf(err, errlen, "%s=%d is not below %s=%d", pairs[i][0], r,
+					 pairs[i][1], s);
 				return -EINVAL;
+			}
 			e->rank = r;
 			e->size = s;
 			break;
@@ -95,49 +85,58 @@ int hoist__env_read(struct hoist_env *e)
 	}
 
 	const char *v;
-	if ((v = getenv("HOIST_JOB")) && *v)
+	if ((v = getenv("HOIST_JOB")) && *v) {
 		snprintf(e->job, sizeof(e->job), "%s", v);
-	else if ((v = getenv("OMPI_MCA_ess_base_jobid")) && *v)
+		e->job_from = "HOIST_JOB";
+	} else if ((v = getenv("OMPI_MCA_ess_base_jobid")) && *v) {
 		snprintf(e->job, sizeof(e->job), "ompi-%s", v);
-	else if ((v = getenv("PMIX_NAMESPACE")) && *v)
+		e->job_from = "Open MPI's OMPI_MCA_ess_base_jobid";
+	} else if ((v = getenv("PMIX_NAMESPACE")) && *v) {
 		snprintf(e->job, sizeof(e->job), "pmix-%s", v);
-	else if ((v = getenv("SLURM_JOB_ID")) && *v) {
+		e->job_from = "PMIX_NAMESPACE";
+	} else if ((v = getenv("SLURM_JOB_ID")) && *v) {
 		const char *step = getenv("SLURM_STEP_ID");
 		snprintf(e->job, sizeof(e->job), "slurm-%s.%s", v, step ? step : "0");
-	} else if (e->size == 1)
+		e->job_from = "SLURM_JOB_ID.SLURM_STEP_ID";
+	} else if (e->size == 1) {
 		snprintf(e->job, sizeof(e->job), "pid-%d", (int)getpid());
-	else /* ranks forked by the same launcher process on this node */
+		e->job_from = "the process id (a job of one)";
+	} else { /* ranks forked by the same launcher process on this node */
 		snprintf(e->job, sizeof(e->job), "ppid-%d", (int)getppid());
+		e->job_from = "the parent process id: only ranks started by one process on "
+			      "one node share it";
+	}
 
 	hoist__runtime_dir(e->runtime_dir, sizeof(e->runtime_dir));
 
 	e->heap_bytes = 64ull << 20;
-	if ((v = getenv("HOIST_HEAP_SIZE")) && *v && parse_size(v, &e->heap_bytes))
-		return -EINVAL;
+	if ((v = getenv("HOIST_HEAP_SIZE")) && *v && hoist_parse_size(v, &e->heap_bytes))
+		return env_bad("HOIST_HEAP_SIZE", "a size: digits with an optional k, m, g or t "
+						  "(powers of 1024), as in hoistd.conf", err, errlen);
 	e->auto_overlap = 1;
 	int a;
-	int ha = env_int("HOIST_AUTO", &a);
+	int ha = env_int("HOIST_AUTO", &a, err, errlen);
 	if (ha < 0 || (ha && a > 1))
-		return -EINVAL;
+		return env_bad("HOIST_AUTO", "0 or 1", err, errlen);
 	if (ha)
 		e->auto_overlap = a;
 	e->direct = 1;
 	int dv;
-	int hd = env_int("HOIST_DIRECT", &dv);
+	int hd = env_int("HOIST_DIRECT", &dv, err, errlen);
 	if (hd < 0 || (hd && dv > 1))
-		return -EINVAL;
+		return env_bad("HOIST_DIRECT", "0 or 1", err, errlen);
 	if (hd)
 		e->direct = dv;
 	/* how long the daemon may take to answer at all (not for the job) */
 	e->reply_timeout_ms = 10000;
 	int rt;
-	int hr = env_int("HOIST_ATTACH_TIMEOUT_MS", &rt);
+	int hr = env_int("HOIST_ATTACH_TIMEOUT_MS", &rt, err, errlen);
 	if (hr < 0 || (hr && rt < 1))
-		return -EINVAL;
+		return env_bad("HOIST_ATTACH_TIMEOUT_MS", "a whole number of milliseconds from 1", err, errlen);
 	if (hr)
 		e->reply_timeout_ms = rt;
 	int spin;
-	int hs = env_int("HOIST_SPIN_US", &spin);
+	int hs = env_int("HOIST_SPIN_US", &spin, err, errlen);
 	if (hs < 0)
 		return -EINVAL;
 	if (hs) {

@@ -114,8 +114,10 @@ struct hoist_env {
 	int auto_overlap;  /* HOIST_AUTO, default 1 */
 	int direct;        /* HOIST_DIRECT, default 1 */
 	int reply_timeout_ms; /* HOIST_ATTACH_TIMEOUT_MS, default 10000 */
+	const char *job_from; /* where the job key came from, in words */
 };
-int hoist__env_read(struct hoist_env *e);
+/* 0, or -EINVAL with err saying which variable holds what. */
+int hoist__env_read(struct hoist_env *e, char *err, size_t errlen);
 int hoist__runtime_dir(char *buf, size_t len);
 
 /* rma.c / wait.c: posting and reaping */

@@ -1,5 +1,7 @@
 #include "settings.h"
 
+#include "hoist_size.h"
+
 #include <ctype.h>
 #include <stddef.h>
 #include <errno.h>
@@ -27,31 +29,7 @@ static const struct setting_desc table[SET__COUNT] = {
 
 int settings_parse_size(const char *text, uint64_t *out)
 {
-	char *end;
-	errno = 0;
-	/* strtoull would skip blanks and accept a sign: demand a digit */
-	if (!text || !isdigit((unsigned char)*text))
-		return -EINVAL;
-	unsigned long long v = strtoull(text, &end, 10);
-	if (errno == ERANGE)
-		return -ERANGE;
-	unsigned shift = 0;
-	switch (tolower((unsigned char)*end)) {
-	case 0: break;
-	case 'k': shift = 10; end++; break;
-	case 'm': shift = 20; end++; break;
-	case 'g': shift = 30; end++; break;
-	case 't': shift = 40; end++; break;
-	default: return -EINVAL;
-	}
-	if (*end == 'b' || *end == 'B')
-		end++;
-	if (*end)
-		return -EINVAL;
-	if (shift && v > (~0ull >> shift))
-		return -ERANGE;
-	*out = (uint64_t)v << shift;
-	return 0;
+	return hoist_parse_size(text, out); /* the library's grammar too */
 }
 
 static int parse_uint(const char *text, uint64_t *out)

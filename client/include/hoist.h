@@ -31,7 +31,8 @@
  *   HOIST_RANK/HOIST_SIZE, OMPI_COMM_WORLD_RANK/SIZE, PMI_RANK/PMI_SIZE,
  *   SLURM_PROCID/SLURM_NTASKS           rank and size, first found wins
  *   HOIST_JOB           job key; else derived from the launcher's job id
- *   HOIST_HEAP_SIZE     symmetric heap bytes (suffix k/m/g), default 64m
+ *   HOIST_HEAP_SIZE     symmetric heap bytes (suffix k/m/g/t, as in
+ *                      hoistd.conf), default 64m
  *   HOIST_SPIN_US       how long a waiting call spins before it sleeps
  *   HOIST_AUTO          1 (default): puts complete lazily, gets of repeated
  *                       phases are prefetched; 0: every put completes
