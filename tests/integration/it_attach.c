@@ -19,16 +19,6 @@
 
 static char g_release[512]; /* file that lets the running job finish */
 
-static void set_job(const char *job, int rank, int size)
-{
-	char r[16], s[16];
-	snprintf(r, sizeof(r), "%d", rank);
-	snprintf(s, sizeof(s), "%d", size);
-	setenv("HOIST_JOB", job, 1);
-	setenv("HOIST_RANK", r, 1);
-	setenv("HOIST_SIZE", s, 1);
-}
-
 static int expect_init(const char *tag, int want)
 {
 	int rc = hoist_init();
@@ -79,7 +69,7 @@ static pid_t spawn_job(const char *job, int rank, int size, int is_member, int w
 	}
 	if (p == 0) {
 		it_watchdog(40);
-		set_job(job, rank, size);
+		it_set_job(job, rank, size);
 		_exit(is_member ? member(tag) : expect_init(tag, want));
 	}
 	return p;

@@ -284,6 +284,18 @@ IT_FN double it_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* The environment of rank `rank` of a job `job` of `size` ranks, for a
+ * test that forks its own PEs instead of using a launcher. */
+IT_FN void it_set_job(const char *job, int rank, int size)
+{
+	char r[16], s[16];
+	snprintf(r, sizeof(r), "%d", rank);
+	snprintf(s, sizeof(s), "%d", size);
+	setenv("HOIST_JOB", job, 1);
+	setenv("HOIST_RANK", r, 1);
+	setenv("HOIST_SIZE", s, 1);
+}
+
 /* hoist_init + rank/size checks; exits 1 if the job cannot start. */
 IT_FN void it_init(const char *name, int *rank, int *size)
 {

@@ -22,16 +22,6 @@
 
 #define NOBODY 65534
 
-static void set_job(const char *job, int rank, int size)
-{
-	char r[16], s[16];
-	snprintf(r, sizeof(r), "%d", rank);
-	snprintf(s, sizeof(s), "%d", size);
-	setenv("HOIST_JOB", job, 1);
-	setenv("HOIST_RANK", r, 1);
-	setenv("HOIST_SIZE", s, 1);
-}
-
 static int become_nobody(void)
 {
 	if (setgroups(0, NULL) != 0 || setgid(NOBODY) != 0 || setuid(NOBODY) != 0) {
@@ -93,21 +83,21 @@ static void place(int rank)
 
 static int child_a(const char *job)
 {
-	set_job(job, 0, 2);
+	it_set_job(job, 0, 2);
 	place(0);
 	return good_pe("it_uid A (root, rank 0)", SALT_ROOT);
 }
 
 static int child_c(const char *job)
 {
-	set_job(job, 1, 2);
+	it_set_job(job, 1, 2);
 	place(1);
 	return good_pe("it_uid C (root, rank 1)", SALT_ROOT);
 }
 
 static int child_e(const char *job)
 {
-	set_job(job, 0, 2);
+	it_set_job(job, 0, 2);
 	place(0);
 	if (become_nobody())
 		return 1;
@@ -116,7 +106,7 @@ static int child_e(const char *job)
 
 static int child_b(const char *job)
 {
-	set_job(job, 1, 2);
+	it_set_job(job, 1, 2);
 	place(1);
 	if (become_nobody())
 		return 1;
@@ -127,7 +117,7 @@ static int child_d(const char *job)
 {
 	char own[300];
 	snprintf(own, sizeof(own), "%s-nobody", job);
-	set_job(own, 0, 1);
+	it_set_job(own, 0, 1);
 	place(0);
 	if (become_nobody())
 		return 1;

@@ -37,19 +37,9 @@ static int attaches(void)
 	return n;
 }
 
-static void set_job(const char *job, int rank, int size)
-{
-	char r[16], s[16];
-	snprintf(r, sizeof(r), "%d", rank);
-	snprintf(s, sizeof(s), "%d", size);
-	setenv("HOIST_JOB", job, 1);
-	setenv("HOIST_RANK", r, 1);
-	setenv("HOIST_SIZE", s, 1);
-}
-
 static int root_pe(const char *job, int rank)
 {
-	set_job(job, rank, 2);
+	it_set_job(job, rank, 2);
 	int me, n;
 	it_init("it_user_limit root", &me, &n);
 	long *x = it_malloc(sizeof(long));
@@ -85,7 +75,7 @@ int main(void)
 		fflush(NULL);
 		kids[i] = fork();
 		if (kids[i] == 0) {
-			set_job(njob, i, 100);
+			it_set_job(njob, i, 100);
 			if (setgroups(0, NULL) || setgid(NOBODY) || setuid(NOBODY))
 				_exit(99);
 			int rc = hoist_init();
