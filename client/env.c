@@ -128,7 +128,10 @@ int hoist__env_read(struct hoist_env *e, char *err, size_t errlen)
 	if (hd)
 		e->direct = dv;
 	/* how long the daemon may take to answer at all (not for the job) */
-	e->reply_timeout_ms = 10000;
+	/* generous: the daemon pins every client's segments before it
+	 * answers (seconds for large heaps, more under emulation), and its
+	 * control thread takes the ranks of a node one after the other */
+	e->reply_timeout_ms = 60000;
 	int rt;
 	int hr = env_int("HOIST_ATTACH_TIMEOUT_MS", &rt, err, errlen);
 	if (hr < 0 || (hr && rt < 1))

@@ -56,9 +56,10 @@ a1=$!
 pids+=("$a0" "$a1")
 unset HOIST_JOB HOIST_SIZE MN_READY_FILE
 
-for _ in $(seq 1 300); do
+for i in $(seq 1 300); do
 	[ -e "$ready" ] && break
 	kill -0 "$a0" 2>/dev/null || break
+	((i % 50 == 0)) && log "waiting for job A to get going ($i checks)" # progress, for watchdogs
 	sleep 0.1
 done
 if [ ! -e "$ready" ]; then

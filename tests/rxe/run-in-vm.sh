@@ -44,7 +44,7 @@
 #   RXE_VM_STALL    seconds without a byte of guest output (console, setup
 #                   log, command output) until the VM is killed (exit 124):
 #                   the watchdog that fires on lack of progress, not on
-#                   total time, so a slow (loaded) host only takes longer [300]
+#                   total time, so a slow (loaded) host only takes longer [600]
 #   RXE_VM_ACCEL    tcg | kvm (the other one is the fallback)     [tcg]
 #   RXE_VM_TB_MB    TCG translation cache MiB                     [128]
 #   RXE_VM_MODULES  extra guest kernel modules to load
@@ -67,7 +67,7 @@ MEM=${RXE_VM_MEM:-1024}
 NPROC=$(nproc 2>/dev/null || echo 2)
 SMP=${RXE_VM_SMP:-$((NPROC > 4 ? 4 : NPROC))}
 TIMEOUT=${RXE_VM_TIMEOUT:-900}
-STALL=${RXE_VM_STALL:-300}
+STALL=${RXE_VM_STALL:-600}
 ACCEL=${RXE_VM_ACCEL:-tcg}
 NDEV=${RXE_VM_NDEV:-1}
 NET=${RXE_VM_NET:-10.77.0}
