@@ -192,7 +192,8 @@ static void usage(FILE *out)
 		"                        and stream; a line longer than %d bytes is cut)\n"
 		"      --timeout SEC     kill all ranks after SEC seconds, exit 124 (times\n"
 		"                        $HOIST_TEST_SCALE when set, as the daemons' 10 s\n"
-		"                        READY and 5 s stop limits: slow test builds)\n"
+		"                        READY and 5 s stop limits and their 5 s peer and\n"
+		"                        handshake timeouts: slow test builds)\n"
 		"      --grace SEC       after a rank fails, wait SEC seconds (default %g)\n"
 		"                        before terminating the others\n"
 		"  -v, --verbose         print which hoistd is used, what is started and\n"
@@ -997,6 +998,16 @@ static int cluster_start(struct cluster *cl, int k, const char *hoistd_given, ch
 			}
 			av[a++] = "--ready-fd";
 			av[a++] = rfd;
+			/* a slow (sanitizer) build stretches the daemons' liveness
+			 * limits too, before the caller's own --hoistd-arg */
+			char pto[32], hto[32];
+			if (test_scale() > 1) {
+				snprintf(pto, sizeof(pto), "--peer-timeout-ms=%.0f", 5000 * test_scale());
+				snprintf(hto, sizeof(hto), "--handshake-timeout-ms=%.0f",
+					 5000 * test_scale());
+				av[a++] = pto;
+				av[a++] = hto;
+			}
 			for (int x = 0; x < nextra; x++)
 				av[a++] = extra[x];
 			av[a] = NULL;

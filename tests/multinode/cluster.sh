@@ -40,7 +40,8 @@
 #
 # HOIST_TEST_SCALE (a factor >= 1): multiplies CLUSTER_READY_SEC (default
 # 10), CLUSTER_TIMEOUT (default 150) and the 5 s stop after SIGTERM, like
-# harness.sh.
+# harness.sh, and the daemons' peer_timeout_ms and handshake_timeout_ms
+# (default 5000 each; a test's own --daemon-arg still wins).
 #
 # Binaries: $HOIST_HOISTD, $HOIST_HOISTRUN, $HOIST_HOISTCTL (default: from
 # PATH). Exit status: the command's (77 = skipped) unless a daemon
@@ -198,8 +199,14 @@ for ((i = 0; i < K; i++)); do
 		mapfile -t extra < <(printf '%s' "${node_args[$i]}")
 	fi
 	mkfifo "$d/ready.fifo" || { log "FAIL: mkfifo"; exit 1; }
+	# a slow (sanitizer) build stretches the daemons' liveness limits too;
+	# the test's own --daemon-arg/--node-arg come after and win
+	scaled_limits=()
+	if [ "$(scaled 5000)" != 5000 ]; then
+		scaled_limits=(--peer-timeout-ms="$(scaled 5000)" --handshake-timeout-ms="$(scaled 5000)")
+	fi
 	"$HOIST_HOISTD" --runtime-dir "$d" --nodes "$nodes" --node-id "$i" --cluster-key-file "$key" \
-		--ready-fd 3 "${common[@]}" "${extra[@]}" \
+		--ready-fd 3 "${scaled_limits[@]}" "${common[@]}" "${extra[@]}" \
 		3>"$d/ready.fifo" </dev/null >"$d/hoistd.out" 2>"$d/hoistd.log" &
 	pids[i]=$!
 done
