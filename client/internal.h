@@ -77,6 +77,7 @@ struct hoist_ctx {
 	uint32_t pf_gen;       /* phase runs started, counted like the daemon */
 	uint64_t pf_fast;      /* gets served here (for tests) */
 	int32_t sticky_err;    /* first failed deferred put, reported at quiet */
+	int daemon_gone;       /* the daemon hung up: nothing goes on as if it lived */
 	uint32_t barrier_target; /* epoch barrier_wait waits for */
 	int barrier_pending;
 	int posted_since_quiet;  /* a descriptor went out after the last quiet */

@@ -63,7 +63,7 @@ static inline char *direct_base(struct hoist_ctx *c, int pe)
 	if (!c->direct)
 		return NULL;
 	struct hoist_peer *p = hoist__peer_find(c, pe);
-	if (!p || p->state < 0 || c->nbi_head || c->agg_depth ||
+	if (!p || p->state < 0 || c->nbi_head || c->agg_depth || c->daemon_gone ||
 	    __atomic_load_n(&c->ctrl->job_error, __ATOMIC_RELAXED))
 		return NULL;
 	/* pairs with the daemon's hoist_store_release(&ctrl->sq_head) after

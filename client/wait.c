@@ -27,9 +27,14 @@ static uint64_t mono_ns(void)
 int hoist__check_daemon(struct hoist_ctx *c)
 {
 	struct pollfd p = {.fd = c->sock, .events = POLLIN};
-	if (poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLERR | POLLIN)))
-		return -ECONNRESET; /* after attach the daemon writes only answers,
-				     * which ptr.c reads at once */
+	if (c->daemon_gone ||
+	    (poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLERR | POLLIN)))) {
+		/* after attach the daemon writes only answers, which ptr.c
+		 * reads at once. Remembered: the direct path must not go on
+		 * as if the job were alive (rma.c direct_base) */
+		c->daemon_gone = 1;
+		return -ECONNRESET;
+	}
 	return 0;
 }
 
