@@ -9,8 +9,7 @@ d=$(mktemp -d /tmp/hoist-log.XXXXXX)
 trap 'rm -rf "$d"' EXIT
 fail=0
 run() { # run [env...]: start, wait for READY, stop; log in $d/log
-	rm -f "$d/log"
-	exec 4>"$d/log"
+	exec 4>"$d/log" # truncates in place: the inode JOURNAL_STREAM names stays
 	env "$@" "$hoistd" --runtime-dir "$d/rt" --ready-fd 3 3>"$d/ready" 2>&4 &
 	local pid=$! i
 	for i in $(seq 1 $((3000 * ${HOIST_TEST_SCALE:-1}))); do grep -q READY "$d/ready" 2>/dev/null && break; sleep 0.02; done
