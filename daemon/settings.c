@@ -5,6 +5,7 @@
 #include <ctype.h>
 #include <stddef.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -251,25 +252,40 @@ int settings_load_config(struct hoistd_settings *s, const char *path, int *line,
 	return rc;
 }
 
+const char *settings_env_name(int id, int deprecated, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s_%s", deprecated ? "HOIST" : "HOISTD", table[id].name);
+	for (char *k = buf; *k; k++)
+		*k = (char)toupper((unsigned char)*k);
+	return buf;
+}
+
 int settings_load_env(struct hoistd_settings *s, const char **bad)
 {
-	static char envname[SET__COUNT][64];
+	static char envname[SET__COUNT][2][64];
 	for (int i = 0; i < SET__COUNT; i++) {
-		char *e = envname[i];
-		snprintf(e, sizeof(envname[i]), "HOIST_%s", table[i].name);
-		for (char *k = e; *k; k++)
-			*k = (char)toupper((unsigned char)*k);
-		const char *v = getenv(e);
+		int old = 0;
+		const char *v = getenv(settings_env_name(i, 0, envname[i][0], sizeof(envname[i][0])));
+		if (!v) {
+			old = 1;
+			v = getenv(settings_env_name(i, 1, envname[i][1], sizeof(envname[i][1])));
+		}
 		if (!v)
 			continue;
 		int rc = settings_set(s, table[i].name, v, SRC_ENV);
 		if (rc) {
 			if (bad)
-				*bad = e;
+				*bad = envname[i][old];
 			return rc;
 		}
+		s->env_deprecated[i] = (unsigned char)old;
 	}
 	return 0;
+}
+
+int settings_env_deprecated(const struct hoistd_settings *s, int id)
+{
+	return s->source[id] == SRC_ENV && s->env_deprecated[id];
 }
 
 int settings_check(const struct hoistd_settings *s, const char **why)

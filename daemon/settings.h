@@ -1,7 +1,8 @@
 /*
  * hoistd settings: one table generates the struct, the defaults, the
- * command-line flags (--name-with-dashes), the environment (HOIST_NAME),
- * the config file keys (name = value) and --print-config.
+ * command-line flags (--name-with-dashes), the environment (HOISTD_NAME;
+ * the older HOIST_NAME is still read, deprecated), the config file keys
+ * (name = value) and --print-config.
  * Precedence, lowest first: default, config file, environment, flag.
  */
 #ifndef HOISTD_SETTINGS_H
@@ -99,6 +100,9 @@ struct hoistd_settings {
 	HOISTD_SETTINGS(X)
 #undef X
 	enum settings_source source[SET__COUNT];
+	/* set by settings_load_env: the value came from HOIST_NAME, the
+	 * deprecated name (HOISTD_NAME was not set) */
+	unsigned char env_deprecated[SET__COUNT];
 };
 
 void settings_defaults(struct hoistd_settings *s);
@@ -120,9 +124,18 @@ int settings_load_config(struct hoistd_settings *s, const char *path, int *line,
 void settings_explain(const char *name, const char *value, int rc, char *buf, size_t len);
 /* The known setting closest to a misspelt name, or NULL if none is close. */
 const char *settings_closest(const char *name);
-/* Every HOIST_<NAME> present in the environment. 0 or the first error,
- * *bad gets the failing variable name. */
+/* Every setting whose HOISTD_<NAME> is present in the environment; for a
+ * setting without it, HOIST_<NAME> (the name the daemon shared with
+ * libhoist's variables, deprecated for the daemon: see
+ * settings_env_deprecated). 0 or the first error, *bad gets the failing
+ * variable name. */
 int settings_load_env(struct hoistd_settings *s, const char **bad);
+/* The environment variable of setting id: HOISTD_SPIN_US, or with
+ * deprecated set HOIST_SPIN_US; returns buf. */
+const char *settings_env_name(int id, int deprecated, char *buf, size_t len);
+/* 1 when setting id's value is the one of its deprecated HOIST_<NAME>
+ * (read from there and not overridden by a flag since): hoistd logs that. */
+int settings_env_deprecated(const struct hoistd_settings *s, int id);
 /* Cross-field checks (powers of two, ...). 0 or -EINVAL with *why. */
 int settings_check(const struct hoistd_settings *s, const char **why);
 /* Value as text into buf; returns buf. */
