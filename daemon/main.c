@@ -2,6 +2,7 @@
  * hoistd: the per-node hoist daemon.
  *
  *   hoistd [--config FILE] [--print-config] [--ready-fd N] [--<setting> VALUE]...
+ *   hoistd --config-example   (prints deploy/hoistd.conf.example)
  *
  * Settings come from daemon/settings.h (defaults < config file < HOISTD_*
  * environment < flags; HOIST_* still works for a setting without its
@@ -48,7 +49,9 @@ static void usage(FILE *out)
 		fprintf(out, "  --%-20s %s (default: %s)\n", flag, settings_help(i),
 			val[0] ? val : "empty");
 	}
-	fprintf(out, "\nconfig file: %s if it exists, or --config FILE\n", DEFAULT_CONFIG);
+	fprintf(out, "\nconfig file: %s if it exists, or --config FILE;\n"
+		     "--config-example prints every setting as a commented config file\n",
+		DEFAULT_CONFIG);
 }
 
 static int mkdir_p(const char *path, mode_t mode)
@@ -121,6 +124,10 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			usage(stdout);
+			return 0;
+		}
+		if (!strcmp(argv[i], "--config-example")) {
+			settings_print_example(stdout);
 			return 0;
 		}
 		if (!strcmp(argv[i], "--version")) {

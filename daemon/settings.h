@@ -2,7 +2,7 @@
  * hoistd settings: one table generates the struct, the defaults, the
  * command-line flags (--name-with-dashes), the environment (HOISTD_NAME;
  * the older HOIST_NAME is still read, deprecated), the config file keys
- * (name = value) and --print-config.
+ * (name = value), --print-config and --config-example.
  * Precedence, lowest first: default, config file, environment, flag.
  */
 #ifndef HOISTD_SETTINGS_H
@@ -15,7 +15,7 @@
 #define HOISTD_SETTINGS(X)                                                                         \
 	X(runtime_dir, STR, "", 0, 0,                                                              \
 	  "directory of the attach and stats sockets (empty: /run/hoist as root, else per-user)")  \
-	X(log_level, LEVEL, "info", 0, 3, "error | warn | info | debug")                           \
+	X(log_level, LEVEL, "info", 0, 3, "log verbosity: error | warn | info | debug")            \
 	X(spin_us, UINT, "50", 0, 1000000,                                                         \
 	  "microseconds the progress thread spins after its last work before it sleeps")          \
 	X(sq_entries, UINT, "1024", 8, 65536, "submission ring entries per client (power of two)") \
@@ -144,6 +144,9 @@ const char *settings_name(int id);
 const char *settings_help(int id);
 const char *settings_source_name(enum settings_source src);
 void settings_print(const struct hoistd_settings *s, FILE *out);
+/* deploy/hoistd.conf.example: every setting of the table, commented out
+ * with its default, its help and range and (for some) more words. */
+void settings_print_example(FILE *out);
 /* Parse "12", "4k", "64m", "2g" (powers of 1024). 0 or -EINVAL/-ERANGE. */
 int settings_parse_size(const char *text, uint64_t *out);
 

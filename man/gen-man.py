@@ -109,6 +109,9 @@ and contains the failure of any client or peer.
               "Read settings from FILE instead of /etc/hoist/hoistd.conf.",
               ".TP", ".B \\-\\-print\\-config",
               "Print the effective settings and where each came from, then exit.",
+              ".TP", ".B \\-\\-config\\-example",
+              "Print every setting, commented out with its default, help and range, as a "
+              "configuration file (the sources' deploy/hoistd.conf.example), then exit.",
               ".TP", ".BI \\-\\-ready\\-fd " + "N",
               "Write READY and a newline to descriptor N once both sockets listen.",
               ".TP", ".B \\-\\-version", "Print the version.",
