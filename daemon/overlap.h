@@ -3,11 +3,18 @@
  *
  * - Put deferral: a put leaves at once and is completed lazily (quiet,
  *   fence, barrier notify); its remote range stays in the client's conflict
- *   lists (conflict.c) until its completion arrives. A get or put that
- *   overlaps an outstanding put is ordered after it (the transports keep
- *   one client's operations to one node in order; a transport that does
- *   not must fence on XP_F_ORDER). A cap on outstanding puts stalls the
- *   client until completions retire some.
+ *   lists (conflict.c) until its completion arrives. The conflict stage
+ *   only finds and counts a get or put that overlaps an outstanding put
+ *   (conflicts, conflict_box, conflict_precise); it holds nothing back.
+ *   The order comes from the transports: same node, each operation is done
+ *   at once; tcp carries the daemon's requests to a node on one
+ *   connection, an open pack ahead of the next request, and the node
+ *   serves them in that order; verbs posts them on one RC queue pair,
+ *   holds a get (put) that overlaps an unfinished put (get) on it until
+ *   that completes (ring_overlap), and an operation that does not go
+ *   packed waits until the node answered every earlier pack (the node's
+ *   CPU executes packs, after the SEND arrives). A cap on outstanding puts
+ *   stalls the client until completions retire some.
  * - Phase prefetch: a barrier notify (or hoist_phase) names the phase that
  *   starts next. When it starts (the barrier completed, here, before the
  *   client returns from its wait), the gets recorded for it last time
