@@ -242,6 +242,13 @@ int main(int argc, char **argv)
 				  settings_env_name(i, 1, old, sizeof(old)),
 				  settings_env_name(i, 0, now, sizeof(now)));
 	}
+	uint64_t hb = peer_heartbeat_ms(d->cfg.heartbeat_ms, d->cfg.peer_timeout_ms);
+	if (hb != d->cfg.heartbeat_ms) {
+		hlog_info("heartbeat_ms %llu is over a quarter of peer_timeout_ms %llu: pinging every %llu ms",
+			  (unsigned long long)d->cfg.heartbeat_ms, (unsigned long long)d->cfg.peer_timeout_ms,
+			  (unsigned long long)hb);
+		d->cfg.heartbeat_ms = hb;
+	}
 	if (print_config) {
 		settings_print(&d->cfg, stdout);
 		return 0;

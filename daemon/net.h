@@ -234,6 +234,16 @@ static inline uint64_t peer_check_interval_ns(uint64_t heartbeat_ms, uint64_t pe
 	return g < cap ? g : cap;
 }
 
+/* Heartbeats serve that promise: a healthy idle peer's answers can come
+ * heartbeat_ms plus one check interval apart, which must stay well inside
+ * the silence limit (under load too), so pings go at least every quarter
+ * of peer_timeout_ms whatever heartbeat_ms says (main.c applies it). */
+static inline uint64_t peer_heartbeat_ms(uint64_t heartbeat_ms, uint64_t peer_timeout_ms)
+{
+	uint64_t q = peer_timeout_ms / 4;
+	return heartbeat_ms < q ? heartbeat_ms : q;
+}
+
 static inline uint64_t peer_silence_limit_ns(uint64_t heartbeat_ms, uint64_t peer_timeout_ms)
 {
 	return peer_timeout_ms * 1000000ull - peer_check_interval_ns(heartbeat_ms, peer_timeout_ms);

@@ -42,7 +42,8 @@
 	  "file holding the shared cluster key (>= 16 bytes); required with several nodes")        \
 	X(peer_timeout_ms, UINT, "5000", 100, 3600000,                                             \
 	  "a peer silent this long is declared lost; its operations fail")                         \
-	X(heartbeat_ms, UINT, "1000", 10, 600000, "interval of keep-alive pings to busy peers")    \
+	X(heartbeat_ms, UINT, "1000", 10, 600000,                                                  \
+	  "interval of keep-alive pings to busy peers (at most a quarter of peer_timeout_ms)")    \
 	X(handshake_timeout_ms, UINT, "5000", 100, 600000,                                         \
 	  "a peer connection that has not completed the keyed handshake by then is dropped")       \
 	X(max_pending_peers, UINT, "256", 1, 65536,                                                \

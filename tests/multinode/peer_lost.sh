@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # peer_lost.sh KILL|STOP <mn_lost> <it_kill> <it_putget>: run under
-# `cluster.sh 2` (STOP: with --daemon-arg=--peer-timeout-ms=1000).
+# `cluster.sh 2` (STOP: with --daemon-arg=--peer-timeout-ms=2000).
 #
 # Job A (mn_lost, 2 PEs: rank 0 on daemon 0, rank 1 on daemon 1) loops
 # put/get/barrier between its PEs. Job B (it_kill bystander, 2 PEs, both
