@@ -15,35 +15,11 @@
 #include "hoist_verify.h"
 #include "internal.h"
 
-struct hoist_ctx hoist__g;
 static char error_detail[512];
-
-HOIST_API struct hoist_ctx *hoist__ctx(void)
-{
-	return hoist__g.initialized ? &hoist__g : NULL;
-}
 
 HOIST_API const char *hoist_error_detail(void)
 {
 	return error_detail;
-}
-
-HOIST_API int hoist_rank(void)
-{
-	return hoist__g.initialized ? hoist__g.rank : -ENOTCONN;
-}
-
-HOIST_API int hoist_size(void)
-{
-	return hoist__g.initialized ? hoist__g.size : -ENOTCONN;
-}
-
-HOIST_API int hoist_is_symmetric(const void *ptr, size_t n)
-{
-	struct hoist_ctx *c = &hoist__g;
-	if (!c->initialized || (const char *)ptr < c->heap_base)
-		return 0;
-	return hoist_range_ok((uint64_t)((const char *)ptr - c->heap_base), n, c->heap_bytes);
 }
 
 /* The reply lists the node's ranks of the job: room for tens of thousands */
