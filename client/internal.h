@@ -5,6 +5,7 @@
 #ifndef HOIST_CLIENT_INTERNAL_H
 #define HOIST_CLIENT_INTERNAL_H
 
+#include <errno.h>
 #include <stdint.h>
 #include <stddef.h>
 
@@ -174,11 +175,31 @@ static inline uint8_t hoist__agg_flag(const struct hoist_ctx *c)
  * Records it; a conflict ends aggregation early (returns 0). */
 int hoist__agg_put(struct hoist_ctx *c, int pe, uint64_t roff, uint64_t n, const void *src);
 int hoist__agg_get(struct hoist_ctx *c, int pe, uint64_t roff, uint64_t n, const void *dst);
+int hoist__put_common(int pe, void *dst, const void *src, size_t n, int nbi);
+
+/* wait.c: staging space and staged gets' data */
 /* a finished staged get: copy (or scatter) its data out */
 void hoist__op_copyout(struct hoist_ctx *c, struct hoist_op *op);
-int hoist__put_common(int pe, void *dst, const void *src, size_t n, int nbi);
-int64_t hoist__stage_alloc_wait(struct hoist_ctx *c, uint64_t len, uint64_t *off);
-size_t hoist__chunk_bytes(const struct hoist_ctx *c);
+int64_t hoist__stage_alloc_slow(struct hoist_ctx *c, uint64_t len, uint64_t *off);
+/* Staging space for len bytes (record id, *off), making progress (and
+ * quiet, which frees what nbi gets hold) until it frees up; -errno. */
+static inline int64_t hoist__stage_alloc_wait(struct hoist_ctx *c, uint64_t len, uint64_t *off)
+{
+	int64_t id = staging_alloc(&c->stage, len, off);
+	if (__builtin_expect(id != -EAGAIN, 1))
+		return id;
+	return hoist__stage_alloc_slow(c, len, off);
+}
+
+#define HOIST_CHUNK_BYTES (256u * 1024u)
+/* Bytes of one staged piece: the arena may be smaller than
+ * HOIST_CHUNK_BYTES (staging_bytes is a setting), and one allocation takes
+ * at most half. */
+static inline size_t hoist__chunk_bytes(const struct hoist_ctx *c)
+{
+	uint64_t m = staging_max_alloc(&c->stage);
+	return m < HOIST_CHUNK_BYTES ? (size_t)m : HOIST_CHUNK_BYTES;
+}
 
 static inline uint64_t hoist__op_udata(struct hoist_ctx *c, struct hoist_op *op)
 {

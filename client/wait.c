@@ -1,5 +1,8 @@
 /*
- * Posting descriptors and waiting for completions.
+ * Posting descriptors and waiting for completions, and what to do when
+ * something runs out: a full SQ, every op slot taken, no staging space.
+ * The answer (make progress, quiet if that frees something, retry) lives
+ * here and only here; quiet with it, so nothing below calls up.
  *
  * Waiting spins for spin_us, then sleeps on a futex in the control page
  * (cq_tail for completions, barrier_epoch for barriers) after announcing it
@@ -9,6 +12,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <sched.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -266,4 +270,94 @@ void hoist__op_free(struct hoist_ctx *c, struct hoist_op *op)
 	if (op->stage_id >= 0)
 		staging_release(&c->stage, op->stage_id);
 	op->busy = 0;
+}
+
+/* ---- staging space and staged gets' data ------------------------------ */
+
+/* Staging space for len bytes, making progress until it frees up (the
+ * slow path of hoist__stage_alloc_wait: the first try failed). */
+int64_t hoist__stage_alloc_slow(struct hoist_ctx *c, uint64_t len, uint64_t *off)
+{
+	unsigned spins = 0;
+	for (;;) {
+		int64_t id = staging_alloc(&c->stage, len, off);
+		if (id != -EAGAIN)
+			return id;
+		hoist__reap(c);
+		id = staging_alloc(&c->stage, len, off);
+		if (id != -EAGAIN)
+			return id;
+		if (c->nbi_head) { /* nbi gets hold staging until quiet */
+			int rc = hoist__quiet(c);
+			if (rc)
+				return rc;
+			continue;
+		}
+		if (spins == 0)
+			hoist__kick(c);
+		if (++spins % 4096 == 0) {
+			int rc = hoist__check_daemon(c);
+			if (rc)
+				return rc;
+			sched_yield();
+		}
+	}
+}
+
+void hoist__op_copyout(struct hoist_ctx *c, struct hoist_op *op)
+{
+	const char *from = c->staging_base + op->stage_off;
+	if (op->copyout == 2) {
+		for (uint64_t i = 0; i < op->count; i++)
+			memcpy((char *)op->dst + (ptrdiff_t)i * op->dst_stride, from + i * op->elem,
+			       op->elem);
+		return;
+	}
+	memcpy(op->dst, from, op->len);
+}
+
+/* ---- quiet ------------------------------------------------------------- */
+
+static int post_quiet(struct hoist_ctx *c, uint64_t user_data)
+{
+	struct hoist_sqe *sqe;
+	int rc = hoist__sqe_get(c, &sqe);
+	if (rc)
+		return rc;
+	*sqe = (struct hoist_sqe){.opcode = HOIST_OP_QUIET, .flags = HOIST_SQE_F_CQE,
+				  .user_data = user_data};
+	hoist__sqe_submit(c);
+	return 0;
+}
+
+/* Complete everything posted so far; copy out nbi gets; report the first
+ * error of anything since the last quiet. */
+int hoist__quiet(struct hoist_ctx *c)
+{
+	struct hoist_op *q = &c->ops[c->nops]; /* reserved for quiet */
+	*q = (struct hoist_op){.busy = 1, .stage_id = -1};
+	int rc = post_quiet(c, hoist__op_udata(c, q));
+	if (rc == 0)
+		rc = hoist__wait_op(c, q);
+	q->busy = 0;
+	if (rc == 0) /* everything posted before has completed */
+		c->posted_since_quiet = 0;
+	struct hoist_op *op = c->nbi_head;
+	c->nbi_head = c->nbi_tail = NULL;
+	while (op) {
+		struct hoist_op *next = op->next_nbi;
+		int orc = op->done ? op->res : hoist__wait_op(c, op);
+		if (orc == 0 && op->copyout)
+			hoist__op_copyout(c, op);
+		if (orc && !rc)
+			rc = orc;
+		hoist__op_free(c, op);
+		op = next;
+	}
+	if (c->sticky_err) {
+		if (!rc)
+			rc = c->sticky_err;
+		c->sticky_err = 0;
+	}
+	return rc;
 }
