@@ -91,7 +91,7 @@ struct hoist_ctx {
 	int direct;               /* HOIST_DIRECT: put/get to local PEs by memmove */
 	uint64_t direct_puts, direct_gets, direct_bytes; /* done that way (tests, bench) */
 
-	/* aggregation region (vec.c) */
+	/* aggregation region (agg.c) */
 	int agg_depth;         /* hoist_aggregate_begin nesting */
 	int agg_broken;        /* a conflict ended it early: normal issue */
 	uint64_t *agg_lo, *agg_hi; /* [size] box of aggregated puts per PE */
@@ -164,7 +164,7 @@ static inline struct hoist_peer *hoist__peer_find(struct hoist_ctx *c, int pe)
 	return lo < n && c->peers[lo].rank == pe ? &c->peers[lo] : NULL;
 }
 
-/* vec.c: aggregation regions */
+/* agg.c: aggregation regions */
 /* HOIST_SQE_F_AGG while a region aggregates, else 0 */
 static inline uint8_t hoist__agg_flag(const struct hoist_ctx *c)
 {
@@ -175,6 +175,9 @@ static inline uint8_t hoist__agg_flag(const struct hoist_ctx *c)
  * Records it; a conflict ends aggregation early (returns 0). */
 int hoist__agg_put(struct hoist_ctx *c, int pe, uint64_t roff, uint64_t n, const void *src);
 int hoist__agg_get(struct hoist_ctx *c, int pe, uint64_t roff, uint64_t n, const void *dst);
+/* A conflict: what the region aggregated so far completes now (quiet), the
+ * rest of the region issues normally. */
+void hoist__agg_break(struct hoist_ctx *c);
 int hoist__put_common(int pe, void *dst, const void *src, size_t n, int nbi);
 
 /* wait.c: staging space and staged gets' data */
