@@ -1,6 +1,17 @@
 /*
  * libhoist internals. Not installed. Tests link the static archive and use
  * hoist__ctx() to reach the raw rings (e.g. to write malformed descriptors).
+ *
+ * Layering: each file calls only what is below it, so no two files of the
+ * client depend on each other (ring.h's comment says what each layer is;
+ * bottom first):
+ *
+ *   shm/hoist_shm.h <- ring.h (inline) <- staging.c symheap.c env.c error.c
+ *   <- ctx.c <- wait.c <- ptr.c <- agg.c <- rma.c <- vec.c sync.c coll.c
+ *   <- attach.c
+ *
+ * The inline functions below are thin: a ring.h fast path, and on "full"
+ * the slow path of the layer that owns the policy (wait.c).
  */
 #ifndef HOIST_CLIENT_INTERNAL_H
 #define HOIST_CLIENT_INTERNAL_H
@@ -11,6 +22,7 @@
 
 #include "hoist.h"
 #include "hoist_shm.h"
+#include "ring.h"
 #include "staging.h"
 #include "symheap.h"
 
@@ -45,18 +57,11 @@ struct hoist_ctx {
 	int sock;          /* attach socket, kept open: hang-up = daemon died */
 	int reply_timeout_ms; /* HOIST_ATTACH_TIMEOUT_MS: deadline of the daemon's
 			       * immediate answers (attach accepted, PeersReply) */
-	int doorbell;      /* eventfd of the daemon's progress thread */
 	int rank, size;
 	uint32_t spin_us;
 
-	struct hoist_ctrl *ctrl;
-	size_t ring_bytes;
-	struct hoist_sqe *sq;
-	struct hoist_cqe *cq;
-	uint32_t sq_mask, cq_mask;
-	uint32_t sq_tail;      /* local copy of what we published */
-	uint32_t sq_head_seen; /* last daemon head we read */
-	uint32_t cq_head;
+	struct hoist_ring ring; /* ctrl page, SQ, CQ, doorbell (ring.h) */
+	size_t ring_bytes;      /* mapped at ring.ctrl */
 
 	char *staging_base;
 	struct staging stage;
@@ -122,10 +127,9 @@ struct hoist_env {
 int hoist__env_read(struct hoist_env *e, char *err, size_t errlen);
 int hoist__runtime_dir(char *buf, size_t len);
 
-/* rma.c / wait.c: posting and reaping */
-int hoist__sqe_get(struct hoist_ctx *c, struct hoist_sqe **out);
-void hoist__sqe_submit(struct hoist_ctx *c);
-void hoist__kick(struct hoist_ctx *c);
+/* wait.c: progress, waiting, and what to do when the SQ, the op slots or
+ * staging run out */
+int hoist__sqe_wait(struct hoist_ctx *c, struct hoist_sqe **out);
 int hoist__reap(struct hoist_ctx *c);
 int hoist__wait_op(struct hoist_ctx *c, struct hoist_op *op);
 int hoist__op_alloc(struct hoist_ctx *c, struct hoist_op **out);
@@ -139,6 +143,28 @@ uint64_t hoist__site_id(uintptr_t addr);
 int hoist__wait_epoch(struct hoist_ctx *c, uint32_t target);
 /* Until op completed (its result) or the partial completion of pe came (0). */
 int hoist__wait_arrival(struct hoist_ctx *c, struct hoist_op *op, int pe);
+
+/* Posting: a free SQE in *out (0), waiting for the daemon to free one when
+ * the SQ is full, or -errno (the daemon is gone). */
+static inline int hoist__sqe_get(struct hoist_ctx *c, struct hoist_sqe **out)
+{
+	if (__builtin_expect(hoist_ring_sqe_get(&c->ring, out) == 0, 1))
+		return 0;
+	return hoist__sqe_wait(c, out);
+}
+
+/* Publish the SQE hoist__sqe_get handed out. */
+static inline void hoist__sqe_submit(struct hoist_ctx *c)
+{
+	c->posted_since_quiet = 1;
+	hoist_ring_submit(&c->ring);
+}
+
+/* Before waiting for the daemon: wake it if it sleeps. */
+static inline void hoist__kick(struct hoist_ctx *c)
+{
+	hoist_ring_kick(&c->ring);
+}
 
 /* ptr.c: node-local peers */
 int hoist__peers_init(struct hoist_ctx *c, const int32_t *ranks, size_t n);

@@ -62,11 +62,11 @@ static inline char *direct_base(struct hoist_ctx *c, int pe)
 		return NULL;
 	struct hoist_peer *p = hoist__peer_find(c, pe);
 	if (!p || p->state < 0 || c->nbi_head || c->agg_depth || c->daemon_gone ||
-	    __atomic_load_n(&c->ctrl->job_error, __ATOMIC_RELAXED))
+	    __atomic_load_n(&c->ring.ctrl->job_error, __ATOMIC_RELAXED))
 		return NULL;
 	/* pairs with the daemon's hoist_store_release(&ctrl->sq_head) after
 	 * it executed what it consumed */
-	if (hoist_load_acquire(&c->ctrl->sq_head) != c->sq_tail)
+	if (hoist_load_acquire(&c->ring.ctrl->sq_head) != c->ring.sq_tail)
 		return NULL;
 	if (p->state == 0 && hoist__peer_map(c, p))
 		return NULL;
@@ -134,7 +134,7 @@ static int put_common(int pe, void *dst, const void *src, size_t n, int nbi, int
 		}
 		*sqe = (struct hoist_sqe){.opcode = HOIST_OP_PUT, .flags = agg, .pe = pe,
 					  .remote_off = roff + done, .len = len, .local_off = soff};
-		staging_bind_sq(&c->stage, id, c->sq_tail);
+		staging_bind_sq(&c->stage, id, c->ring.sq_tail);
 		hoist__sqe_submit(c);
 		done += len;
 	}
@@ -204,7 +204,7 @@ static void get_finish(struct hoist_ctx *c, struct hoist_op *op, int *err)
 static int fast_get(struct hoist_ctx *c, void *dst, int pe, uint64_t roff, size_t n)
 {
 	/* pairs with the daemon's hoist_store_release(&ctrl->sq_head) */
-	if (!c->pf_table || hoist_load_acquire(&c->ctrl->sq_head) != c->sq_tail)
+	if (!c->pf_table || hoist_load_acquire(&c->ring.ctrl->sq_head) != c->ring.sq_tail)
 		return 0;
 	for (uint32_t k = 0; k < 16 && k < c->pf_slots; k++) {
 		uint32_t i = (c->pf_cursor + k) % c->pf_slots;
