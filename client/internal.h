@@ -2,9 +2,9 @@
  * libhoist internals. Not installed. Tests link the static archive and use
  * hoist__ctx() to reach the raw rings (e.g. to write malformed descriptors).
  *
- * Layering: each file calls only what is below it, so no two files of the
- * client depend on each other (ring.h's comment says what each layer is;
- * bottom first):
+ * Layering, bottom first: each file calls only files to its left, so no
+ * two files of the client depend on each other (ring.h's comment says
+ * what each layer holds):
  *
  *   shm/hoist_shm.h <- ring.h (inline) <- staging.c symheap.c env.c error.c
  *   <- ctx.c <- wait.c <- ptr.c <- agg.c <- rma.c <- vec.c sync.c coll.c

@@ -9,8 +9,8 @@
  * header includes nothing of the client but shm/, so nothing above it can
  * be reached from here.
  *
- * Layering of client/ (each file calls only files below it; internal.h
- * lists the same):
+ * Layering of client/, bottom first: each file calls only files on the
+ * lines before its own (internal.h has the same list):
  *
  *   shm/hoist_shm.h            ABI: ring layout, memory-ordering helpers
  *   ring.h                     this file: SQE get/submit, kick, reap
