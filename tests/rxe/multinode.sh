@@ -34,7 +34,7 @@ export HOIST_TEST_SCALE
 read -r -a ips <<<"$RXE_IPS"
 [ ${#ips[@]} -ge 2 ] || { echo "rxe_multinode: needs 2 rxe devices, have: $RXE_DEVS" >&2; exit 1; }
 echo "rxe_multinode: daemons on ${ips[0]} ($(echo "$RXE_DEVS" | cut -d' ' -f1)) and ${ips[1]} ($(echo "$RXE_DEVS" | cut -d' ' -f2))"
-export HOIST_HOISTD=$B/daemon/hoistd HOIST_HOISTRUN=$B/client/hoistrun HOIST_HOISTCTL=$B/daemon/hoistctl
+export HOIST_HOISTD=$B/daemon/hoistd HOIST_HOISTRUN=$B/launcher/hoistrun HOIST_HOISTCTL=$B/daemon/hoistctl
 export CLUSTER_IPS="${ips[0]} ${ips[1]}" CLUSTER_READY_SEC=60 CLUSTER_TIMEOUT=900
 export IT_BIN=$B/tests/integration MN_BIN=$B/tests/multinode
 # HOIST_RXE_PARTS (default "main loss") picks the clusters to run.
