@@ -25,20 +25,29 @@ static int local_get(struct client *src, const struct hoist_sqe *sqe, struct cli
 }
 
 /* node is this node; the target PE is attached here (the caller checked) */
-static int self_rma(struct daemon *d, struct client *c, const struct hoist_sqe *sqe, int32_t node,
-		    const struct xp_op *op)
+static enum xp_result self_rma(struct daemon *d, struct client *c, enum xp_kind kind,
+			       const struct hoist_sqe *sqe, int32_t node, const struct xp_op *op,
+			       int *err)
 {
-	(void)d;
 	(void)node;
 	(void)op;
 	struct client *t = c->job->pe[sqe->pe];
-	if (!t)
-		return -ECONNRESET;
-	if (sqe->opcode == HOIST_OP_PUT)
+	switch (kind) {
+	case XP_PUT:
+		if (!t)
+			return xp_fail(err, -ECONNRESET);
 		local_put(c, sqe, t);
-	else
+		return XP_DONE;
+	case XP_GET:
+		if (!t)
+			return xp_fail(err, -ECONNRESET);
 		local_get(c, sqe, t);
-	return XP_DONE;
+		return XP_DONE;
+	case XP_AMO:
+	case XP_SEND:
+		break;
+	}
+	return xp_fail(err, xp_kind_refuse(d, kind)); /* not run here, or no kind at all */
 }
 
 const struct transport_ops self_transport = {

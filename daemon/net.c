@@ -1423,16 +1423,19 @@ static void pack_fail_open(struct daemon *d, struct peer *p, int res)
 	pack_free_slots(s);
 }
 
-/* Add one put/get to the peer's open pack. XP_INFLIGHT, XP_STALL or -errno. */
-static int pack_add(struct daemon *d, struct peer *p, struct client *c, const struct hoist_sqe *sqe,
-		    const struct xp_op *op)
+/* Add one put/get to the peer's open pack. XP_STARTED, XP_STALL or
+ * XP_ERROR (*err). */
+static enum xp_result pack_add(struct daemon *d, struct peer *p, struct client *c,
+			       enum xp_kind kind, const struct hoist_sqe *sqe,
+			       const struct xp_op *op, int *err)
 {
 	struct pack_open *pk = &p->pack;
 	uint32_t req, rep;
-	pack_elem_size(sqe, &req, &rep);
-	int rc;
+	int rc = pack_elem_size(kind, sqe->len, &req, &rep);
+	if (rc)
+		return xp_fail(err, rc);
 	if (pack_must_close(pk, c, req, rep) && (rc = pack_close(d, p)))
-		return rc;
+		return xp_fail(err, rc);
 	struct netconn *cn = p->conn;
 	if (!pk->nelem) {
 		/* a pack takes one ring slot and goes to the send buffer whole */
@@ -1442,13 +1445,13 @@ static int pack_add(struct daemon *d, struct peer *p, struct client *c, const st
 			return XP_STALL;
 		}
 		if ((rc = pack_begin(pk, c)))
-			return rc;
+			return xp_fail(err, rc);
 	}
-	if ((rc = pack_append(pk, c, sqe, op)))
-		return rc;
+	if ((rc = pack_append(pk, c, kind, sqe, op)))
+		return xp_fail(err, rc);
 	STAT_INC(&p->st, ops_out);
 	STAT_ADD(&p->st, bytes_out, sqe->len);
-	return XP_INFLIGHT;
+	return XP_STARTED;
 }
 
 /* Send every open pack, held ones too (an aggregation region ended). */
@@ -1462,38 +1465,57 @@ static void net_pack_release(struct daemon *d)
 			hlog_err("out of memory sending a pack to node %d", i);
 }
 
-static int net_rma(struct daemon *d, struct client *c, const struct hoist_sqe *sqe, int32_t node,
-		   const struct xp_op *op)
+static enum xp_result net_rma(struct daemon *d, struct client *c, enum xp_kind kind,
+			      const struct hoist_sqe *sqe, int32_t node, const struct xp_op *op,
+			      int *err)
 {
+	/* the request type: by address when the target's registration is
+	 * cached (DIRECT), by name otherwise (AM) */
+	uint8_t by_addr, by_name;
+	uint64_t plen;
+	switch (kind) {
+	case XP_PUT:
+		by_addr = W_PUT_DIRECT;
+		by_name = W_PUT_AM;
+		plen = sqe->len;
+		break;
+	case XP_GET:
+		by_addr = W_GET_DIRECT;
+		by_name = W_GET_AM;
+		plen = 0;
+		break;
+	case XP_AMO:
+	case XP_SEND:
+	default: /* refused before anything is looked at, let alone sent */
+		return xp_fail(err, xp_kind_refuse(d, kind));
+	}
 	struct net *n = &d->net;
 	struct peer *p = peer_for(d, node);
 	if (!p)
-		return -EINVAL;
+		return xp_fail(err, -EINVAL);
 	if (sqe->len > WIRE_MAX_PAYLOAD)
-		return -EMSGSIZE; /* libhoist splits; a raw descriptor may not */
+		return xp_fail(err, -EMSGSIZE); /* libhoist splits; a raw descriptor may not */
 	int rc = peer_ensure(d, p);
 	if (rc)
-		return rc;
+		return xp_fail(err, rc);
 	if (pack_eligible(d, sqe, op))
-		return pack_add(d, p, c, sqe, op);
+		return pack_add(d, p, c, kind, sqe, op, err);
 	/* one connection, in order: what was packed before goes first */
 	if (p->pack.nelem && (rc = pack_close(d, p)))
-		return rc;
+		return xp_fail(err, rc);
 	if (p->ring_tail - p->ring_head >= p->window) {
 		STAT_INC(&p->st, stalls);
-		return 0;
+		return XP_STALL;
 	}
-	int is_put = sqe->opcode == HOIST_OP_PUT;
-	uint64_t plen = is_put ? sqe->len : 0;
 	struct netconn *cn = p->conn;
 	if (ob_pending(&cn->out) && ob_pending(&cn->out) + plen > d->cfg.tcp_buffer_bytes) {
 		STAT_INC(&p->st, stalls);
-		return 0;
+		return XP_STALL;
 	}
 	struct addr_key key = {.job = c->job->id, .pe = sqe->pe, .seg = sqe->seg};
 	const struct addr_entry *e = addr_cache_lookup(&n->cache, &key);
 	const void *payload = NULL;
-	if (is_put)
+	if (plen)
 		payload = (sqe->flags & HOIST_SQE_F_INLINE) ? (const void *)sqe->inline_data
 							    : client_buf(c, sqe);
 	uint64_t tag = ++p->next_tag;
@@ -1503,30 +1525,30 @@ static int net_rma(struct daemon *d, struct client *c, const struct hoist_sqe *s
 					.len = sqe->len,
 					.name = {.job = c->job->id, .pe = sqe->pe, .seg = sqe->seg,
 						 .off = sqe->remote_off, .len = sqe->len}};
-		type = is_put ? W_PUT_DIRECT : W_GET_DIRECT;
+		type = by_addr;
 		rc = frame_queue(cn, type, tag, &w, sizeof(w), payload, plen);
 	} else {
 		struct wire_target t = {.job = c->job->id, .pe = sqe->pe, .seg = sqe->seg,
 					.off = sqe->remote_off, .len = sqe->len};
-		type = is_put ? W_PUT_AM : W_GET_AM;
+		type = by_name;
 		rc = frame_queue(cn, type, tag, &t, sizeof(t), payload, plen);
 	}
 	if (rc)
-		return rc;
+		return xp_fail(err, rc);
 	struct inflight *f = &p->ring[p->ring_tail++ % p->window];
 	*f = (struct inflight){.tag = tag, .type = type, .opcode = sqe->opcode,
 			       .want_cqe = (sqe->flags & HOIST_SQE_F_CQE) != 0, .client = c,
 			       .user_data = sqe->user_data, .len = sqe->len, .key = key, .pe = sqe->pe};
 	if (op)
 		f->op = *op;
-	if (!is_put)
+	if (kind == XP_GET) /* where its reply's data lands */
 		f->dst = op && op->dst ? op->dst : client_buf(c, sqe);
 	if (!(op && op->prefetch))
 		c->outstanding++;
 	STAT_INC(&p->st, ops_out);
 	STAT_ADD(&p->st, bytes_out, sqe->len);
 	STAT_INC(&d->pst, tcp_requests);
-	return XP_INFLIGHT;
+	return XP_STARTED;
 }
 
 static int net_am_send(struct daemon *d, int32_t node, uint8_t type, const void *ext, uint16_t hlen,

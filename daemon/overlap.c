@@ -217,12 +217,13 @@ static void issue_chunk(struct daemon *d, struct client *c, int32_t node)
 					.len = g[i].len, .seg = HOIST_SEG_HEAP};
 		struct xp_op op = {.prefetch = 1, .slot = i, .gen = o->gen,
 				   .dst = o->arena + s->arena_off};
-		int rc = d->xport->rma(d, c, &sqe, node, &op);
-		if (rc == XP_STALL)
+		int err = 0;
+		enum xp_result r = d->xport->rma(d, c, XP_GET, &sqe, node, &op, &err);
+		if (r == XP_STALL)
 			break; /* no credit: the next landing retries */
-		if (rc < 0) {
+		if (r == XP_ERROR) {
 			s->state = PF_FAILED;
-			s->res = rc;
+			s->res = err;
 			continue;
 		}
 		s->state = PF_ISSUED;

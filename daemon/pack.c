@@ -97,11 +97,22 @@ int pack_eligible(struct daemon *d, const struct hoist_sqe *sqe, const struct xp
 	return d->cfg.coalesce && sqe->len <= d->cfg.coalesce_max;
 }
 
-void pack_elem_size(const struct hoist_sqe *sqe, uint32_t *req, uint32_t *rep)
+int pack_elem_size(enum xp_kind kind, uint64_t len, uint32_t *req, uint32_t *rep)
 {
-	int is_put = sqe->opcode == HOIST_OP_PUT;
-	*req = (uint32_t)(sizeof(struct wire_pack_elem) + (is_put ? wire_pad8(sqe->len) : 0));
-	*rep = (uint32_t)(sizeof(struct wire_pack_res) + (is_put ? 0 : wire_pad8(sqe->len)));
+	switch (kind) {
+	case XP_PUT: /* the data goes with the request */
+		*req = (uint32_t)(sizeof(struct wire_pack_elem) + wire_pad8(len));
+		*rep = (uint32_t)sizeof(struct wire_pack_res);
+		return 0;
+	case XP_GET: /* the data comes with the reply */
+		*req = (uint32_t)sizeof(struct wire_pack_elem);
+		*rep = (uint32_t)(sizeof(struct wire_pack_res) + wire_pad8(len));
+		return 0;
+	case XP_AMO:
+	case XP_SEND:
+		return -EOPNOTSUPP;
+	}
+	return -EPROTO;
 }
 
 int pack_must_close(const struct pack_open *pk, const struct client *c, uint32_t req, uint32_t rep)
@@ -120,12 +131,13 @@ int pack_begin(struct pack_open *pk, struct client *c)
 	return 0;
 }
 
-int pack_append(struct pack_open *pk, struct client *c, const struct hoist_sqe *sqe,
-		const struct xp_op *op)
+int pack_append(struct pack_open *pk, struct client *c, enum xp_kind kind,
+		const struct hoist_sqe *sqe, const struct xp_op *op)
 {
-	int is_put = sqe->opcode == HOIST_OP_PUT;
 	uint32_t req, rep;
-	pack_elem_size(sqe, &req, &rep);
+	int rc = pack_elem_size(kind, sqe->len, &req, &rep);
+	if (rc)
+		return rc;
 	if (pk->nelem == pk->cap) {
 		uint32_t cap = pk->cap ? pk->cap * 2 : 16;
 		struct pack_slot *ns = realloc(pk->slots, cap * sizeof(*ns));
@@ -136,26 +148,37 @@ int pack_append(struct pack_open *pk, struct client *c, const struct hoist_sqe *
 	}
 	if (pk->nelem && pk->first != c)
 		pk->mixed = 1;
-	struct wire_pack_elem e = {.op = is_put ? WIRE_PACK_PUT : WIRE_PACK_GET, .pe = sqe->pe,
-				   .seg = sqe->seg, .len = (uint32_t)sqe->len, .off = sqe->remote_off};
-	memcpy(pk->buf + pk->plen, &e, sizeof(e));
-	if (is_put) {
+	struct wire_pack_elem e = {.pe = sqe->pe, .seg = sqe->seg, .len = (uint32_t)sqe->len,
+				   .off = sqe->remote_off};
+	struct pack_slot *s = &pk->slots[pk->nelem];
+	*s = (struct pack_slot){.client = c, .user_data = sqe->user_data, .len = (uint32_t)sqe->len,
+				.opcode = sqe->opcode, .want_cqe = (sqe->flags & HOIST_SQE_F_CQE) != 0,
+				.pe = sqe->pe};
+	switch (kind) {
+	case XP_PUT: {
+		e.op = WIRE_PACK_PUT;
 		const void *src = (sqe->flags & HOIST_SQE_F_INLINE) ? (const void *)sqe->inline_data
 								    : client_buf(c, sqe);
 		char *to = pk->buf + pk->plen + sizeof(e);
 		memcpy(to, src, sqe->len);
 		memset(to + sqe->len, 0, wire_pad8(sqe->len) - sqe->len);
+		break;
 	}
+	case XP_GET:
+		e.op = WIRE_PACK_GET;
+		s->is_get = 1;
+		s->dst = op && op->dst ? op->dst : client_buf(c, sqe);
+		break;
+	case XP_AMO:
+	case XP_SEND:
+		return -EOPNOTSUPP; /* pack_elem_size() refused them already */
+	}
+	memcpy(pk->buf + pk->plen, &e, sizeof(e));
 	pk->plen += req;
 	pk->rlen += rep;
-	struct pack_slot *s = &pk->slots[pk->nelem++];
-	*s = (struct pack_slot){.client = c, .user_data = sqe->user_data, .len = (uint32_t)sqe->len,
-				.opcode = sqe->opcode, .want_cqe = (sqe->flags & HOIST_SQE_F_CQE) != 0,
-				.is_get = !is_put, .pe = sqe->pe};
+	pk->nelem++;
 	if (op)
 		s->op = *op;
-	if (!is_put)
-		s->dst = op && op->dst ? op->dst : client_buf(c, sqe);
 	if (!(sqe->flags & HOIST_SQE_F_AGG))
 		pk->hold = 0;
 	pk->grew = 1;

@@ -11,6 +11,7 @@
 
 #include <stdint.h>
 
+#include "transport.h"
 #include "wire.h"
 
 struct daemon;
@@ -38,8 +39,11 @@ uint64_t pack_execute(struct daemon *d, const struct wire_pack *w, const char *p
  * operations when coalescing is on; prefetches never. */
 int pack_eligible(struct daemon *d, const struct hoist_sqe *sqe, const struct xp_op *op);
 
-/* Request and reply payload bytes one put/get adds to a pack. */
-void pack_elem_size(const struct hoist_sqe *sqe, uint32_t *req, uint32_t *rep);
+/* Request and reply payload bytes one put/get (kind) of len bytes adds to
+ * a pack. 0, or -EOPNOTSUPP/-EPROTO for a kind a pack does not carry
+ * (the transport refused and counted it before; this only never lets one
+ * through as a get). */
+int pack_elem_size(enum xp_kind kind, uint64_t len, uint32_t *req, uint32_t *rep);
 
 /* Must the open pack pk be sent before an element of client c needing req
  * request and rep reply bytes joins (another job, or no room)? */
@@ -49,13 +53,13 @@ int pack_must_close(const struct pack_open *pk, const struct client *c, uint32_t
  * WIRE_AM_MAX_PAYLOAD kept across packs). 0 or -ENOMEM. */
 int pack_begin(struct pack_open *pk, struct client *c);
 
-/* Append one put/get to the open pack pk (opened by pack_begin, room
- * checked by pack_must_close): the
- * element, a put's data copied now (the client reuses its staging and
- * descriptor), its completion slot. Counts it in c->outstanding.
- * 0 or -ENOMEM. */
-int pack_append(struct pack_open *pk, struct client *c, const struct hoist_sqe *sqe,
-		const struct xp_op *op);
+/* Append one put/get (kind) to the open pack pk (opened by pack_begin,
+ * room checked by pack_must_close): the element, a put's data copied now
+ * (the client reuses its staging and descriptor), its completion slot.
+ * Counts it in c->outstanding. 0, -ENOMEM, or pack_elem_size()'s error
+ * for another kind (nothing appended). */
+int pack_append(struct pack_open *pk, struct client *c, enum xp_kind kind,
+		const struct hoist_sqe *sqe, const struct xp_op *op);
 
 /* Stats of one pack of nelem operations sent (packs_out, ops_packed,
  * packs_mixed, hdr_bytes_saved). */

@@ -109,6 +109,7 @@ struct xp_multi {
 	uint64_t count;
 	uint64_t local_pos; /* local offset of element next */
 	int local;          /* the target is a PE of this node: copies, no transport */
+	enum xp_kind kind;  /* of every element */
 	struct hoist_vec_elem *vec; /* private copy of a VEC list */
 	struct hoist_sqe sqe;       /* the descriptor as validated and started */
 };
@@ -207,19 +208,78 @@ static enum exec_result cap_stall(struct daemon *d, struct client *c)
 	return EXEC_STALL;
 }
 
+int xp_kind_refuse(struct daemon *d, enum xp_kind kind)
+{
+	STAT_INC(&d->pst, xp_kind_refused);
+	switch (kind) {
+	case XP_PUT:
+	case XP_GET:
+	case XP_AMO:
+	case XP_SEND:
+		return -EOPNOTSUPP; /* a kind, but not one this path runs */
+	}
+	return -EPROTO; /* no kind at all */
+}
+
+/* The transport kind of a validated put/get descriptor or of the elements
+ * of a strided/vector one. 0, or -EINVAL for any other opcode (counted: it
+ * reached the transport path, which validation should have prevented). */
+static int op_kind(struct daemon *d, uint8_t opcode, enum xp_kind *kind)
+{
+	switch ((enum hoist_opcode)opcode) {
+	case HOIST_OP_PUT:
+	case HOIST_OP_PUT_STRIDED:
+	case HOIST_OP_PUT_VEC:
+		*kind = XP_PUT;
+		return 0;
+	case HOIST_OP_GET:
+	case HOIST_OP_GET_STRIDED:
+	case HOIST_OP_GET_VEC:
+		*kind = XP_GET;
+		return 0;
+	case HOIST_OP_INVALID:
+	case HOIST_OP_QUIET:
+	case HOIST_OP_FENCE:
+	case HOIST_OP_BARRIER_NOTIFY:
+	case HOIST_OP_NOP:
+	case HOIST_OP_PHASE:
+	case HOIST_OP_COLL:
+	case HOIST_OP__COUNT:
+		break;
+	}
+	STAT_INC(&d->pst, xp_kind_refused);
+	return -EINVAL;
+}
+
+static void count_rma(struct client *c, enum xp_kind kind, uint64_t len)
+{
+	switch (kind) {
+	case XP_PUT:
+		STAT_INC(&c->st, puts);
+		STAT_ADD(&c->st, put_bytes, len);
+		break;
+	case XP_GET:
+		STAT_INC(&c->st, gets);
+		STAT_ADD(&c->st, get_bytes, len);
+		break;
+	case XP_AMO:
+	case XP_SEND:
+		break;
+	}
+}
+
 /* A put or get: same node by copy, other nodes through the transport. */
 static enum exec_result rma(struct daemon *d, struct client *c, const struct hoist_sqe *sqe, int *res)
 {
 	struct job *j = c->job;
 	struct client *t = j->pe[sqe->pe];
-	int is_put = sqe->opcode == HOIST_OP_PUT;
-	int rc;
+	enum xp_kind kind;
+	enum xp_result r;
+	int err = 0;
+	if ((*res = op_kind(d, sqe->opcode, &kind)))
+		return EXEC_DONE;
 	if (t) {
-		rc = self_transport.rma(d, c, sqe, d->net.self, NULL);
-		if (rc < 0) {
-			*res = rc;
-			return EXEC_DONE;
-		}
+		r = self_transport.rma(d, c, kind, sqe, d->net.self, NULL, &err);
 	} else if (j->pe_gone[sqe->pe]) {
 		*res = -ECONNRESET; /* the target PE is gone */
 		return EXEC_DONE;
@@ -236,49 +296,48 @@ static enum exec_result rma(struct daemon *d, struct client *c, const struct hoi
 		/* the overlap stage looks at each descriptor once, even when the
 		 * transport makes it wait */
 		if (o && o->decided != c->sq_head + 1) {
-			if (is_put) {
+			switch (kind) {
+			case XP_PUT:
 				if (overlap_put_begin(c, sqe, &op.seq))
 					return cap_stall(d, c);
-			} else {
-				int r = overlap_get(d, c, sqe, node, res);
-				if (r) {
-					STAT_INC(&c->st, gets);
-					STAT_ADD(&c->st, get_bytes, sqe->len);
-					return r == 1 ? EXEC_DONE : EXEC_ASYNC;
+				break;
+			case XP_GET: {
+				int hit = overlap_get(d, c, sqe, node, res);
+				if (hit) {
+					count_rma(c, kind, sqe->len);
+					return hit == 1 ? EXEC_DONE : EXEC_ASYNC;
 				}
+				break;
+			}
+			case XP_AMO:
+			case XP_SEND:
+				break; /* not an overlap candidate */
 			}
 			o->decided = c->sq_head + 1;
-		} else if (o && is_put) {
+		} else if (o && kind == XP_PUT) {
 			op.seq = o->put_seq + 1;
 		}
-		rc = d->xport->rma(d, c, sqe, node, o ? &op : NULL);
-		if (rc == XP_STALL)
-			return EXEC_STALL;
-		if (o && is_put && rc == XP_INFLIGHT)
+		r = d->xport->rma(d, c, kind, sqe, node, o ? &op : NULL, &err);
+		if (o && kind == XP_PUT && r == XP_STARTED)
 			overlap_put_issued(c, sqe, op.seq);
-		if (rc < 0) {
-			*res = rc;
-			return EXEC_DONE;
-		}
 	}
-	if (is_put) {
-		STAT_INC(&c->st, puts);
-		STAT_ADD(&c->st, put_bytes, sqe->len);
-	} else {
-		STAT_INC(&c->st, gets);
-		STAT_ADD(&c->st, get_bytes, sqe->len);
+	switch (r) {
+	case XP_STALL:
+		return EXEC_STALL;
+	case XP_ERROR:
+		*res = err;
+		return EXEC_DONE;
+	case XP_DONE:
+	case XP_STARTED:
+		break;
 	}
-	return rc == XP_DONE ? EXEC_DONE : EXEC_ASYNC;
+	count_rma(c, kind, sqe->len);
+	return r == XP_DONE ? EXEC_DONE : EXEC_ASYNC;
 }
 
 static int is_strided(uint8_t opcode)
 {
 	return opcode == HOIST_OP_PUT_STRIDED || opcode == HOIST_OP_GET_STRIDED;
-}
-
-static int is_multi_put(uint8_t opcode)
-{
-	return opcode == HOIST_OP_PUT_STRIDED || opcode == HOIST_OP_PUT_VEC;
 }
 
 /* Element k of a multi descriptor: remote offset and length. */
@@ -365,10 +424,17 @@ static void multi_count(struct client *c, const struct hoist_sqe *sqe, const str
 	uint64_t bytes = sqe->len * (is_strided(sqe->opcode) ? m->count : 1);
 	STAT_INC(&c->st, multi_ops);
 	STAT_ADD(&c->st, multi_elems, m->count);
-	if (is_multi_put(sqe->opcode))
+	switch (m->kind) {
+	case XP_PUT:
 		STAT_ADD(&c->st, put_bytes, bytes);
-	else
+		break;
+	case XP_GET:
 		STAT_ADD(&c->st, get_bytes, bytes);
+		break;
+	case XP_AMO:
+	case XP_SEND:
+		break;
+	}
 }
 
 /* A get's elements from a copy of their bounding box starting at lo. */
@@ -387,11 +453,29 @@ static void multi_gather(const struct hoist_sqe *sqe, const struct xp_multi *m, 
 /* Same node: every element is one copy, in index order, at most a pass's
  * worth at a time (then YIELD; c->multi keeps the place). A target that
  * left half-way fails the rest with -ECONNRESET. */
-static enum exec_result multi_local(struct client *c, struct xp_multi *m, int *res)
+static enum exec_result multi_local(struct daemon *d, struct client *c, struct xp_multi *m,
+				     int *res)
 {
 	const struct hoist_sqe *sqe = &m->sqe;
 	struct client *t = c->job->pe[sqe->pe];
-	int put = is_multi_put(sqe->opcode);
+	int put = -1;
+	switch (m->kind) {
+	case XP_PUT:
+		put = 1;
+		break;
+	case XP_GET:
+		put = 0;
+		break;
+	case XP_AMO:
+	case XP_SEND:
+		break;
+	}
+	if (put < 0) { /* not a copy: nothing runs */
+		*res = xp_kind_refuse(d, m->kind);
+		c->multi = NULL;
+		multi_free(m);
+		return EXEC_DONE;
+	}
 	char *local = client_buf(c, sqe);
 	uint64_t bytes = 0;
 	for (unsigned n = 0; t && m->next < m->count; n++) {
@@ -428,9 +512,11 @@ static enum exec_result multi_exec(struct daemon *d, struct client *c, const str
 {
 	struct job *j = c->job;
 	struct xp_multi *m = c->multi;
-	int put = is_multi_put(sqe->opcode);
 	int32_t node = -1;
 	if (!m) {
+		enum xp_kind kind;
+		if ((*res = op_kind(d, sqe->opcode, &kind)))
+			return EXEC_DONE;
 		struct client *t = j->pe[sqe->pe];
 		if (!t) {
 			if (j->pe_gone[sqe->pe]) {
@@ -449,17 +535,19 @@ static enum exec_result multi_exec(struct daemon *d, struct client *c, const str
 		*res = multi_new(c, sqe, &m, &lo, &hi);
 		if (*res)
 			return EXEC_DONE;
+		m->kind = kind;
 		if (t) {
 			multi_count(c, sqe, m);
 			m->local = 1;
 			c->multi = m;
-			return multi_local(c, m, res);
+			return multi_local(d, c, m, res);
 		}
 		struct overlap *o = c->ov;
 		if (o && hi > lo) {
 			struct hoist_sqe box = {.opcode = HOIST_OP_PUT, .pe = sqe->pe, .remote_off = lo,
 						.len = hi - lo};
-			if (put) {
+			switch (kind) {
+			case XP_PUT:
 				if (overlap_put_begin(c, &box, &m->seq)) {
 					multi_free(m);
 					return cap_stall(d, c); /* cap: completions first */
@@ -467,7 +555,8 @@ static enum exec_result multi_exec(struct daemon *d, struct client *c, const str
 				overlap_put_issued(c, &box, m->seq);
 				if (o->put_seq != m->seq)
 					m->seq = 0; /* not recorded */
-			} else {
+				break;
+			case XP_GET: {
 				const char *pf = NULL;
 				uint64_t bytes = sqe->len * (is_strided(sqe->opcode) ? m->count : 1);
 				int hit = overlap_get_box(d, c, sqe->pe, lo, hi - lo, bytes, node, &pf);
@@ -482,12 +571,17 @@ static enum exec_result multi_exec(struct daemon *d, struct client *c, const str
 					multi_free(m);
 					return EXEC_DONE;
 				}
+				break;
+			}
+			case XP_AMO:
+			case XP_SEND:
+				break; /* not an overlap candidate */
 			}
 		}
 		multi_count(c, sqe, m);
 		c->multi = m;
 	} else if (m->local) {
-		return multi_local(c, m, res);
+		return multi_local(d, c, m, res);
 	} else {
 		node = j->node_of[sqe->pe];
 	}
@@ -497,19 +591,27 @@ static enum exec_result multi_exec(struct daemon *d, struct client *c, const str
 		uint64_t off, len;
 		multi_elem(sqe, m, m->next, &off, &len);
 		if (len) {
-			struct hoist_sqe el = {.opcode = put ? HOIST_OP_PUT : HOIST_OP_GET,
+			struct hoist_sqe el = {.opcode = sqe->opcode,
 					       .flags = sqe->flags & (HOIST_SQE_F_LOCAL_HEAP | HOIST_SQE_F_AGG),
 					       .pe = sqe->pe, .seg = sqe->seg, .remote_off = off, .len = len,
 					       .local_off = sqe->local_off + m->local_pos};
 			struct xp_op op = {.multi = m};
-			int rc = j->pe_gone[sqe->pe] ? -ECONNRESET : d->xport->rma(d, c, &el, node, &op);
-			if (rc == XP_STALL)
+			int err = -ECONNRESET;
+			enum xp_result r = j->pe_gone[sqe->pe]
+						   ? XP_ERROR
+						   : d->xport->rma(d, c, m->kind, &el, node, &op, &err);
+			switch (r) {
+			case XP_STALL:
 				return EXEC_STALL; /* resumes at m->next */
-			if (rc < 0) {
+			case XP_ERROR:
 				if (!m->res)
-					m->res = rc;
-			} else if (rc == XP_INFLIGHT) {
+					m->res = err;
+				break;
+			case XP_STARTED:
 				m->pending++;
+				break;
+			case XP_DONE:
+				break;
 			}
 		}
 		m->local_pos += len;

@@ -21,10 +21,35 @@ struct daemon;
 struct client;
 struct xp_multi; /* a multi-element descriptor in progress (progress.c) */
 
-/* rma() results */
-#define XP_STALL 0    /* no credit or buffer space now: retry later */
-#define XP_INFLIGHT 1 /* issued; progress_complete() reports the end */
-#define XP_DONE 2     /* completed during the call */
+/* What a transport operation does. Every switch over it lists every kind
+ * (hoistd_core builds with -Wswitch-enum): a kind a transport does not
+ * implement is refused with an error, never run as something else. */
+enum xp_kind {
+	XP_PUT = 1, /* local buffer -> remote segment */
+	XP_GET,     /* remote segment -> local buffer */
+	XP_AMO,     /* remote atomic: declared for the atomics issue; refused */
+	XP_SEND,    /* a message to the remote daemon (am_send); rma() refuses it */
+};
+
+/* rma() results: an enum, never an -errno (that comes back in *err) */
+enum xp_result {
+	XP_DONE = 1, /* completed during the call */
+	XP_STARTED,  /* issued; progress_complete() reports the end */
+	XP_STALL,    /* no credit or buffer space now: retry later */
+	XP_ERROR,    /* failed now: *err is the -errno */
+};
+
+/* A kind rma() does not execute: counted (xp_kind_refused), and the
+ * -errno to fail it with: -EOPNOTSUPP for a known kind this path does not
+ * implement (AMO, SEND), -EPROTO for a value that is no kind at all. */
+int xp_kind_refuse(struct daemon *d, enum xp_kind kind);
+
+/* rma()'s failure: *err = rc (an -errno), XP_ERROR. */
+static inline enum xp_result xp_fail(int *err, int rc)
+{
+	*err = rc;
+	return XP_ERROR;
+}
 
 /* What the progress engine needs back when an operation completes. */
 struct xp_op {
@@ -41,15 +66,17 @@ struct transport_ops {
 	const char *name;
 	int (*start)(struct daemon *d);   /* 0 or -errno */
 	void (*stop)(struct daemon *d);
-	/* Client c's put/get descriptor to PE sqe->pe, hosted by node; op
-	 * (may be NULL) comes back with the completion. Elements of strided
-	 * and vector descriptors come here one by one (op->multi set); a
-	 * transport may pack them and other small operations for one node
-	 * into one message (tcp: W_PACK), or send each alone. Client operations
-	 * count in c->outstanding until they complete; prefetches do not.
-	 * XP_* or -errno (failed now). */
-	int (*rma)(struct daemon *d, struct client *c, const struct hoist_sqe *sqe, int32_t node,
-		   const struct xp_op *op);
+	/* Client c's put (kind XP_PUT) or get (XP_GET) descriptor to PE
+	 * sqe->pe, hosted by node; op (may be NULL) comes back with the
+	 * completion. Elements of strided and vector descriptors come here one
+	 * by one (op->multi set); a transport may pack them and other small
+	 * operations for one node into one message (tcp: W_PACK), or send each
+	 * alone. Client operations count in c->outstanding until they
+	 * complete; prefetches do not. Any other kind: XP_ERROR with
+	 * xp_kind_refuse()'s -errno, nothing issued. XP_ERROR sets *err. */
+	enum xp_result (*rma)(struct daemon *d, struct client *c, enum xp_kind kind,
+			      const struct hoist_sqe *sqe, int32_t node, const struct xp_op *op,
+			      int *err);
 	/* One-way active message (wire.h type, extension header, payload of
 	 * at most WIRE_AM_MAX_PAYLOAD bytes);
 	 * connects on first use. 0 or -errno. */

@@ -798,35 +798,49 @@ static int vpack_close(struct daemon *d, int32_t node)
 	return rc;
 }
 
-/* Add one put/get to the node's open pack. XP_INFLIGHT, XP_STALL or -errno. */
-static int vpack_add(struct daemon *d, int32_t node, struct vconn *cn, struct client *c,
-		     const struct hoist_sqe *sqe, const struct xp_op *op)
+/* Add one put/get to the node's open pack. XP_STARTED, XP_STALL or
+ * XP_ERROR (*err). */
+static enum xp_result vpack_add(struct daemon *d, int32_t node, struct vconn *cn,
+				struct client *c, enum xp_kind kind, const struct hoist_sqe *sqe,
+				const struct xp_op *op, int *err)
 {
 	struct peer *p = &d->net.peers[node];
 	struct vpeer *vp = &d->verbs->peers[node];
 	struct pack_open *pk = &p->pack;
 	uint32_t req, rep;
-	pack_elem_size(sqe, &req, &rep);
-	int rc;
-	if (sqe->opcode == HOIST_OP_PUT && sqe->len && cn->last_read > cn->head) {
-		STAT_INC(&d->vst, rdma_order_waits);
-		return XP_STALL;
+	int rc = pack_elem_size(kind, sqe->len, &req, &rep);
+	if (rc)
+		return xp_fail(err, rc);
+	switch (kind) {
+	case XP_PUT:
+		/* the target's CPU writes it: not before an unfinished RDMA
+		 * READ on the connection has read what it overwrites */
+		if (sqe->len && cn->last_read > cn->head) {
+			STAT_INC(&d->vst, rdma_order_waits);
+			return XP_STALL;
+		}
+		break;
+	case XP_GET:
+		break;
+	case XP_AMO:
+	case XP_SEND:
+		return xp_fail(err, -EOPNOTSUPP); /* pack_elem_size() refused them already */
 	}
 	if (pack_must_close(pk, c, req, rep) && (rc = vpack_close(d, node)))
-		return rc;
+		return xp_fail(err, rc);
 	if (!pk->nelem) {
 		if (vp->npk >= V_PACKS_INFLIGHT) {
 			STAT_INC(&p->st, stalls);
 			return XP_STALL;
 		}
 		if ((rc = pack_begin(pk, c)))
-			return rc;
+			return xp_fail(err, rc);
 	}
-	if ((rc = pack_append(pk, c, sqe, op)))
-		return rc;
+	if ((rc = pack_append(pk, c, kind, sqe, op)))
+		return xp_fail(err, rc);
 	STAT_INC(&p->st, ops_out);
 	STAT_ADD(&p->st, bytes_out, sqe->len);
-	return XP_INFLIGHT;
+	return XP_STARTED;
 }
 
 /* Send every open pack, held ones too (an aggregation region ended). */
@@ -1040,9 +1054,10 @@ static struct vres *res_find(struct verbs *v, const struct addr_key *k, struct v
 	return NULL;
 }
 
-/* Address-cache miss: the answer, or the question on its way (XP_STALL). */
-static int resolve_miss(struct daemon *d, const struct addr_key *k, int32_t node,
-			struct addr_entry *out)
+/* Address-cache miss: the answer (XP_DONE, *out), the question on its way
+ * (XP_STALL), or XP_ERROR (*err). */
+static enum xp_result resolve_miss(struct daemon *d, const struct addr_key *k, int32_t node,
+				   struct addr_entry *out, int *err)
 {
 	struct verbs *v = d->verbs;
 	struct vres **pp, *r = res_find(v, k, &pp);
@@ -1060,11 +1075,11 @@ static int resolve_miss(struct daemon *d, const struct addr_key *k, int32_t node
 			*out = r->entry;
 		*pp = r->next;
 		free(r);
-		return rc ? rc : XP_DONE;
+		return rc ? xp_fail(err, rc) : XP_DONE;
 	}
 	r = calloc(1, sizeof(*r));
 	if (!r)
-		return -ENOMEM;
+		return xp_fail(err, -ENOMEM);
 	r->key = *k;
 	r->node = node;
 	r->tag = ++v->next_tag;
@@ -1073,7 +1088,7 @@ static int resolve_miss(struct daemon *d, const struct addr_key *k, int32_t node
 	int rc = am_frame(d, node, W_VRESOLVE, r->tag, &t, sizeof(t), NULL, 0);
 	if (rc) {
 		free(r);
-		return rc;
+		return xp_fail(err, rc);
 	}
 	r->next = v->res;
 	v->res = r;
@@ -1107,26 +1122,44 @@ static struct ibv_mr *local_mr(const struct client *c, const char *p, uint64_t l
 	return NULL;
 }
 
-static int verbs_rma(struct daemon *d, struct client *c, const struct hoist_sqe *sqe, int32_t node,
-		     const struct xp_op *op)
+static enum xp_result verbs_rma(struct daemon *d, struct client *c, enum xp_kind kind,
+				const struct hoist_sqe *sqe, int32_t node, const struct xp_op *op,
+				int *err)
 {
+	/* vk: this operation's kind on the ring; other: the kind it must not
+	 * overtake where both touch the same bytes */
+	uint8_t vk, other;
+	switch (kind) {
+	case XP_PUT:
+		vk = VK_PUT;
+		other = VK_GET;
+		break;
+	case XP_GET:
+		vk = VK_GET;
+		other = VK_PUT;
+		break;
+	case XP_AMO:
+	case XP_SEND:
+	default: /* refused before anything is looked at, let alone posted */
+		return xp_fail(err, xp_kind_refuse(d, kind));
+	}
 	struct verbs *v = d->verbs;
 	struct net *n = &d->net;
 	if (!n->enabled || node < 0 || node >= n->nnodes || node == n->self)
-		return -EINVAL;
+		return xp_fail(err, -EINVAL);
 	if (sqe->len > (1u << 30))
-		return -EMSGSIZE; /* libhoist splits; a raw descriptor may not */
+		return xp_fail(err, -EMSGSIZE); /* libhoist splits; a raw descriptor may not */
 	int rc;
 	struct vconn *cn = conn_ready(d, node, &rc);
 	if (!cn)
-		return rc ? rc : XP_STALL;
+		return rc ? xp_fail(err, rc) : XP_STALL;
 	struct peer *p = &n->peers[node];
 	if (pack_eligible(d, sqe, op))
-		return vpack_add(d, node, cn, c, sqe, op);
+		return vpack_add(d, node, cn, c, kind, sqe, op, err);
 	/* one queue pair, in order: what was packed before goes first, and
 	 * is executed by the target's CPU before this may land */
 	if (p->pack.nelem && (rc = vpack_close(d, node)))
-		return rc;
+		return xp_fail(err, rc);
 	if (v->peers[node].npk) {
 		STAT_INC(&d->vst, rdma_order_waits);
 		return XP_STALL;
@@ -1139,14 +1172,13 @@ static int verbs_rma(struct daemon *d, struct client *c, const struct hoist_sqe 
 	struct addr_entry miss;
 	const struct addr_entry *e = addr_cache_lookup(&n->cache, &key);
 	if (!e) {
-		rc = resolve_miss(d, &key, node, &miss);
-		if (rc != XP_DONE)
-			return rc;
+		enum xp_result r = resolve_miss(d, &key, node, &miss, err);
+		if (r != XP_DONE)
+			return r;
 		e = &miss;
 	}
 	if (!hoist_range_ok(sqe->remote_off, sqe->len, e->len))
-		return -EFAULT;
-	int is_put = sqe->opcode == HOIST_OP_PUT;
+		return xp_fail(err, -EFAULT);
 	uint64_t raddr = e->base + sqe->remote_off;
 	/* A get must observe an earlier put to the same bytes, and a put must
 	 * not land before an earlier get read them: wait for the completion
@@ -1154,8 +1186,8 @@ static int verbs_rma(struct daemon *d, struct client *c, const struct hoist_sqe 
 	 * executes in order at the responder already; this also holds where
 	 * the responder may reorder). Not IBV_SEND_FENCE: it only orders
 	 * after earlier READs, and rxe's fenced requester can stall. */
-	if (sqe->len && (is_put ? cn->last_read : cn->last_write) > cn->head &&
-	    ring_overlap(cn, is_put ? VK_GET : VK_PUT, e->rkey, raddr, sqe->len)) {
+	if (sqe->len && (vk == VK_PUT ? cn->last_read : cn->last_write) > cn->head &&
+	    ring_overlap(cn, other, e->rkey, raddr, sqe->len)) {
 		STAT_INC(&d->vst, rdma_order_waits);
 		return XP_STALL;
 	}
@@ -1163,7 +1195,8 @@ static int verbs_rma(struct daemon *d, struct client *c, const struct hoist_sqe 
 	o->wr.wr.rdma.remote_addr = raddr;
 	o->wr.wr.rdma.rkey = e->rkey;
 	o->wr.num_sge = sqe->len ? 1 : 0;
-	if (is_put) {
+	switch (kind) {
+	case XP_PUT: {
 		const char *src = (sqe->flags & HOIST_SQE_F_INLINE) ? (const char *)sqe->inline_data
 								    : client_buf(c, sqe);
 		o->wr.opcode = IBV_WR_RDMA_WRITE;
@@ -1177,7 +1210,7 @@ static int verbs_rma(struct daemon *d, struct client *c, const struct hoist_sqe 
 		} else if (sqe->flags & HOIST_SQE_F_LOCAL_HEAP) {
 			struct ibv_mr *mr = local_mr(c, src, sqe->len);
 			if (!mr)
-				return -EFAULT;
+				return xp_fail(err, -EFAULT);
 			o->sge = (struct ibv_sge){.addr = (uintptr_t)src, .length = (uint32_t)sqe->len,
 						  .lkey = mr->lkey};
 		} else {
@@ -1193,18 +1226,25 @@ static int verbs_rma(struct daemon *d, struct client *c, const struct hoist_sqe 
 		}
 		cn->last_write = cn->tail + 1;
 		STAT_INC(&d->vst, rdma_writes);
-	} else {
+		break;
+	}
+	case XP_GET: {
 		char *dst = op && op->dst ? op->dst : client_buf(c, sqe);
 		struct ibv_mr *mr = local_mr(c, dst, sqe->len);
 		if (!mr)
-			return -EFAULT;
+			return xp_fail(err, -EFAULT);
 		o->wr.opcode = IBV_WR_RDMA_READ;
 		o->sge = (struct ibv_sge){.addr = (uintptr_t)dst, .length = (uint32_t)sqe->len,
 					  .lkey = mr->lkey};
 		cn->last_read = cn->tail + 1;
 		STAT_INC(&d->vst, rdma_reads);
+		break;
 	}
-	o->kind = is_put ? VK_PUT : VK_GET;
+	case XP_AMO:
+	case XP_SEND:
+		return xp_fail(err, xp_kind_refuse(d, kind)); /* refused above already */
+	}
+	o->kind = vk;
 	o->opcode = sqe->opcode;
 	o->want_cqe = (sqe->flags & HOIST_SQE_F_CQE) != 0;
 	o->client = c;
@@ -1217,14 +1257,16 @@ static int verbs_rma(struct daemon *d, struct client *c, const struct hoist_sqe 
 		c->outstanding++;
 	STAT_INC(&p->st, ops_out);
 	STAT_ADD(&p->st, bytes_out, sqe->len);
-	return XP_INFLIGHT;
+	return XP_STARTED;
 }
 
 /* ---- completions ------------------------------------------------------------------ */
 
+/* Switches over libibverbs/librdmacm enums switch on int: those enums
+ * grow with rdma-core, and -Wswitch-enum is for hoist's own kinds. */
 static int wc_errno(enum ibv_wc_status s)
 {
-	switch (s) {
+	switch ((int)s) {
 	case IBV_WC_REM_ACCESS_ERR:
 	case IBV_WC_REM_INV_REQ_ERR:
 		return -ECONNRESET; /* a stale key: the PE left */
@@ -1530,7 +1572,7 @@ static void cm_event(struct daemon *d, struct rdma_cm_event *ev)
 	struct vconn *cn = id ? id->context : NULL;
 	if (!cn || id == v->listen)
 		return;
-	switch (type) {
+	switch ((int)type) { /* see wc_errno() */
 	case RDMA_CM_EVENT_ADDR_RESOLVED: {
 		uint8_t to = 16; /* 4.096 us * 2^16 = 268 ms per try, 7 tries */
 		rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &to, sizeof(to));

@@ -248,6 +248,35 @@ START_TEST(test_pack_reply)
 }
 END_TEST
 
+/* verbs refuses a kind it does not run before it looks at the network
+ * (disabled here: a get would fail -EINVAL), and counts it; it posts
+ * nothing and counts no operation. */
+START_TEST(test_rma_refuses_kind)
+{
+	struct daemon *d = calloc(1, sizeof(*d));
+	struct client *c = calloc(1, sizeof(*c));
+	struct job *j = calloc(1, sizeof(*j));
+	ck_assert(d && c && j);
+	c->job = j;
+	struct hoist_sqe sqe = {.opcode = HOIST_OP_GET, .pe = 1, .len = 8};
+	int err = 0;
+	ck_assert_int_eq(verbs_transport.rma(d, c, (enum xp_kind)99, &sqe, 1, NULL, &err), XP_ERROR);
+	ck_assert_int_eq(err, -EPROTO);
+	err = 0;
+	ck_assert_int_eq(verbs_transport.rma(d, c, XP_AMO, &sqe, 1, NULL, &err), XP_ERROR);
+	ck_assert_int_eq(err, -EOPNOTSUPP);
+	ck_assert_uint_eq(d->pst.xp_kind_refused, 2);
+	ck_assert_uint_eq(c->outstanding, 0);
+	err = 0; /* a get gets past the kind, to the disabled network */
+	ck_assert_int_eq(verbs_transport.rma(d, c, XP_GET, &sqe, 1, NULL, &err), XP_ERROR);
+	ck_assert_int_eq(err, -EINVAL);
+	ck_assert_uint_eq(d->pst.xp_kind_refused, 2);
+	free(j);
+	free(c);
+	free(d);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("verbs");
@@ -261,6 +290,7 @@ int main(void)
 	suite_add_tcase(s, ta);
 	TCase *tp = tcase_create("packs");
 	tcase_add_test(tp, test_pack_reply);
+	tcase_add_test(tp, test_rma_refuses_kind);
 	suite_add_tcase(s, tp);
 	return run_suite(s);
 }
