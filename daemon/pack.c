@@ -85,16 +85,16 @@ uint64_t pack_execute(struct daemon *d, const struct wire_pack *w, const char *i
 #define SINGLE_HDR_BYTES (2 * sizeof(struct wire_hdr) + sizeof(struct wire_direct) + \
 			  sizeof(struct wire_reply))
 
-int pack_eligible(struct daemon *d, const struct hoist_sqe *sqe, const struct xp_op *op)
+int pack_eligible(struct daemon *d, const struct xp_req *rq)
 {
-	if (op && op->prefetch)
+	if (rq->flags & XP_RF_ALONE)
 		return 0;
-	uint64_t need = sizeof(struct wire_pack_elem) + wire_pad8(sqe->len);
+	uint64_t need = sizeof(struct wire_pack_elem) + wire_pad8(rq->len);
 	if (need > WIRE_AM_MAX_PAYLOAD)
 		return 0; /* too big for one pack: alone */
-	if ((op && op->multi) || (sqe->flags & HOIST_SQE_F_AGG))
+	if (rq->flags & XP_RF_PACK)
 		return 1;
-	return d->cfg.coalesce && sqe->len <= d->cfg.coalesce_max;
+	return d->cfg.coalesce && rq->len <= d->cfg.coalesce_max;
 }
 
 int pack_elem_size(enum xp_kind kind, uint64_t len, uint32_t *req, uint32_t *rep)
@@ -115,27 +115,26 @@ int pack_elem_size(enum xp_kind kind, uint64_t len, uint32_t *req, uint32_t *rep
 	return -EPROTO;
 }
 
-int pack_must_close(const struct pack_open *pk, const struct client *c, uint32_t req, uint32_t rep)
+int pack_must_close(const struct pack_open *pk, const struct xp_req *rq, uint32_t req, uint32_t rep)
 {
-	return pk->nelem && (pk->job != c->job->id || pk->plen + req > WIRE_AM_MAX_PAYLOAD ||
+	return pk->nelem && (pk->job != rq->job || pk->plen + req > WIRE_AM_MAX_PAYLOAD ||
 			     pk->rlen + rep > WIRE_AM_MAX_PAYLOAD);
 }
 
-int pack_begin(struct pack_open *pk, struct client *c)
+int pack_begin(struct pack_open *pk, const struct xp_req *rq)
 {
 	if (!pk->buf && !(pk->buf = malloc(WIRE_AM_MAX_PAYLOAD)))
 		return -ENOMEM;
-	pk->job = c->job->id;
+	pk->job = rq->job;
 	pk->hold = 1;
-	pk->first = c;
+	pk->first = rq->ck.client;
 	return 0;
 }
 
-int pack_append(struct pack_open *pk, struct client *c, enum xp_kind kind,
-		const struct hoist_sqe *sqe, const struct xp_op *op)
+int pack_append(struct pack_open *pk, const struct xp_req *rq)
 {
 	uint32_t req, rep;
-	int rc = pack_elem_size(kind, sqe->len, &req, &rep);
+	int rc = pack_elem_size(rq->kind, rq->len, &req, &rep);
 	if (rc)
 		return rc;
 	if (pk->nelem == pk->cap) {
@@ -146,28 +145,24 @@ int pack_append(struct pack_open *pk, struct client *c, enum xp_kind kind,
 		pk->slots = ns;
 		pk->cap = cap;
 	}
-	if (pk->nelem && pk->first != c)
+	if (pk->nelem && pk->first != rq->ck.client)
 		pk->mixed = 1;
-	struct wire_pack_elem e = {.pe = sqe->pe, .seg = sqe->seg, .len = (uint32_t)sqe->len,
-				   .off = sqe->remote_off};
+	struct wire_pack_elem e = {.pe = rq->pe, .seg = rq->seg, .len = (uint32_t)rq->len,
+				   .off = rq->off};
 	struct pack_slot *s = &pk->slots[pk->nelem];
-	*s = (struct pack_slot){.client = c, .user_data = sqe->user_data, .len = (uint32_t)sqe->len,
-				.opcode = sqe->opcode, .want_cqe = (sqe->flags & HOIST_SQE_F_CQE) != 0,
-				.pe = sqe->pe};
-	switch (kind) {
+	*s = (struct pack_slot){.ck = rq->ck, .len = (uint32_t)rq->len};
+	switch (rq->kind) {
 	case XP_PUT: {
 		e.op = WIRE_PACK_PUT;
-		const void *src = (sqe->flags & HOIST_SQE_F_INLINE) ? (const void *)sqe->inline_data
-								    : client_buf(c, sqe);
 		char *to = pk->buf + pk->plen + sizeof(e);
-		memcpy(to, src, sqe->len);
-		memset(to + sqe->len, 0, wire_pad8(sqe->len) - sqe->len);
+		memcpy(to, rq->laddr, rq->len);
+		memset(to + rq->len, 0, wire_pad8(rq->len) - rq->len);
 		break;
 	}
 	case XP_GET:
 		e.op = WIRE_PACK_GET;
 		s->is_get = 1;
-		s->dst = op && op->dst ? op->dst : client_buf(c, sqe);
+		s->dst = rq->laddr;
 		break;
 	case XP_AMO:
 	case XP_SEND:
@@ -177,12 +172,9 @@ int pack_append(struct pack_open *pk, struct client *c, enum xp_kind kind,
 	pk->plen += req;
 	pk->rlen += rep;
 	pk->nelem++;
-	if (op)
-		s->op = *op;
-	if (!(sqe->flags & HOIST_SQE_F_AGG))
+	if (!(rq->flags & XP_RF_HOLD))
 		pk->hold = 0;
 	pk->grew = 1;
-	c->outstanding++;
 	return 0;
 }
 

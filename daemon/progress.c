@@ -141,10 +141,11 @@ static void multi_elem_done(struct client *c, struct xp_multi *m, int32_t res)
 		multi_finish(c, m);
 }
 
-void progress_complete(struct daemon *d, struct client *c, int32_t pe, uint64_t user_data,
-		       int32_t res, uint8_t opcode, int want_cqe, const struct xp_op *op)
+void progress_complete(struct daemon *d, const struct xp_cookie *ck, int32_t res)
 {
-	if (op && op->multi) {
+	struct client *c = ck->client;
+	const struct xp_op *op = &ck->op;
+	if (op->multi) {
 		if (c)
 			c->outstanding--;
 		multi_elem_done(c, op->multi, res);
@@ -152,16 +153,16 @@ void progress_complete(struct daemon *d, struct client *c, int32_t pe, uint64_t 
 	}
 	if (!c)
 		return; /* the client left meanwhile */
-	if (op && op->prefetch) {
+	if (op->prefetch) {
 		overlap_prefetch_done(d, c, op->slot, op->gen, res);
 		return;
 	}
-	if (op && op->seq && c->ov)
-		overlap_put_done(c, pe, op->seq);
+	if (op->seq && c->ov)
+		overlap_put_done(c, ck->pe, op->seq);
 	c->outstanding--;
-	if (!res && !want_cqe)
+	if (!res && !ck->want_cqe)
 		return;
-	progress_cqe(c, user_data, res, opcode);
+	progress_cqe(c, ck->user_data, res, ck->opcode);
 }
 
 struct job *progress_job_find(struct daemon *d, uint64_t id)
@@ -251,6 +252,28 @@ static int op_kind(struct daemon *d, uint8_t opcode, enum xp_kind *kind)
 	return -EINVAL;
 }
 
+/* The neutral request for client c's validated put/get descriptor (kind
+ * from op_kind) to the daemon of node: all a transport gets to see. */
+static void req_from_sqe(struct xp_req *rq, struct client *c, enum xp_kind kind,
+			 const struct hoist_sqe *sqe, int32_t node)
+{
+	/* inline data (puts only, never with LOCAL_HEAP: validate.c) lives in
+	 * the drain's copy of the descriptor: a put's data is read at once */
+	char *laddr = (sqe->flags & HOIST_SQE_F_INLINE) ? (char *)sqe->inline_data
+							: client_buf(c, sqe);
+	uint32_t flags = 0;
+	if (sqe->flags & HOIST_SQE_F_LOCAL_HEAP)
+		flags |= XP_RF_INPLACE;
+	if (sqe->flags & HOIST_SQE_F_AGG)
+		flags |= XP_RF_PACK | XP_RF_HOLD;
+	*rq = (struct xp_req){.kind = kind, .flags = flags, .laddr = laddr, .lmr = c->mr,
+			      .node = node, .job = c->job->id, .pe = sqe->pe, .seg = sqe->seg,
+			      .off = sqe->remote_off, .len = sqe->len,
+			      .ck = {.client = c, .user_data = sqe->user_data, .pe = sqe->pe,
+				     .opcode = sqe->opcode,
+				     .want_cqe = (sqe->flags & HOIST_SQE_F_CQE) != 0}};
+}
+
 static void count_rma(struct client *c, enum xp_kind kind, uint64_t len)
 {
 	switch (kind) {
@@ -275,11 +298,14 @@ static enum exec_result rma(struct daemon *d, struct client *c, const struct hoi
 	struct client *t = j->pe[sqe->pe];
 	enum xp_kind kind;
 	enum xp_result r;
+	struct xp_req rq;
 	int err = 0;
 	if ((*res = op_kind(d, sqe->opcode, &kind)))
 		return EXEC_DONE;
 	if (t) {
-		r = self_transport.rma(d, c, kind, sqe, d->net.self, NULL, &err);
+		req_from_sqe(&rq, c, kind, sqe, d->net.self);
+		rq.rmap = t->heap.base; /* validated: the heap is the one segment */
+		r = self_transport.rma(d, &rq, &err);
 	} else if (j->pe_gone[sqe->pe]) {
 		*res = -ECONNRESET; /* the target PE is gone */
 		return EXEC_DONE;
@@ -291,14 +317,15 @@ static enum exec_result rma(struct daemon *d, struct client *c, const struct hoi
 			*res = -ECONNRESET;
 			return EXEC_DONE;
 		}
-		struct xp_op op = {0};
+		req_from_sqe(&rq, c, kind, sqe, node);
+		struct xp_op *op = &rq.ck.op;
 		struct overlap *o = c->ov;
 		/* the overlap stage looks at each descriptor once, even when the
 		 * transport makes it wait */
 		if (o && o->decided != c->sq_head + 1) {
 			switch (kind) {
 			case XP_PUT:
-				if (overlap_put_begin(c, sqe, &op.seq))
+				if (overlap_put_begin(c, sqe, &op->seq))
 					return cap_stall(d, c);
 				break;
 			case XP_GET: {
@@ -315,11 +342,13 @@ static enum exec_result rma(struct daemon *d, struct client *c, const struct hoi
 			}
 			o->decided = c->sq_head + 1;
 		} else if (o && kind == XP_PUT) {
-			op.seq = o->put_seq + 1;
+			op->seq = o->put_seq + 1;
 		}
-		r = d->xport->rma(d, c, kind, sqe, node, o ? &op : NULL, &err);
+		r = d->xport->rma(d, &rq, &err);
+		if (r == XP_STARTED)
+			c->outstanding++; /* until the cookie comes back */
 		if (o && kind == XP_PUT && r == XP_STARTED)
-			overlap_put_issued(c, sqe, op.seq);
+			overlap_put_issued(c, sqe, op->seq);
 	}
 	switch (r) {
 	case XP_STALL:
@@ -591,15 +620,19 @@ static enum exec_result multi_exec(struct daemon *d, struct client *c, const str
 		uint64_t off, len;
 		multi_elem(sqe, m, m->next, &off, &len);
 		if (len) {
-			struct hoist_sqe el = {.opcode = sqe->opcode,
-					       .flags = sqe->flags & (HOIST_SQE_F_LOCAL_HEAP | HOIST_SQE_F_AGG),
-					       .pe = sqe->pe, .seg = sqe->seg, .remote_off = off, .len = len,
-					       .local_off = sqe->local_off + m->local_pos};
-			struct xp_op op = {.multi = m};
+			uint32_t flags = XP_RF_PACK;
+			if (sqe->flags & HOIST_SQE_F_LOCAL_HEAP)
+				flags |= XP_RF_INPLACE;
+			if (sqe->flags & HOIST_SQE_F_AGG)
+				flags |= XP_RF_HOLD;
+			struct xp_req rq = {.kind = m->kind, .flags = flags,
+					    .laddr = client_buf(c, sqe) + m->local_pos, .lmr = c->mr,
+					    .node = node, .job = j->id, .pe = sqe->pe, .seg = sqe->seg,
+					    .off = off, .len = len,
+					    .ck = {.client = c, .pe = sqe->pe, .opcode = sqe->opcode,
+						   .op = {.multi = m}}};
 			int err = -ECONNRESET;
-			enum xp_result r = j->pe_gone[sqe->pe]
-						   ? XP_ERROR
-						   : d->xport->rma(d, c, m->kind, &el, node, &op, &err);
+			enum xp_result r = j->pe_gone[sqe->pe] ? XP_ERROR : d->xport->rma(d, &rq, &err);
 			switch (r) {
 			case XP_STALL:
 				return EXEC_STALL; /* resumes at m->next */
@@ -609,6 +642,7 @@ static enum exec_result multi_exec(struct daemon *d, struct client *c, const str
 				break;
 			case XP_STARTED:
 				m->pending++;
+				c->outstanding++;
 				break;
 			case XP_DONE:
 				break;

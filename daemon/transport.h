@@ -1,21 +1,28 @@
 /*
- * The transport interface: how the progress engine moves a client's put or
- * get to a PE and sends active messages to another daemon. Shaped after
- * RDMA: a put is written into the target segment without the target
- * application taking part, a get is served by the target side, every
- * operation completes on its own (progress_complete()), and active
- * messages carry everything the daemons say to each other (barrier rounds,
- * membership, departures; see am.c).
+ * The transport interface (v2, shaped after UCX's uct): how the progress
+ * engine moves data to and from a PE and sends active messages to another
+ * daemon. The engine (progress.c) turns a client's descriptor into neutral
+ * requests (struct xp_req): a kind, the local address and its memory
+ * handle, the remote node/job/PE/segment/offset/length, and a completion
+ * cookie. A transport never sees a client descriptor. It answers with an
+ * enum xp_result (the -errno, if any, separately), and reports the end of
+ * an operation it started by handing the cookie back (progress_complete());
+ * the engine counts outstanding operations and completes them.
+ *
+ * Shaped after RDMA: a put is written into the target segment without the
+ * target application taking part, a get is served by the target side, and
+ * active messages carry everything the daemons say to each other (barrier
+ * rounds, membership, departures; see am.c).
  *
  * Users: self (PEs of this node: one copy between mapped segments,
- * local.c) and tcp (net.c). A verbs transport implements the same table.
+ * local.c), tcp (net.c) and verbs (verbs.c), picked by name
+ * (transport_find()).
  */
 #ifndef HOISTD_TRANSPORT_H
 #define HOISTD_TRANSPORT_H
 
+#include <stddef.h>
 #include <stdint.h>
-
-#include "hoist_shm.h"
 
 struct daemon;
 struct client;
@@ -57,26 +64,69 @@ struct xp_op {
 	uint32_t slot;
 	uint64_t gen;
 	uint64_t seq;     /* a put's sequence in the conflict lists, 0 none */
-	char *dst;        /* a get's destination, NULL: the descriptor's buffer */
 	struct xp_multi *multi; /* one element of a strided/vector descriptor:
 				 * the descriptor completes with its last one */
 };
+
+/* The completion cookie: the engine's, carried by the transport untouched
+ * and handed back to progress_complete(). The one thing a transport does
+ * with it: when the client leaves (orphan), clear .client in every cookie
+ * it holds for that client. */
+struct xp_cookie {
+	struct client *client; /* who waits; NULL: nobody any more */
+	uint64_t user_data;
+	int32_t pe;
+	uint8_t opcode;        /* of the completion */
+	uint8_t want_cqe;
+	struct xp_op op;
+};
+
+/* struct xp_req.flags */
+#define XP_RF_INPLACE 0x1u /* laddr stays valid and unchanged until the
+			    * completion (the owner's heap): a put may read it
+			    * in place (verbs: zero copy) instead of copying it */
+#define XP_RF_PACK    0x2u /* travels in a pack when it fits one (an element
+			    * of a strided/vector descriptor, or an
+			    * aggregation-region op) */
+#define XP_RF_HOLD    0x4u /* aggregation region: its pack may be held open
+			    * across progress passes (see pack_release) */
+#define XP_RF_ALONE   0x8u /* never packed (a prefetch) */
+
+/* One operation, as the engine asks a transport for it. */
+struct xp_req {
+	enum xp_kind kind;
+	uint32_t flags;         /* XP_RF_* */
+	/* local side: a put's data (read now unless XP_RF_INPLACE), where a
+	 * get's data lands; and the memory handle covering it: the owner's
+	 * registrations (verbs: struct ibv_mr *, XP_NMR of them, NULL
+	 * entries skipped), NULL if none */
+	char *laddr;
+	void *const *lmr;
+	/* remote side */
+	char *rmap;             /* the target segment where it is mapped in
+				 * this daemon (a PE of this node: self), or NULL */
+	int32_t node;           /* the daemon hosting pe */
+	uint64_t job;           /* wire job id */
+	int32_t pe;
+	uint32_t seg;
+	uint64_t off;
+	uint64_t len;
+	/* completion */
+	struct xp_cookie ck;
+};
+#define XP_NMR 3
 
 struct transport_ops {
 	const char *name;
 	int (*start)(struct daemon *d);   /* 0 or -errno */
 	void (*stop)(struct daemon *d);
-	/* Client c's put (kind XP_PUT) or get (XP_GET) descriptor to PE
-	 * sqe->pe, hosted by node; op (may be NULL) comes back with the
-	 * completion. Elements of strided and vector descriptors come here one
-	 * by one (op->multi set); a transport may pack them and other small
-	 * operations for one node into one message (tcp: W_PACK), or send each
-	 * alone. Client operations count in c->outstanding until they
-	 * complete; prefetches do not. Any other kind: XP_ERROR with
+	/* Issue request rq (XP_PUT or XP_GET). Strided and vector elements
+	 * come one by one (XP_RF_PACK); a transport may pack them and other
+	 * small operations for one node into one message (tcp: W_PACK), or
+	 * send each alone. XP_STARTED: rq->ck comes back through
+	 * progress_complete() exactly once. Any other kind: XP_ERROR with
 	 * xp_kind_refuse()'s -errno, nothing issued. XP_ERROR sets *err. */
-	enum xp_result (*rma)(struct daemon *d, struct client *c, enum xp_kind kind,
-			      const struct hoist_sqe *sqe, int32_t node, const struct xp_op *op,
-			      int *err);
+	enum xp_result (*rma)(struct daemon *d, const struct xp_req *rq, int *err);
 	/* One-way active message (wire.h type, extension header, payload of
 	 * at most WIRE_AM_MAX_PAYLOAD bytes);
 	 * connects on first use. 0 or -errno. */

@@ -87,12 +87,7 @@ static char EP_DOORBELL, EP_CMDQ, EP_CM, EP_CQ;
 /* One work request, built by rma()/am_send() and posted by flush(). */
 struct vop {
 	uint8_t kind;
-	uint8_t opcode;
-	uint8_t want_cqe;
-	struct client *client; /* NULL: nobody waits (AM, or the client left) */
-	uint64_t user_data;
-	int32_t pe;
-	struct xp_op op;
+	struct xp_cookie ck; /* ck.client NULL: nobody waits (AM, or the client left) */
 	uint64_t pack_tag;   /* VK_SEND of a W_PACK: its tag (fails it if lost) */
 	uint64_t bounce_end; /* bounce ring position released on completion */
 	struct ibv_send_wr wr;
@@ -380,9 +375,9 @@ static void op_deliver(struct daemon *d, int32_t node, const struct vop *o, int 
 			vpack_fail_tag(d, node, o->pack_tag, res);
 		return;
 	}
-	if (!o->client)
+	if (!o->ck.client)
 		return;
-	progress_complete(d, o->client, o->pe, o->user_data, res, o->opcode, o->want_cqe, &o->op);
+	progress_complete(d, &o->ck, res);
 }
 
 /* Retire [head, upto) with res (RC: everything before a completion is
@@ -716,8 +711,7 @@ static struct vpk *vpk_take(struct vpeer *vp, uint64_t tag)
 static void vpk_fail(struct daemon *d, struct vpk *x, int res)
 {
 	for (uint32_t k = 0; k < x->n; k++)
-		progress_complete(d, x->s[k].client, x->s[k].pe, x->s[k].user_data, res,
-				  x->s[k].opcode, 1, &x->s[k].op);
+		progress_complete(d, &x->s[k].ck, res);
 	free(x->s);
 	free(x);
 }
@@ -765,8 +759,7 @@ static void vpack_fail_open(struct daemon *d, int32_t node, int res)
 		return;
 	pack_reset(pk);
 	for (uint32_t k = 0; k < x.n; k++)
-		progress_complete(d, x.s[k].client, x.s[k].pe, x.s[k].user_data, res, x.s[k].opcode,
-				  1, &x.s[k].op);
+		progress_complete(d, &x.s[k].ck, res);
 	free(x.s);
 }
 
@@ -800,22 +793,22 @@ static int vpack_close(struct daemon *d, int32_t node)
 
 /* Add one put/get to the node's open pack. XP_STARTED, XP_STALL or
  * XP_ERROR (*err). */
-static enum xp_result vpack_add(struct daemon *d, int32_t node, struct vconn *cn,
-				struct client *c, enum xp_kind kind, const struct hoist_sqe *sqe,
-				const struct xp_op *op, int *err)
+static enum xp_result vpack_add(struct daemon *d, struct vconn *cn, const struct xp_req *rq,
+				int *err)
 {
+	int32_t node = rq->node;
 	struct peer *p = &d->net.peers[node];
 	struct vpeer *vp = &d->verbs->peers[node];
 	struct pack_open *pk = &p->pack;
 	uint32_t req, rep;
-	int rc = pack_elem_size(kind, sqe->len, &req, &rep);
+	int rc = pack_elem_size(rq->kind, rq->len, &req, &rep);
 	if (rc)
 		return xp_fail(err, rc);
-	switch (kind) {
+	switch (rq->kind) {
 	case XP_PUT:
 		/* the target's CPU writes it: not before an unfinished RDMA
 		 * READ on the connection has read what it overwrites */
-		if (sqe->len && cn->last_read > cn->head) {
+		if (rq->len && cn->last_read > cn->head) {
 			STAT_INC(&d->vst, rdma_order_waits);
 			return XP_STALL;
 		}
@@ -826,20 +819,20 @@ static enum xp_result vpack_add(struct daemon *d, int32_t node, struct vconn *cn
 	case XP_SEND:
 		return xp_fail(err, -EOPNOTSUPP); /* pack_elem_size() refused them already */
 	}
-	if (pack_must_close(pk, c, req, rep) && (rc = vpack_close(d, node)))
+	if (pack_must_close(pk, rq, req, rep) && (rc = vpack_close(d, node)))
 		return xp_fail(err, rc);
 	if (!pk->nelem) {
 		if (vp->npk >= V_PACKS_INFLIGHT) {
 			STAT_INC(&p->st, stalls);
 			return XP_STALL;
 		}
-		if ((rc = pack_begin(pk, c)))
+		if ((rc = pack_begin(pk, rq)))
 			return xp_fail(err, rc);
 	}
-	if ((rc = pack_append(pk, c, kind, sqe, op)))
+	if ((rc = pack_append(pk, rq)))
 		return xp_fail(err, rc);
 	STAT_INC(&p->st, ops_out);
-	STAT_ADD(&p->st, bytes_out, sqe->len);
+	STAT_ADD(&p->st, bytes_out, rq->len);
 	return XP_STARTED;
 }
 
@@ -915,7 +908,7 @@ static void pack_reply(struct daemon *d, int32_t from, const struct wire_hdr *h,
 			break;
 		}
 		s->res = r.status;
-		if (r.len && s->client)
+		if (r.len && s->ck.client)
 			memcpy(s->dst, in + pos, r.len);
 		pos += wire_pad8(r.len);
 	}
@@ -928,8 +921,7 @@ static void pack_reply(struct daemon *d, int32_t from, const struct wire_hdr *h,
 	int all = bad ? -EPROTO : rep.status;
 	for (uint32_t k = 0; k < x->n; k++) {
 		struct pack_slot *s = &x->s[k];
-		progress_complete(d, s->client, s->pe, s->user_data, all ? all : s->res, s->opcode,
-				  all ? 1 : s->want_cqe, &s->op);
+		progress_complete(d, &s->ck, all ? all : s->res);
 	}
 	free(x->s);
 	free(x);
@@ -1109,27 +1101,26 @@ static int ring_overlap(const struct vconn *cn, uint8_t kind, uint32_t rkey, uin
 	return 0;
 }
 
-/* The registration holding [p, p + len) of client c, or NULL. */
-static struct ibv_mr *local_mr(const struct client *c, const char *p, uint64_t len)
+/* The registration among lmr (XP_NMR of them, a request's memory handle)
+ * holding [p, p + len), or NULL. */
+static struct ibv_mr *local_mr(void *const *lmr, const char *p, uint64_t len)
 {
-	const struct region *rg[3] = {&c->heap, &c->staging, &c->pf};
-	for (int i = 0; i < 3; i++) {
-		const char *b = rg[i]->base;
-		if (c->mr[i] && b && p >= b && p - b <= (ptrdiff_t)rg[i]->bytes &&
-		    len <= rg[i]->bytes - (uint64_t)(p - b))
-			return c->mr[i];
+	for (int i = 0; lmr && i < XP_NMR; i++) {
+		struct ibv_mr *mr = lmr[i];
+		const char *b = mr ? mr->addr : NULL;
+		if (b && p >= b && p - b <= (ptrdiff_t)mr->length &&
+		    len <= mr->length - (uint64_t)(p - b))
+			return mr;
 	}
 	return NULL;
 }
 
-static enum xp_result verbs_rma(struct daemon *d, struct client *c, enum xp_kind kind,
-				const struct hoist_sqe *sqe, int32_t node, const struct xp_op *op,
-				int *err)
+static enum xp_result verbs_rma(struct daemon *d, const struct xp_req *rq, int *err)
 {
 	/* vk: this operation's kind on the ring; other: the kind it must not
 	 * overtake where both touch the same bytes */
 	uint8_t vk, other;
-	switch (kind) {
+	switch (rq->kind) {
 	case XP_PUT:
 		vk = VK_PUT;
 		other = VK_GET;
@@ -1141,21 +1132,22 @@ static enum xp_result verbs_rma(struct daemon *d, struct client *c, enum xp_kind
 	case XP_AMO:
 	case XP_SEND:
 	default: /* refused before anything is looked at, let alone posted */
-		return xp_fail(err, xp_kind_refuse(d, kind));
+		return xp_fail(err, xp_kind_refuse(d, rq->kind));
 	}
 	struct verbs *v = d->verbs;
 	struct net *n = &d->net;
+	int32_t node = rq->node;
 	if (!n->enabled || node < 0 || node >= n->nnodes || node == n->self)
 		return xp_fail(err, -EINVAL);
-	if (sqe->len > (1u << 30))
+	if (rq->len > (1u << 30))
 		return xp_fail(err, -EMSGSIZE); /* libhoist splits; a raw descriptor may not */
 	int rc;
 	struct vconn *cn = conn_ready(d, node, &rc);
 	if (!cn)
 		return rc ? xp_fail(err, rc) : XP_STALL;
 	struct peer *p = &n->peers[node];
-	if (pack_eligible(d, sqe, op))
-		return vpack_add(d, node, cn, c, kind, sqe, op, err);
+	if (pack_eligible(d, rq))
+		return vpack_add(d, cn, rq, err);
 	/* one queue pair, in order: what was packed before goes first, and
 	 * is executed by the target's CPU before this may land */
 	if (p->pack.nelem && (rc = vpack_close(d, node)))
@@ -1168,7 +1160,7 @@ static enum xp_result verbs_rma(struct daemon *d, struct client *c, enum xp_kind
 		STAT_INC(&p->st, stalls);
 		return XP_STALL;
 	}
-	struct addr_key key = {.job = c->job->id, .pe = sqe->pe, .seg = sqe->seg};
+	struct addr_key key = {.job = rq->job, .pe = rq->pe, .seg = rq->seg};
 	struct addr_entry miss;
 	const struct addr_entry *e = addr_cache_lookup(&n->cache, &key);
 	if (!e) {
@@ -1177,86 +1169,74 @@ static enum xp_result verbs_rma(struct daemon *d, struct client *c, enum xp_kind
 			return r;
 		e = &miss;
 	}
-	if (!hoist_range_ok(sqe->remote_off, sqe->len, e->len))
+	if (!hoist_range_ok(rq->off, rq->len, e->len))
 		return xp_fail(err, -EFAULT);
-	uint64_t raddr = e->base + sqe->remote_off;
+	uint64_t raddr = e->base + rq->off;
 	/* A get must observe an earlier put to the same bytes, and a put must
 	 * not land before an earlier get read them: wait for the completion
 	 * of an overlapping unfinished operation of the other kind (RC
 	 * executes in order at the responder already; this also holds where
 	 * the responder may reorder). Not IBV_SEND_FENCE: it only orders
 	 * after earlier READs, and rxe's fenced requester can stall. */
-	if (sqe->len && (vk == VK_PUT ? cn->last_read : cn->last_write) > cn->head &&
-	    ring_overlap(cn, other, e->rkey, raddr, sqe->len)) {
+	if (rq->len && (vk == VK_PUT ? cn->last_read : cn->last_write) > cn->head &&
+	    ring_overlap(cn, other, e->rkey, raddr, rq->len)) {
 		STAT_INC(&d->vst, rdma_order_waits);
 		return XP_STALL;
 	}
 	struct vop *o = op_slot(cn);
 	o->wr.wr.rdma.remote_addr = raddr;
 	o->wr.wr.rdma.rkey = e->rkey;
-	o->wr.num_sge = sqe->len ? 1 : 0;
-	switch (kind) {
-	case XP_PUT: {
-		const char *src = (sqe->flags & HOIST_SQE_F_INLINE) ? (const char *)sqe->inline_data
-								    : client_buf(c, sqe);
+	o->wr.num_sge = rq->len ? 1 : 0;
+	uint32_t len = (uint32_t)rq->len;
+	switch (rq->kind) {
+	case XP_PUT:
 		o->wr.opcode = IBV_WR_RDMA_WRITE;
-		if (sqe->len <= v->max_inline) {
+		if (rq->len <= v->max_inline) {
 			/* copied now: the descriptor and staging are the client's again
 			 * once consumed */
-			memcpy(o->inl, src, sqe->len);
-			o->sge = (struct ibv_sge){.addr = (uintptr_t)o->inl, .length = (uint32_t)sqe->len};
+			memcpy(o->inl, rq->laddr, rq->len);
+			o->sge = (struct ibv_sge){.addr = (uintptr_t)o->inl, .length = len};
 			o->wr.send_flags = IBV_SEND_INLINE;
 			STAT_INC(&d->vst, rdma_inline);
-		} else if (sqe->flags & HOIST_SQE_F_LOCAL_HEAP) {
-			struct ibv_mr *mr = local_mr(c, src, sqe->len);
+		} else if (rq->flags & XP_RF_INPLACE) {
+			struct ibv_mr *mr = local_mr(rq->lmr, rq->laddr, rq->len);
 			if (!mr)
 				return xp_fail(err, -EFAULT);
-			o->sge = (struct ibv_sge){.addr = (uintptr_t)src, .length = (uint32_t)sqe->len,
+			o->sge = (struct ibv_sge){.addr = (uintptr_t)rq->laddr, .length = len,
 						  .lkey = mr->lkey};
 		} else {
-			int64_t off = bounce_alloc(cn, sqe->len, &o->bounce_end);
+			int64_t off = bounce_alloc(cn, rq->len, &o->bounce_end);
 			if (off < 0) {
 				STAT_INC(&p->st, stalls);
 				return XP_STALL;
 			}
-			memcpy(cn->bounce + off, src, sqe->len);
-			o->sge = (struct ibv_sge){.addr = (uintptr_t)(cn->bounce + off),
-						  .length = (uint32_t)sqe->len, .lkey = cn->bounce_mr->lkey};
+			memcpy(cn->bounce + off, rq->laddr, rq->len);
+			o->sge = (struct ibv_sge){.addr = (uintptr_t)(cn->bounce + off), .length = len,
+						  .lkey = cn->bounce_mr->lkey};
 			STAT_INC(&d->vst, rdma_bounced);
 		}
 		cn->last_write = cn->tail + 1;
 		STAT_INC(&d->vst, rdma_writes);
 		break;
-	}
 	case XP_GET: {
-		char *dst = op && op->dst ? op->dst : client_buf(c, sqe);
-		struct ibv_mr *mr = local_mr(c, dst, sqe->len);
+		struct ibv_mr *mr = local_mr(rq->lmr, rq->laddr, rq->len);
 		if (!mr)
 			return xp_fail(err, -EFAULT);
 		o->wr.opcode = IBV_WR_RDMA_READ;
-		o->sge = (struct ibv_sge){.addr = (uintptr_t)dst, .length = (uint32_t)sqe->len,
-					  .lkey = mr->lkey};
+		o->sge = (struct ibv_sge){.addr = (uintptr_t)rq->laddr, .length = len, .lkey = mr->lkey};
 		cn->last_read = cn->tail + 1;
 		STAT_INC(&d->vst, rdma_reads);
 		break;
 	}
 	case XP_AMO:
 	case XP_SEND:
-		return xp_fail(err, xp_kind_refuse(d, kind)); /* refused above already */
+		return xp_fail(err, xp_kind_refuse(d, rq->kind)); /* refused above already */
 	}
 	o->kind = vk;
-	o->opcode = sqe->opcode;
-	o->want_cqe = (sqe->flags & HOIST_SQE_F_CQE) != 0;
-	o->client = c;
-	o->user_data = sqe->user_data;
-	o->pe = sqe->pe;
-	if (op)
-		o->op = *op;
+	o->ck = rq->ck;
 	cn->tail++;
-	if (!(op && op->prefetch))
-		c->outstanding++;
 	STAT_INC(&p->st, ops_out);
-	STAT_ADD(&p->st, bytes_out, sqe->len);
+	STAT_ADD(&p->st, bytes_out, rq->len);
 	return XP_STARTED;
 }
 
@@ -1795,18 +1775,18 @@ static void verbs_orphan(struct daemon *d, struct client *c)
 		if (!cn || !cn->ring)
 			continue;
 		for (uint64_t k = cn->head; k != cn->tail; k++)
-			if (cn->ring[k % cn->W].client == c)
-				cn->ring[k % cn->W].client = NULL;
+			if (cn->ring[k % cn->W].ck.client == c)
+				cn->ring[k % cn->W].ck.client = NULL;
 	}
 	for (int32_t i = 0; d->net.enabled && i < d->net.nnodes; i++) {
 		struct pack_open *pk = &d->net.peers[i].pack;
 		for (uint32_t e = 0; e < pk->nelem; e++)
-			if (pk->slots[e].client == c)
-				pk->slots[e].client = NULL;
+			if (pk->slots[e].ck.client == c)
+				pk->slots[e].ck.client = NULL;
 		for (struct vpk *x = v->peers[i].pk; x; x = x->next)
 			for (uint32_t e = 0; e < x->n; e++)
-				if (x->s[e].client == c)
-					x->s[e].client = NULL;
+				if (x->s[e].ck.client == c)
+					x->s[e].ck.client = NULL;
 	}
 }
 
@@ -2165,7 +2145,7 @@ static void verbs_stop(struct daemon *d)
 		if (!cn)
 			continue;
 		for (uint64_t k = cn->head; cn->ring && k != cn->tail; k++)
-			cn->ring[k % cn->W].client = NULL; /* nobody to tell any more */
+			cn->ring[k % cn->W].ck.client = NULL; /* nobody to tell any more */
 		conn_close(d, cn, -ECONNRESET);
 	}
 	for (int32_t i = 0; v->peers && i < n->nnodes; i++)
