@@ -61,12 +61,16 @@ uint64_t pack_execute(struct daemon *d, const struct wire_pack *w, const char *i
 		else if (!hoist_range_ok(e.off, e.len, t->heap.bytes))
 			r.status = -EFAULT;
 		char *at = r.status ? NULL : (char *)t->heap.base + e.off;
+		/* pack_check let only these two ops through; should it learn
+		 * another, that one must not run as a get here */
 		if (at && e.op == WIRE_PACK_PUT) {
 			memmove(at, data, e.len);
-		} else if (at) {
+		} else if (at && e.op == WIRE_PACK_GET) {
 			r.len = e.len;
 			memcpy(out + rpos + sizeof(r), at, e.len);
 			memset(out + rpos + sizeof(r) + e.len, 0, wire_pad8(e.len) - e.len);
+		} else if (at) {
+			r.status = -EPROTO;
 		}
 		if (!r.status) {
 			(*ops)++;

@@ -215,6 +215,35 @@ START_TEST(test_refuse_errno)
 }
 END_TEST
 
+/* The executing side of a pack: an element of an op it does not know
+ * (pack_check refuses those first; this is the second line) fails -EPROTO
+ * and reads nothing, where a get would return the target's bytes. */
+START_TEST(test_pack_execute_unknown_op)
+{
+	static struct fixture f;
+	setup(&f);
+	f.d.pjobs = &f.j;
+	struct wire_pack w = {.job = f.j.id, .nelem = 2};
+	struct wire_pack_elem e[2] = {{.op = 3, .pe = 1, .len = 8, .off = 0},
+				      {.op = WIRE_PACK_GET, .pe = 1, .len = 8, .off = 0}};
+	char out[2 * (sizeof(struct wire_pack_res) + 8)];
+	memset(out, 0, sizeof(out));
+	uint64_t ops, bytes;
+	uint64_t n = pack_execute(&f.d, &w, (const char *)e, out, &ops, &bytes);
+	struct wire_pack_res r;
+	memcpy(&r, out, sizeof(r));
+	ck_assert_int_eq(r.status, -EPROTO);
+	ck_assert_uint_eq(r.len, 0);
+	memcpy(&r, out + sizeof(r), sizeof(r)); /* the get after it */
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_uint_eq(r.len, 8);
+	ck_assert(all(out + 2 * sizeof(r), 'b', 8));
+	ck_assert_uint_eq(n, 2 * sizeof(r) + 8);
+	ck_assert_uint_eq(ops, 1);
+	ck_assert_uint_eq(bytes, 8);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("xport");
@@ -225,6 +254,7 @@ int main(void)
 	tcase_add_test(tc, test_pack_refuses);
 	tcase_add_test(tc, test_refuse_errno);
 	tcase_add_test(tc, test_complete_cookie);
+	tcase_add_test(tc, test_pack_execute_unknown_op);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }
