@@ -1619,6 +1619,7 @@ static void net_orphan_client(struct daemon *d, struct client *c)
 }
 
 const struct transport_ops tcp_transport = {
+	.frames = 1,
 	.name = "tcp",
 	.start = net_start,
 	.stop = net_stop,

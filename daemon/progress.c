@@ -1061,29 +1061,66 @@ static void *progress_main(void *arg)
 	return NULL;
 }
 
+static const struct transport_ops *const transports[] = {&self_transport, &tcp_transport,
+							  &verbs_transport};
+
+const struct transport_ops *transport_find(const char *name)
+{
+	for (size_t i = 0; i < sizeof(transports) / sizeof(transports[0]); i++)
+		if (!strcmp(transports[i]->name, name))
+			return transports[i];
+	return NULL;
+}
+
+/* Setting transport=: the transports to start, the first that starts
+ * wins. Without peers only tcp (it carries nothing then, but is the
+ * daemon's table all the same). */
+static const struct {
+	const char *setting;
+	const char *order[2];
+} transport_choices[] = {
+	{"tcp", {"tcp", NULL}},
+	{"verbs", {"verbs", NULL}},
+	{"auto", {"verbs", "tcp"}},
+};
+
 int progress_start(struct daemon *d)
 {
-	int rc;
+	int rc = -EINVAL;
 	const char *want = d->cfg.transport;
-	d->xport = &tcp_transport;
-	if (d->net.enabled && strcmp(want, "tcp")) {
-		d->xport = &verbs_transport;
-		rc = d->xport->start(d);
-		if (rc && !strcmp(want, "verbs")) {
-			hlog_err("transport verbs: no usable RDMA device for this node's address (%s)",
-				 strerror(-rc));
-			return rc;
-		}
-		if (rc) {
-			hlog_info("transport auto: no usable RDMA device for this node's address; using tcp");
-			d->xport = &tcp_transport;
-		}
+	const char *const *order = NULL;
+	static const char *const no_peers[2] = {"tcp", NULL};
+	for (size_t i = 0; i < sizeof(transport_choices) / sizeof(transport_choices[0]); i++)
+		if (!strcmp(transport_choices[i].setting, want))
+			order = transport_choices[i].order;
+	if (!order) {
+		hlog_err("transport %s: not one of auto, verbs, tcp", want);
+		return -EINVAL;
 	}
-	if (d->xport == &tcp_transport && (rc = d->xport->start(d)))
+	if (!d->net.enabled)
+		order = no_peers;
+	d->xport = NULL;
+	for (size_t i = 0; i < 2 && order[i]; i++) {
+		const struct transport_ops *t = transport_find(order[i]);
+		d->xport = t;
+		rc = t->start(d);
+		if (!rc)
+			break;
+		d->xport = NULL;
+		if (!t->rdma)
+			return rc;
+		if (i + 1 < 2 && order[i + 1])
+			hlog_info("transport %s: no usable RDMA device for this node's address; using %s",
+				  want, order[i + 1]);
+		else
+			hlog_err("transport %s: no usable RDMA device for this node's address (%s)",
+				 t->name, strerror(-rc));
+	}
+	if (!d->xport)
 		return rc;
 	if (d->net.enabled)
 		hlog_info("transport: %s (setting transport=%s)", d->xport->name, want);
-	if (d->net.enabled && d->xport != &tcp_transport && d->net.frames_mode != FRAMES_OFF)
+	if (d->net.enabled && !d->xport->frames && d->net.frames_mode != FRAMES_OFF)
 		hlog_warn("frame_integrity=%s does not cover transport %s: RDMA WRITE/READ are placed "
 			  "by the NIC and daemon messages travel as plain SENDs; only the connection "
 			  "handshake is authenticated (cluster key). Use tcp where frames must be "

@@ -143,19 +143,25 @@ struct transport_ops {
 	 * may hold operations of aggregation regions (HOIST_SQE_F_AGG) in an
 	 * open pack across progress passes; this sends every held pack now. */
 	void (*pack_release)(struct daemon *d);
+	/* Optional (NULL: nothing to register; the memory handle a request
+	 * carries then stays empty). Control thread. mem_reg registers the
+	 * client's segments (heap, staging, prefetch region: c->mr) at
+	 * attach, against the memlock budget: 0, or -ENOMEM/-errno with why
+	 * filled for the client. mem_dereg undoes it at once. mem_retire,
+	 * when the client is freed: its registrations and segments stay for
+	 * a grace period (a peer may still use a cached remote key). */
+	int (*mem_reg)(struct daemon *d, struct client *c, char *why, size_t whylen);
+	void (*mem_dereg)(struct daemon *d, struct client *c);
+	void (*mem_retire)(struct daemon *d, struct client *c);
+	uint8_t frames; /* frame_integrity covers what it carries (tcp) */
+	uint8_t rdma;   /* start() needs an RDMA device for this node's address */
 };
 
 extern const struct transport_ops self_transport;
 extern const struct transport_ops tcp_transport;
 extern const struct transport_ops verbs_transport;
 
-/* verbs.c: registration of a client's segments against the memlock budget
- * (control thread, at attach). 0, or -ENOMEM/-errno with why filled for
- * the client. No-op with tcp. */
-int verbs_client_register(struct daemon *d, struct client *c, char *why, size_t whylen);
-void verbs_client_deregister(struct daemon *d, struct client *c);
-/* verbs.c: the client is being freed: its registrations and segments stay
- * for a grace period (a peer may still use a cached rkey). No-op with tcp. */
-void verbs_client_retire(struct daemon *d, struct client *c);
+/* The transport named name ("self", "tcp", "verbs"), or NULL. */
+const struct transport_ops *transport_find(const char *name);
 
 #endif

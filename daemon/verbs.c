@@ -209,6 +209,7 @@ static void conn_close(struct daemon *d, struct vconn *cn, int res);
 static void vpeer_lost(struct daemon *d, int32_t node, const char *why);
 static void vpack_fail_inflight(struct daemon *d, int32_t node, int res);
 static void vpack_fail_open(struct daemon *d, int32_t node, int res);
+static void verbs_client_deregister(struct daemon *d, struct client *c);
 static void vpack_fail_tag(struct daemon *d, int32_t node, uint64_t tag, int res);
 static int vpack_close(struct daemon *d, int32_t node);
 static uint64_t defer_release_due(struct daemon *d, uint64_t now, uint64_t need);
@@ -528,7 +529,7 @@ static struct vop *op_slot(struct vconn *cn)
 	return o;
 }
 
-/* Put a wire frame on cn as a SEND. 0, or XP_STALL-like 1 when no room. */
+/* Put a wire frame on cn as a SEND. 0, or 1 when no room (retry later). */
 static int send_frame(struct daemon *d, struct vconn *cn, const void *msg, uint32_t len,
 		      uint64_t pack_tag)
 {
@@ -1837,10 +1838,13 @@ static uint64_t defer_release_due(struct daemon *d, uint64_t now, uint64_t need)
 	return freed;
 }
 
-int verbs_client_register(struct daemon *d, struct client *c, char *why, size_t whylen)
+/* mem_reg: registration of a client's segments against the memlock
+ * budget (control thread, at attach). 0, or -ENOMEM/-errno with why
+ * filled for the client. */
+static int verbs_client_register(struct daemon *d, struct client *c, char *why, size_t whylen)
 {
 	struct verbs *v = d->verbs;
-	if (!v || d->xport != &verbs_transport)
+	if (!v)
 		return 0;
 	uint64_t need = c->heap.bytes + c->staging.bytes + (c->pf.base ? c->pf.bytes : 0);
 	uint64_t used = __atomic_load_n(&d->pinned_bytes, __ATOMIC_RELAXED);
@@ -1891,7 +1895,7 @@ int verbs_client_register(struct daemon *d, struct client *c, char *why, size_t 
  * V_GRACE_MIN_MS) - every peer was sent its PE_GONE before (barrier_depart
  * in the progress thread retires it before CMD_CLIENT_FREE). The client's
  * regions are left unmapped (base NULL) for region_destroy. */
-void verbs_client_retire(struct daemon *d, struct client *c)
+static void verbs_client_retire(struct daemon *d, struct client *c)
 {
 	struct verbs *v = d->verbs;
 	if (!v || (!c->mr[0] && !c->mr[1] && !c->mr[2]))
@@ -1922,7 +1926,7 @@ void verbs_client_retire(struct daemon *d, struct client *c)
 	STAT_INC(&d->vst, pinned_deferred);
 }
 
-void verbs_client_deregister(struct daemon *d, struct client *c)
+static void verbs_client_deregister(struct daemon *d, struct client *c)
 {
 	for (int i = 0; i < 3; i++) {
 		if (c->mr[i])
@@ -2210,4 +2214,8 @@ const struct transport_ops verbs_transport = {
 	.timers = verbs_timers,
 	.orphan = verbs_orphan,
 	.pack_release = verbs_pack_release,
+	.mem_reg = verbs_client_register,
+	.mem_dereg = verbs_client_deregister,
+	.mem_retire = verbs_client_retire,
+	.rdma = 1,
 };

@@ -244,6 +244,34 @@ START_TEST(test_pack_execute_unknown_op)
 }
 END_TEST
 
+/* The transports by name: what progress_start picks from (setting
+ * transport=) and what attach registers memory through. */
+START_TEST(test_find)
+{
+	const struct transport_ops *tcp = transport_find("tcp");
+	const struct transport_ops *verbs = transport_find("verbs");
+	ck_assert_ptr_eq(tcp, &tcp_transport);
+	ck_assert_ptr_eq(verbs, &verbs_transport);
+	ck_assert_ptr_eq(transport_find("self"), &self_transport);
+	ck_assert_ptr_null(transport_find("auto")); /* a setting, not a transport */
+	ck_assert_ptr_null(transport_find("ucx"));
+	ck_assert_ptr_null(transport_find(""));
+	/* only verbs registers memory; only tcp's frames carry the integrity */
+	ck_assert_ptr_nonnull(verbs->mem_reg);
+	ck_assert_ptr_nonnull(verbs->mem_dereg);
+	ck_assert_ptr_nonnull(verbs->mem_retire);
+	ck_assert_ptr_null(tcp->mem_reg);
+	ck_assert_ptr_null(tcp->mem_retire);
+	ck_assert(tcp->frames && !verbs->frames);
+	ck_assert(verbs->rdma && !tcp->rdma);
+	/* every transport the daemon can run has the whole data path */
+	const struct transport_ops *all_x[] = {tcp, verbs};
+	for (int i = 0; i < 2; i++)
+		ck_assert(all_x[i]->start && all_x[i]->stop && all_x[i]->rma && all_x[i]->am_send &&
+			  all_x[i]->poll && all_x[i]->flush && all_x[i]->timers && all_x[i]->orphan);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("xport");
@@ -255,6 +283,7 @@ int main(void)
 	tcase_add_test(tc, test_refuse_errno);
 	tcase_add_test(tc, test_complete_cookie);
 	tcase_add_test(tc, test_pack_execute_unknown_op);
+	tcase_add_test(tc, test_find);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }
