@@ -167,8 +167,10 @@ void client_free(struct daemon *d, struct client *c)
 	if (c->conn)
 		c->conn->client = NULL;
 	struct job *j = c->job;
-	verbs_client_retire(d, c); /* takes over the segments it registered */
-	verbs_client_deregister(d, c);
+	if (d->xport && d->xport->mem_retire)
+		d->xport->mem_retire(d, c); /* takes over the segments it registered */
+	if (d->xport && d->xport->mem_dereg)
+		d->xport->mem_dereg(d, c);
 	region_destroy(&c->ring);
 	region_destroy(&c->staging);
 	region_destroy(&c->heap);
@@ -614,7 +616,7 @@ int attach_handle(struct daemon *d, struct conn *cn, const void *msg, size_t len
 			job_unlink_free(d, j);
 		goto refuse;
 	}
-	status = verbs_client_register(d, c, why, sizeof(why));
+	status = d->xport && d->xport->mem_reg ? d->xport->mem_reg(d, c, why, sizeof(why)) : 0;
 	if (status) {
 		client_free_regions(c);
 		if (j->live == 0 && j->known == 0)

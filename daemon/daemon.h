@@ -219,10 +219,12 @@ void client_wake(struct client *c, uint32_t *word, uint32_t flag);
 
 /* progress.c */
 struct job *progress_job_find(struct daemon *d, uint64_t id);
-/* A remote operation finished: CQE as the descriptor asked, conflict
- * retirement, or a prefetch landing (op). */
-void progress_complete(struct daemon *d, struct client *c, int32_t pe, uint64_t user_data,
-		       int32_t res, uint8_t opcode, int want_cqe, const struct xp_op *op);
+/* An operation a transport started (XP_STARTED) finished with res (0 or
+ * -errno): the transport hands back its request's cookie, once. The
+ * engine counts it out of c->outstanding and completes it: CQE as the
+ * descriptor asked, conflict retirement, a strided/vector element, or a
+ * prefetch landing (ck->op). */
+void progress_complete(struct daemon *d, const struct xp_cookie *ck, int32_t res);
 /* Post one completion to a client (and publish it). */
 void progress_cqe(struct client *c, uint64_t user_data, int32_t res, uint8_t opcode);
 /* A collective's partial completion (the block of PE pe landed), only while

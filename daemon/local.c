@@ -2,6 +2,7 @@
  * The same-node transport: both PEs' segments are mapped in this daemon,
  * so a put or get is one copy. memmove, because a PE may target itself
  * with overlapping ranges. Arguments were validated (validate.c).
+ * Sees requests only (transport.h), never a client or its descriptor.
  */
 #include "daemon.h"
 
@@ -10,35 +11,27 @@
 
 #include <string.h>
 
-static int local_put(struct client *src, const struct hoist_sqe *sqe, struct client *dst)
+/* rq->rmap: the target PE's segment, mapped here (the engine checked the
+ * PE is attached) */
+static enum xp_result self_rma(struct daemon *d, const struct xp_req *rq, int *err)
 {
-	const void *from = (sqe->flags & HOIST_SQE_F_INLINE) ? (const void *)sqe->inline_data
-							    : client_buf(src, sqe);
-	memmove((char *)dst->heap.base + sqe->remote_off, from, sqe->len);
-	return 0;
-}
-
-static int local_get(struct client *src, const struct hoist_sqe *sqe, struct client *dst)
-{
-	memmove(client_buf(src, sqe), (char *)dst->heap.base + sqe->remote_off, sqe->len);
-	return 0;
-}
-
-/* node is this node; the target PE is attached here (the caller checked) */
-static int self_rma(struct daemon *d, struct client *c, const struct hoist_sqe *sqe, int32_t node,
-		    const struct xp_op *op)
-{
-	(void)d;
-	(void)node;
-	(void)op;
-	struct client *t = c->job->pe[sqe->pe];
-	if (!t)
-		return -ECONNRESET;
-	if (sqe->opcode == HOIST_OP_PUT)
-		local_put(c, sqe, t);
-	else
-		local_get(c, sqe, t);
-	return XP_DONE;
+	char *remote = rq->rmap ? rq->rmap + rq->off : NULL;
+	switch (rq->kind) {
+	case XP_PUT:
+		if (!remote)
+			return xp_fail(err, -ECONNRESET);
+		memmove(remote, rq->laddr, rq->len);
+		return XP_DONE;
+	case XP_GET:
+		if (!remote)
+			return xp_fail(err, -ECONNRESET);
+		memmove(rq->laddr, remote, rq->len);
+		return XP_DONE;
+	case XP_AMO:
+	case XP_SEND:
+		break;
+	}
+	return xp_fail(err, xp_kind_refuse(d, rq->kind)); /* not run here, or no kind at all */
 }
 
 const struct transport_ops self_transport = {

@@ -469,12 +469,11 @@ static void peer_lost(struct daemon *d, struct peer *p, const char *why)
 			f->pk = NULL;
 			f->npk = 0;
 			for (uint32_t k = 0; k < ns; k++)
-				progress_complete(d, s[k].client, s[k].pe, s[k].user_data, -ECONNRESET,
-						  s[k].opcode, 1, &s[k].op);
+				progress_complete(d, &s[k].ck, -ECONNRESET);
 			pack_free_slots(s);
 			continue;
 		}
-		progress_complete(d, f->client, f->pe, f->user_data, -ECONNRESET, f->opcode, 1, &f->op);
+		progress_complete(d, &f->ck, -ECONNRESET);
 	}
 	p->ring_head = p->ring_tail = 0;
 	if (p->pack.nelem)
@@ -733,7 +732,7 @@ static void pack_stream(struct netconn *c, struct inflight *f, const char *in, u
 		if (take > n)
 			take = n;
 		struct pack_slot *s = &f->pk[c->pk_k];
-		if (take && c->pk_dgot < c->pk_res.len && s->client) {
+		if (take && c->pk_dgot < c->pk_res.len && s->ck.client) {
 			uint64_t data = c->pk_res.len - c->pk_dgot;
 			memcpy(s->dst + c->pk_dgot, in, take < data ? take : data);
 		}
@@ -761,8 +760,7 @@ static int pack_reply(struct daemon *d, struct netconn *c, struct peer *p, struc
 	f->npk = 0;
 	p->ring_head++; /* completions may issue more into this ring */
 	for (uint32_t k = 0; k < ns; k++)
-		progress_complete(d, s[k].client, s[k].pe, s[k].user_data, rep.status ? rep.status : s[k].res,
-				  s[k].opcode, s[k].want_cqe, &s[k].op);
+		progress_complete(d, &s[k].ck, rep.status ? rep.status : s[k].res);
 	pack_free_slots(s);
 	return 0;
 }
@@ -790,8 +788,7 @@ static void reply_done(struct daemon *d, struct peer *p, struct inflight *f,
 	}
 	struct inflight done = *f; /* the completion may issue more into this slot */
 	p->ring_head++;
-	progress_complete(d, done.client, done.pe, done.user_data, r->status, done.opcode,
-			  done.want_cqe, &done.op);
+	progress_complete(d, &done.ck, r->status);
 }
 
 /* ---- receive state machine -------------------------------------------- */
@@ -840,7 +837,7 @@ static int rx_begin(struct daemon *d, struct netconn *c)
 		memcpy(&r, c->ext, sizeof(r));
 		if (r.status == 0 && h->plen != f->len)
 			return -EPROTO;
-		if (f->client && r.status == 0)
+		if (f->ck.client && r.status == 0)
 			c->pdst = f->dst;
 		return 0;
 	}
@@ -1418,21 +1415,21 @@ static void pack_fail_open(struct daemon *d, struct peer *p, int res)
 	uint32_t n = pk->nelem;
 	pack_reset(pk);
 	for (uint32_t k = 0; k < n; k++)
-		progress_complete(d, s[k].client, s[k].pe, s[k].user_data, res, s[k].opcode, 1,
-				  &s[k].op);
+		progress_complete(d, &s[k].ck, res);
 	pack_free_slots(s);
 }
 
-/* Add one put/get to the peer's open pack. XP_INFLIGHT, XP_STALL or -errno. */
-static int pack_add(struct daemon *d, struct peer *p, struct client *c, const struct hoist_sqe *sqe,
-		    const struct xp_op *op)
+/* Add one put/get to the peer's open pack. XP_STARTED, XP_STALL or
+ * XP_ERROR (*err). */
+static enum xp_result pack_add(struct daemon *d, struct peer *p, const struct xp_req *rq, int *err)
 {
 	struct pack_open *pk = &p->pack;
 	uint32_t req, rep;
-	pack_elem_size(sqe, &req, &rep);
-	int rc;
-	if (pack_must_close(pk, c, req, rep) && (rc = pack_close(d, p)))
-		return rc;
+	int rc = pack_elem_size(rq->kind, rq->len, &req, &rep);
+	if (rc)
+		return xp_fail(err, rc);
+	if (pack_must_close(pk, rq, req, rep) && (rc = pack_close(d, p)))
+		return xp_fail(err, rc);
 	struct netconn *cn = p->conn;
 	if (!pk->nelem) {
 		/* a pack takes one ring slot and goes to the send buffer whole */
@@ -1441,14 +1438,14 @@ static int pack_add(struct daemon *d, struct peer *p, struct client *c, const st
 			STAT_INC(&p->st, stalls);
 			return XP_STALL;
 		}
-		if ((rc = pack_begin(pk, c)))
-			return rc;
+		if ((rc = pack_begin(pk, rq)))
+			return xp_fail(err, rc);
 	}
-	if ((rc = pack_append(pk, c, sqe, op)))
-		return rc;
+	if ((rc = pack_append(pk, rq)))
+		return xp_fail(err, rc);
 	STAT_INC(&p->st, ops_out);
-	STAT_ADD(&p->st, bytes_out, sqe->len);
-	return XP_INFLIGHT;
+	STAT_ADD(&p->st, bytes_out, rq->len);
+	return XP_STARTED;
 }
 
 /* Send every open pack, held ones too (an aggregation region ended). */
@@ -1462,71 +1459,79 @@ static void net_pack_release(struct daemon *d)
 			hlog_err("out of memory sending a pack to node %d", i);
 }
 
-static int net_rma(struct daemon *d, struct client *c, const struct hoist_sqe *sqe, int32_t node,
-		   const struct xp_op *op)
+static enum xp_result net_rma(struct daemon *d, const struct xp_req *rq, int *err)
 {
+	/* the request type: by address when the target's registration is
+	 * cached (DIRECT), by name otherwise (AM) */
+	uint8_t by_addr, by_name;
+	uint64_t plen;
+	switch (rq->kind) {
+	case XP_PUT:
+		by_addr = W_PUT_DIRECT;
+		by_name = W_PUT_AM;
+		plen = rq->len;
+		break;
+	case XP_GET:
+		by_addr = W_GET_DIRECT;
+		by_name = W_GET_AM;
+		plen = 0;
+		break;
+	case XP_AMO:
+	case XP_SEND:
+	default: /* refused before anything is looked at, let alone sent */
+		return xp_fail(err, xp_kind_refuse(d, rq->kind));
+	}
 	struct net *n = &d->net;
-	struct peer *p = peer_for(d, node);
+	struct peer *p = peer_for(d, rq->node);
 	if (!p)
-		return -EINVAL;
-	if (sqe->len > WIRE_MAX_PAYLOAD)
-		return -EMSGSIZE; /* libhoist splits; a raw descriptor may not */
+		return xp_fail(err, -EINVAL);
+	if (rq->len > WIRE_MAX_PAYLOAD)
+		return xp_fail(err, -EMSGSIZE); /* libhoist splits; a raw descriptor may not */
 	int rc = peer_ensure(d, p);
 	if (rc)
-		return rc;
-	if (pack_eligible(d, sqe, op))
-		return pack_add(d, p, c, sqe, op);
+		return xp_fail(err, rc);
+	if (pack_eligible(d, rq))
+		return pack_add(d, p, rq, err);
 	/* one connection, in order: what was packed before goes first */
 	if (p->pack.nelem && (rc = pack_close(d, p)))
-		return rc;
+		return xp_fail(err, rc);
 	if (p->ring_tail - p->ring_head >= p->window) {
 		STAT_INC(&p->st, stalls);
-		return 0;
+		return XP_STALL;
 	}
-	int is_put = sqe->opcode == HOIST_OP_PUT;
-	uint64_t plen = is_put ? sqe->len : 0;
 	struct netconn *cn = p->conn;
 	if (ob_pending(&cn->out) && ob_pending(&cn->out) + plen > d->cfg.tcp_buffer_bytes) {
 		STAT_INC(&p->st, stalls);
-		return 0;
+		return XP_STALL;
 	}
-	struct addr_key key = {.job = c->job->id, .pe = sqe->pe, .seg = sqe->seg};
+	struct addr_key key = {.job = rq->job, .pe = rq->pe, .seg = rq->seg};
 	const struct addr_entry *e = addr_cache_lookup(&n->cache, &key);
-	const void *payload = NULL;
-	if (is_put)
-		payload = (sqe->flags & HOIST_SQE_F_INLINE) ? (const void *)sqe->inline_data
-							    : client_buf(c, sqe);
+	const void *payload = plen ? rq->laddr : NULL;
 	uint64_t tag = ++p->next_tag;
 	uint8_t type;
 	if (e) {
-		struct wire_direct w = {.rkey = e->rkey, .gen = e->gen, .addr = e->base + sqe->remote_off,
-					.len = sqe->len,
-					.name = {.job = c->job->id, .pe = sqe->pe, .seg = sqe->seg,
-						 .off = sqe->remote_off, .len = sqe->len}};
-		type = is_put ? W_PUT_DIRECT : W_GET_DIRECT;
+		struct wire_direct w = {.rkey = e->rkey, .gen = e->gen, .addr = e->base + rq->off,
+					.len = rq->len,
+					.name = {.job = rq->job, .pe = rq->pe, .seg = rq->seg,
+						 .off = rq->off, .len = rq->len}};
+		type = by_addr;
 		rc = frame_queue(cn, type, tag, &w, sizeof(w), payload, plen);
 	} else {
-		struct wire_target t = {.job = c->job->id, .pe = sqe->pe, .seg = sqe->seg,
-					.off = sqe->remote_off, .len = sqe->len};
-		type = is_put ? W_PUT_AM : W_GET_AM;
+		struct wire_target t = {.job = rq->job, .pe = rq->pe, .seg = rq->seg, .off = rq->off,
+					.len = rq->len};
+		type = by_name;
 		rc = frame_queue(cn, type, tag, &t, sizeof(t), payload, plen);
 	}
 	if (rc)
-		return rc;
+		return xp_fail(err, rc);
 	struct inflight *f = &p->ring[p->ring_tail++ % p->window];
-	*f = (struct inflight){.tag = tag, .type = type, .opcode = sqe->opcode,
-			       .want_cqe = (sqe->flags & HOIST_SQE_F_CQE) != 0, .client = c,
-			       .user_data = sqe->user_data, .len = sqe->len, .key = key, .pe = sqe->pe};
-	if (op)
-		f->op = *op;
-	if (!is_put)
-		f->dst = op && op->dst ? op->dst : client_buf(c, sqe);
-	if (!(op && op->prefetch))
-		c->outstanding++;
+	*f = (struct inflight){.tag = tag, .type = type, .ck = rq->ck, .len = rq->len, .key = key};
+	if (rq->kind == XP_GET) /* where its reply's data lands */
+		f->dst = rq->laddr;
 	STAT_INC(&p->st, ops_out);
-	STAT_ADD(&p->st, bytes_out, sqe->len);
+	STAT_ADD(&p->st, bytes_out, rq->len);
 	STAT_INC(&d->pst, tcp_requests);
-	return XP_INFLIGHT;
+	return XP_STARTED;
 }
 
 static int net_am_send(struct daemon *d, int32_t node, uint8_t type, const void *ext, uint16_t hlen,
@@ -1583,15 +1588,15 @@ static void net_orphan_client(struct daemon *d, struct client *c)
 		struct peer *p = &n->peers[i];
 		for (uint64_t k = p->ring_head; k != p->ring_tail; k++) {
 			struct inflight *f = &p->ring[k % p->window];
-			if (f->client == c)
-				f->client = NULL;
+			if (f->ck.client == c)
+				f->ck.client = NULL;
 			for (uint32_t e = 0; e < f->npk; e++)
-				if (f->pk[e].client == c)
-					f->pk[e].client = NULL;
+				if (f->pk[e].ck.client == c)
+					f->pk[e].ck.client = NULL;
 		}
 		for (uint32_t e = 0; e < p->pack.nelem; e++)
-			if (p->pack.slots[e].client == c)
-				p->pack.slots[e].client = NULL;
+			if (p->pack.slots[e].ck.client == c)
+				p->pack.slots[e].ck.client = NULL;
 	}
 	/* a payload being received for it right now goes nowhere */
 	for (int32_t i = 0; i < n->nnodes; i++) {
@@ -1614,6 +1619,7 @@ static void net_orphan_client(struct daemon *d, struct client *c)
 }
 
 const struct transport_ops tcp_transport = {
+	.frames = 1,
 	.name = "tcp",
 	.start = net_start,
 	.stop = net_stop,

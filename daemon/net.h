@@ -105,16 +105,11 @@ struct netconn {
 
 /* One element of a pack: what its result completes. */
 struct pack_slot {
-	struct client *client; /* NULL once the client is gone */
-	uint64_t user_data;
+	struct xp_cookie ck;   /* ck.client NULL once the client is gone */
 	char *dst;             /* get: where its data lands */
 	uint32_t len;
-	uint8_t opcode;
-	uint8_t want_cqe;
 	uint8_t is_get;
-	int32_t pe;
 	int32_t res;           /* from the reply */
-	struct xp_op op;
 };
 
 /* The pack being filled for a peer (sent at the end of the progress pass,
@@ -130,22 +125,18 @@ struct pack_open {
 	int hold;              /* only aggregation-region ops in it */
 	int mixed;             /* ops of several clients */
 	int grew;              /* ops added in this progress pass */
-	struct client *first;  /* the client of its first op */
+	struct client *first;  /* the client of its first op (cookie) */
 };
 
 /* A request we sent and await the reply of (ring per peer). */
 struct inflight {
 	uint64_t tag;
 	uint8_t type;        /* W_PUT_* / W_GET_* */
-	uint8_t opcode;      /* client's opcode */
-	uint8_t want_cqe;
-	struct client *client; /* NULL once the client is gone */
-	uint64_t user_data;
+	struct xp_cookie ck; /* what the progress engine wants back;
+			      * ck.client NULL once the client is gone */
 	char *dst;           /* get: where the data lands */
 	uint64_t len;
 	struct addr_key key; /* to fill the cache from the reply */
-	int32_t pe;
-	struct xp_op op;     /* what the progress engine wants back */
 	struct pack_slot *pk; /* W_PACK: its elements (owned) */
 	uint32_t npk;
 };

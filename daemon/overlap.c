@@ -213,16 +213,20 @@ static void issue_chunk(struct daemon *d, struct client *c, int32_t node)
 		struct pf_slot *s = &o->slots[i];
 		if (s->state != PF_QUEUED || s->node != node)
 			continue;
-		struct hoist_sqe sqe = {.opcode = HOIST_OP_GET, .pe = g[i].pe, .remote_off = g[i].off,
-					.len = g[i].len, .seg = HOIST_SEG_HEAP};
-		struct xp_op op = {.prefetch = 1, .slot = i, .gen = o->gen,
-				   .dst = o->arena + s->arena_off};
-		int rc = d->xport->rma(d, c, &sqe, node, &op);
-		if (rc == XP_STALL)
+		/* into the arena; not a client operation (not counted, never
+		 * packed: it completes on its own) */
+		struct xp_req rq = {.kind = XP_GET, .flags = XP_RF_ALONE, .laddr = o->arena + s->arena_off,
+				    .lmr = c->mr, .node = node, .job = c->job->id, .pe = g[i].pe,
+				    .seg = HOIST_SEG_HEAP, .off = g[i].off, .len = g[i].len,
+				    .ck = {.client = c, .pe = g[i].pe, .opcode = HOIST_OP_GET,
+					   .op = {.prefetch = 1, .slot = i, .gen = o->gen}}};
+		int err = 0;
+		enum xp_result r = d->xport->rma(d, &rq, &err);
+		if (r == XP_STALL)
 			break; /* no credit: the next landing retries */
-		if (rc < 0) {
+		if (r == XP_ERROR) {
 			s->state = PF_FAILED;
-			s->res = rc;
+			s->res = err;
 			continue;
 		}
 		s->state = PF_ISSUED;

@@ -61,12 +61,16 @@ uint64_t pack_execute(struct daemon *d, const struct wire_pack *w, const char *i
 		else if (!hoist_range_ok(e.off, e.len, t->heap.bytes))
 			r.status = -EFAULT;
 		char *at = r.status ? NULL : (char *)t->heap.base + e.off;
+		/* pack_check let only these two ops through; should it learn
+		 * another, that one must not run as a get here */
 		if (at && e.op == WIRE_PACK_PUT) {
 			memmove(at, data, e.len);
-		} else if (at) {
+		} else if (at && e.op == WIRE_PACK_GET) {
 			r.len = e.len;
 			memcpy(out + rpos + sizeof(r), at, e.len);
 			memset(out + rpos + sizeof(r) + e.len, 0, wire_pad8(e.len) - e.len);
+		} else if (at) {
+			r.status = -EPROTO;
 		}
 		if (!r.status) {
 			(*ops)++;
@@ -85,47 +89,58 @@ uint64_t pack_execute(struct daemon *d, const struct wire_pack *w, const char *i
 #define SINGLE_HDR_BYTES (2 * sizeof(struct wire_hdr) + sizeof(struct wire_direct) + \
 			  sizeof(struct wire_reply))
 
-int pack_eligible(struct daemon *d, const struct hoist_sqe *sqe, const struct xp_op *op)
+int pack_eligible(struct daemon *d, const struct xp_req *rq)
 {
-	if (op && op->prefetch)
+	if (rq->flags & XP_RF_ALONE)
 		return 0;
-	uint64_t need = sizeof(struct wire_pack_elem) + wire_pad8(sqe->len);
+	uint64_t need = sizeof(struct wire_pack_elem) + wire_pad8(rq->len);
 	if (need > WIRE_AM_MAX_PAYLOAD)
 		return 0; /* too big for one pack: alone */
-	if ((op && op->multi) || (sqe->flags & HOIST_SQE_F_AGG))
+	if (rq->flags & XP_RF_PACK)
 		return 1;
-	return d->cfg.coalesce && sqe->len <= d->cfg.coalesce_max;
+	return d->cfg.coalesce && rq->len <= d->cfg.coalesce_max;
 }
 
-void pack_elem_size(const struct hoist_sqe *sqe, uint32_t *req, uint32_t *rep)
+int pack_elem_size(enum xp_kind kind, uint64_t len, uint32_t *req, uint32_t *rep)
 {
-	int is_put = sqe->opcode == HOIST_OP_PUT;
-	*req = (uint32_t)(sizeof(struct wire_pack_elem) + (is_put ? wire_pad8(sqe->len) : 0));
-	*rep = (uint32_t)(sizeof(struct wire_pack_res) + (is_put ? 0 : wire_pad8(sqe->len)));
+	switch (kind) {
+	case XP_PUT: /* the data goes with the request */
+		*req = (uint32_t)(sizeof(struct wire_pack_elem) + wire_pad8(len));
+		*rep = (uint32_t)sizeof(struct wire_pack_res);
+		return 0;
+	case XP_GET: /* the data comes with the reply */
+		*req = (uint32_t)sizeof(struct wire_pack_elem);
+		*rep = (uint32_t)(sizeof(struct wire_pack_res) + wire_pad8(len));
+		return 0;
+	case XP_AMO:
+	case XP_SEND:
+		return -EOPNOTSUPP;
+	}
+	return -EPROTO;
 }
 
-int pack_must_close(const struct pack_open *pk, const struct client *c, uint32_t req, uint32_t rep)
+int pack_must_close(const struct pack_open *pk, const struct xp_req *rq, uint32_t req, uint32_t rep)
 {
-	return pk->nelem && (pk->job != c->job->id || pk->plen + req > WIRE_AM_MAX_PAYLOAD ||
+	return pk->nelem && (pk->job != rq->job || pk->plen + req > WIRE_AM_MAX_PAYLOAD ||
 			     pk->rlen + rep > WIRE_AM_MAX_PAYLOAD);
 }
 
-int pack_begin(struct pack_open *pk, struct client *c)
+int pack_begin(struct pack_open *pk, const struct xp_req *rq)
 {
 	if (!pk->buf && !(pk->buf = malloc(WIRE_AM_MAX_PAYLOAD)))
 		return -ENOMEM;
-	pk->job = c->job->id;
+	pk->job = rq->job;
 	pk->hold = 1;
-	pk->first = c;
+	pk->first = rq->ck.client;
 	return 0;
 }
 
-int pack_append(struct pack_open *pk, struct client *c, const struct hoist_sqe *sqe,
-		const struct xp_op *op)
+int pack_append(struct pack_open *pk, const struct xp_req *rq)
 {
-	int is_put = sqe->opcode == HOIST_OP_PUT;
 	uint32_t req, rep;
-	pack_elem_size(sqe, &req, &rep);
+	int rc = pack_elem_size(rq->kind, rq->len, &req, &rep);
+	if (rc)
+		return rc;
 	if (pk->nelem == pk->cap) {
 		uint32_t cap = pk->cap ? pk->cap * 2 : 16;
 		struct pack_slot *ns = realloc(pk->slots, cap * sizeof(*ns));
@@ -134,32 +149,36 @@ int pack_append(struct pack_open *pk, struct client *c, const struct hoist_sqe *
 		pk->slots = ns;
 		pk->cap = cap;
 	}
-	if (pk->nelem && pk->first != c)
+	if (pk->nelem && pk->first != rq->ck.client)
 		pk->mixed = 1;
-	struct wire_pack_elem e = {.op = is_put ? WIRE_PACK_PUT : WIRE_PACK_GET, .pe = sqe->pe,
-				   .seg = sqe->seg, .len = (uint32_t)sqe->len, .off = sqe->remote_off};
-	memcpy(pk->buf + pk->plen, &e, sizeof(e));
-	if (is_put) {
-		const void *src = (sqe->flags & HOIST_SQE_F_INLINE) ? (const void *)sqe->inline_data
-								    : client_buf(c, sqe);
+	struct wire_pack_elem e = {.pe = rq->pe, .seg = rq->seg, .len = (uint32_t)rq->len,
+				   .off = rq->off};
+	struct pack_slot *s = &pk->slots[pk->nelem];
+	*s = (struct pack_slot){.ck = rq->ck, .len = (uint32_t)rq->len};
+	switch (rq->kind) {
+	case XP_PUT: {
+		e.op = WIRE_PACK_PUT;
 		char *to = pk->buf + pk->plen + sizeof(e);
-		memcpy(to, src, sqe->len);
-		memset(to + sqe->len, 0, wire_pad8(sqe->len) - sqe->len);
+		memcpy(to, rq->laddr, rq->len);
+		memset(to + rq->len, 0, wire_pad8(rq->len) - rq->len);
+		break;
 	}
+	case XP_GET:
+		e.op = WIRE_PACK_GET;
+		s->is_get = 1;
+		s->dst = rq->laddr;
+		break;
+	case XP_AMO:
+	case XP_SEND:
+		return -EOPNOTSUPP; /* pack_elem_size() refused them already */
+	}
+	memcpy(pk->buf + pk->plen, &e, sizeof(e));
 	pk->plen += req;
 	pk->rlen += rep;
-	struct pack_slot *s = &pk->slots[pk->nelem++];
-	*s = (struct pack_slot){.client = c, .user_data = sqe->user_data, .len = (uint32_t)sqe->len,
-				.opcode = sqe->opcode, .want_cqe = (sqe->flags & HOIST_SQE_F_CQE) != 0,
-				.is_get = !is_put, .pe = sqe->pe};
-	if (op)
-		s->op = *op;
-	if (!is_put)
-		s->dst = op && op->dst ? op->dst : client_buf(c, sqe);
-	if (!(sqe->flags & HOIST_SQE_F_AGG))
+	pk->nelem++;
+	if (!(rq->flags & XP_RF_HOLD))
 		pk->hold = 0;
 	pk->grew = 1;
-	c->outstanding++;
 	return 0;
 }
 

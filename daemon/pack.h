@@ -11,12 +11,10 @@
 
 #include <stdint.h>
 
+#include "transport.h"
 #include "wire.h"
 
 struct daemon;
-struct client;
-struct hoist_sqe;
-struct xp_op;
 struct pack_open;
 struct peer_stats;
 
@@ -33,29 +31,30 @@ int pack_check(const struct wire_pack *w, const char *payload, uint64_t plen, ui
 uint64_t pack_execute(struct daemon *d, const struct wire_pack *w, const char *payload, char *out,
 		      uint64_t *ops, uint64_t *bytes);
 
-/* Does this put/get travel in a pack? Strided/vector elements and
- * aggregation-region operations always (when they fit one), other small
- * operations when coalescing is on; prefetches never. */
-int pack_eligible(struct daemon *d, const struct hoist_sqe *sqe, const struct xp_op *op);
+/* Does this put/get travel in a pack? XP_RF_PACK (strided/vector elements
+ * and aggregation-region operations) always when it fits one, other small
+ * operations when coalescing is on; XP_RF_ALONE (prefetches) never. */
+int pack_eligible(struct daemon *d, const struct xp_req *rq);
 
-/* Request and reply payload bytes one put/get adds to a pack. */
-void pack_elem_size(const struct hoist_sqe *sqe, uint32_t *req, uint32_t *rep);
+/* Request and reply payload bytes one put/get (kind) of len bytes adds to
+ * a pack. 0, or -EOPNOTSUPP/-EPROTO for a kind a pack does not carry
+ * (the transport refused and counted it before; this only never lets one
+ * through as a get). */
+int pack_elem_size(enum xp_kind kind, uint64_t len, uint32_t *req, uint32_t *rep);
 
-/* Must the open pack pk be sent before an element of client c needing req
- * request and rep reply bytes joins (another job, or no room)? */
-int pack_must_close(const struct pack_open *pk, const struct client *c, uint32_t req, uint32_t rep);
+/* Must the open pack pk be sent before rq, needing req request and rep
+ * reply bytes, joins (another job, or no room)? */
+int pack_must_close(const struct pack_open *pk, const struct xp_req *rq, uint32_t req, uint32_t rep);
 
-/* Open the empty pack pk for client c's first element (buffer of
+/* Open the empty pack pk for its first element rq (buffer of
  * WIRE_AM_MAX_PAYLOAD kept across packs). 0 or -ENOMEM. */
-int pack_begin(struct pack_open *pk, struct client *c);
+int pack_begin(struct pack_open *pk, const struct xp_req *rq);
 
 /* Append one put/get to the open pack pk (opened by pack_begin, room
- * checked by pack_must_close): the
- * element, a put's data copied now (the client reuses its staging and
- * descriptor), its completion slot. Counts it in c->outstanding.
- * 0 or -ENOMEM. */
-int pack_append(struct pack_open *pk, struct client *c, const struct hoist_sqe *sqe,
-		const struct xp_op *op);
+ * checked by pack_must_close): the element, a put's data copied now (the
+ * client reuses its staging and descriptor), its cookie. 0, -ENOMEM, or
+ * pack_elem_size()'s error for another kind (nothing appended). */
+int pack_append(struct pack_open *pk, const struct xp_req *rq);
 
 /* Stats of one pack of nelem operations sent (packs_out, ops_packed,
  * packs_mixed, hdr_bytes_saved). */

@@ -109,6 +109,7 @@ struct xp_multi {
 	uint64_t count;
 	uint64_t local_pos; /* local offset of element next */
 	int local;          /* the target is a PE of this node: copies, no transport */
+	enum xp_kind kind;  /* of every element */
 	struct hoist_vec_elem *vec; /* private copy of a VEC list */
 	struct hoist_sqe sqe;       /* the descriptor as validated and started */
 };
@@ -140,10 +141,11 @@ static void multi_elem_done(struct client *c, struct xp_multi *m, int32_t res)
 		multi_finish(c, m);
 }
 
-void progress_complete(struct daemon *d, struct client *c, int32_t pe, uint64_t user_data,
-		       int32_t res, uint8_t opcode, int want_cqe, const struct xp_op *op)
+void progress_complete(struct daemon *d, const struct xp_cookie *ck, int32_t res)
 {
-	if (op && op->multi) {
+	struct client *c = ck->client;
+	const struct xp_op *op = &ck->op;
+	if (op->multi) {
 		if (c)
 			c->outstanding--;
 		multi_elem_done(c, op->multi, res);
@@ -151,16 +153,16 @@ void progress_complete(struct daemon *d, struct client *c, int32_t pe, uint64_t 
 	}
 	if (!c)
 		return; /* the client left meanwhile */
-	if (op && op->prefetch) {
+	if (op->prefetch) {
 		overlap_prefetch_done(d, c, op->slot, op->gen, res);
 		return;
 	}
-	if (op && op->seq && c->ov)
-		overlap_put_done(c, pe, op->seq);
+	if (op->seq && c->ov)
+		overlap_put_done(c, ck->pe, op->seq);
 	c->outstanding--;
-	if (!res && !want_cqe)
+	if (!res && !ck->want_cqe)
 		return;
-	progress_cqe(c, user_data, res, opcode);
+	progress_cqe(c, ck->user_data, res, ck->opcode);
 }
 
 struct job *progress_job_find(struct daemon *d, uint64_t id)
@@ -207,19 +209,103 @@ static enum exec_result cap_stall(struct daemon *d, struct client *c)
 	return EXEC_STALL;
 }
 
+int xp_kind_refuse(struct daemon *d, enum xp_kind kind)
+{
+	STAT_INC(&d->pst, xp_kind_refused);
+	switch (kind) {
+	case XP_PUT:
+	case XP_GET:
+	case XP_AMO:
+	case XP_SEND:
+		return -EOPNOTSUPP; /* a kind, but not one this path runs */
+	}
+	return -EPROTO; /* no kind at all */
+}
+
+/* The transport kind of a validated put/get descriptor or of the elements
+ * of a strided/vector one. 0, or -EINVAL for any other opcode (counted: it
+ * reached the transport path, which validation should have prevented). */
+static int op_kind(struct daemon *d, uint8_t opcode, enum xp_kind *kind)
+{
+	switch ((enum hoist_opcode)opcode) {
+	case HOIST_OP_PUT:
+	case HOIST_OP_PUT_STRIDED:
+	case HOIST_OP_PUT_VEC:
+		*kind = XP_PUT;
+		return 0;
+	case HOIST_OP_GET:
+	case HOIST_OP_GET_STRIDED:
+	case HOIST_OP_GET_VEC:
+		*kind = XP_GET;
+		return 0;
+	case HOIST_OP_INVALID:
+	case HOIST_OP_QUIET:
+	case HOIST_OP_FENCE:
+	case HOIST_OP_BARRIER_NOTIFY:
+	case HOIST_OP_NOP:
+	case HOIST_OP_PHASE:
+	case HOIST_OP_COLL:
+	case HOIST_OP__COUNT:
+		break;
+	}
+	STAT_INC(&d->pst, xp_kind_refused);
+	return -EINVAL;
+}
+
+/* The neutral request for client c's validated put/get descriptor (kind
+ * from op_kind) to the daemon of node: all a transport gets to see. */
+static void req_from_sqe(struct xp_req *rq, struct client *c, enum xp_kind kind,
+			 const struct hoist_sqe *sqe, int32_t node)
+{
+	/* inline data (puts only, never with LOCAL_HEAP: validate.c) lives in
+	 * the drain's copy of the descriptor: a put's data is read at once */
+	char *laddr = (sqe->flags & HOIST_SQE_F_INLINE) ? (char *)sqe->inline_data
+							: client_buf(c, sqe);
+	uint32_t flags = 0;
+	if (sqe->flags & HOIST_SQE_F_LOCAL_HEAP)
+		flags |= XP_RF_INPLACE;
+	if (sqe->flags & HOIST_SQE_F_AGG)
+		flags |= XP_RF_PACK | XP_RF_HOLD;
+	*rq = (struct xp_req){.kind = kind, .flags = flags, .laddr = laddr, .lmr = c->mr,
+			      .node = node, .job = c->job->id, .pe = sqe->pe, .seg = sqe->seg,
+			      .off = sqe->remote_off, .len = sqe->len,
+			      .ck = {.client = c, .user_data = sqe->user_data, .pe = sqe->pe,
+				     .opcode = sqe->opcode,
+				     .want_cqe = (sqe->flags & HOIST_SQE_F_CQE) != 0}};
+}
+
+static void count_rma(struct client *c, enum xp_kind kind, uint64_t len)
+{
+	switch (kind) {
+	case XP_PUT:
+		STAT_INC(&c->st, puts);
+		STAT_ADD(&c->st, put_bytes, len);
+		break;
+	case XP_GET:
+		STAT_INC(&c->st, gets);
+		STAT_ADD(&c->st, get_bytes, len);
+		break;
+	case XP_AMO:
+	case XP_SEND:
+		break;
+	}
+}
+
 /* A put or get: same node by copy, other nodes through the transport. */
 static enum exec_result rma(struct daemon *d, struct client *c, const struct hoist_sqe *sqe, int *res)
 {
 	struct job *j = c->job;
 	struct client *t = j->pe[sqe->pe];
-	int is_put = sqe->opcode == HOIST_OP_PUT;
-	int rc;
+	enum xp_kind kind;
+	enum xp_result r;
+	struct xp_req rq;
+	int err = 0;
+	if ((*res = op_kind(d, sqe->opcode, &kind)))
+		return EXEC_DONE;
 	if (t) {
-		rc = self_transport.rma(d, c, sqe, d->net.self, NULL);
-		if (rc < 0) {
-			*res = rc;
-			return EXEC_DONE;
-		}
+		req_from_sqe(&rq, c, kind, sqe, d->net.self);
+		rq.rmap = t->heap.base; /* validated: the heap is the one segment */
+		r = self_transport.rma(d, &rq, &err);
 	} else if (j->pe_gone[sqe->pe]) {
 		*res = -ECONNRESET; /* the target PE is gone */
 		return EXEC_DONE;
@@ -231,54 +317,56 @@ static enum exec_result rma(struct daemon *d, struct client *c, const struct hoi
 			*res = -ECONNRESET;
 			return EXEC_DONE;
 		}
-		struct xp_op op = {0};
+		req_from_sqe(&rq, c, kind, sqe, node);
+		struct xp_op *op = &rq.ck.op;
 		struct overlap *o = c->ov;
 		/* the overlap stage looks at each descriptor once, even when the
 		 * transport makes it wait */
 		if (o && o->decided != c->sq_head + 1) {
-			if (is_put) {
-				if (overlap_put_begin(c, sqe, &op.seq))
+			switch (kind) {
+			case XP_PUT:
+				if (overlap_put_begin(c, sqe, &op->seq))
 					return cap_stall(d, c);
-			} else {
-				int r = overlap_get(d, c, sqe, node, res);
-				if (r) {
-					STAT_INC(&c->st, gets);
-					STAT_ADD(&c->st, get_bytes, sqe->len);
-					return r == 1 ? EXEC_DONE : EXEC_ASYNC;
+				break;
+			case XP_GET: {
+				int hit = overlap_get(d, c, sqe, node, res);
+				if (hit) {
+					count_rma(c, kind, sqe->len);
+					return hit == 1 ? EXEC_DONE : EXEC_ASYNC;
 				}
+				break;
+			}
+			case XP_AMO:
+			case XP_SEND:
+				break; /* not an overlap candidate */
 			}
 			o->decided = c->sq_head + 1;
-		} else if (o && is_put) {
-			op.seq = o->put_seq + 1;
+		} else if (o && kind == XP_PUT) {
+			op->seq = o->put_seq + 1;
 		}
-		rc = d->xport->rma(d, c, sqe, node, o ? &op : NULL);
-		if (rc == XP_STALL)
-			return EXEC_STALL;
-		if (o && is_put && rc == XP_INFLIGHT)
-			overlap_put_issued(c, sqe, op.seq);
-		if (rc < 0) {
-			*res = rc;
-			return EXEC_DONE;
-		}
+		r = d->xport->rma(d, &rq, &err);
+		if (r == XP_STARTED)
+			c->outstanding++; /* until the cookie comes back */
+		if (o && kind == XP_PUT && r == XP_STARTED)
+			overlap_put_issued(c, sqe, op->seq);
 	}
-	if (is_put) {
-		STAT_INC(&c->st, puts);
-		STAT_ADD(&c->st, put_bytes, sqe->len);
-	} else {
-		STAT_INC(&c->st, gets);
-		STAT_ADD(&c->st, get_bytes, sqe->len);
+	switch (r) {
+	case XP_STALL:
+		return EXEC_STALL;
+	case XP_ERROR:
+		*res = err;
+		return EXEC_DONE;
+	case XP_DONE:
+	case XP_STARTED:
+		break;
 	}
-	return rc == XP_DONE ? EXEC_DONE : EXEC_ASYNC;
+	count_rma(c, kind, sqe->len);
+	return r == XP_DONE ? EXEC_DONE : EXEC_ASYNC;
 }
 
 static int is_strided(uint8_t opcode)
 {
 	return opcode == HOIST_OP_PUT_STRIDED || opcode == HOIST_OP_GET_STRIDED;
-}
-
-static int is_multi_put(uint8_t opcode)
-{
-	return opcode == HOIST_OP_PUT_STRIDED || opcode == HOIST_OP_PUT_VEC;
 }
 
 /* Element k of a multi descriptor: remote offset and length. */
@@ -365,10 +453,17 @@ static void multi_count(struct client *c, const struct hoist_sqe *sqe, const str
 	uint64_t bytes = sqe->len * (is_strided(sqe->opcode) ? m->count : 1);
 	STAT_INC(&c->st, multi_ops);
 	STAT_ADD(&c->st, multi_elems, m->count);
-	if (is_multi_put(sqe->opcode))
+	switch (m->kind) {
+	case XP_PUT:
 		STAT_ADD(&c->st, put_bytes, bytes);
-	else
+		break;
+	case XP_GET:
 		STAT_ADD(&c->st, get_bytes, bytes);
+		break;
+	case XP_AMO:
+	case XP_SEND:
+		break;
+	}
 }
 
 /* A get's elements from a copy of their bounding box starting at lo. */
@@ -387,11 +482,29 @@ static void multi_gather(const struct hoist_sqe *sqe, const struct xp_multi *m, 
 /* Same node: every element is one copy, in index order, at most a pass's
  * worth at a time (then YIELD; c->multi keeps the place). A target that
  * left half-way fails the rest with -ECONNRESET. */
-static enum exec_result multi_local(struct client *c, struct xp_multi *m, int *res)
+static enum exec_result multi_local(struct daemon *d, struct client *c, struct xp_multi *m,
+				     int *res)
 {
 	const struct hoist_sqe *sqe = &m->sqe;
 	struct client *t = c->job->pe[sqe->pe];
-	int put = is_multi_put(sqe->opcode);
+	int put = -1;
+	switch (m->kind) {
+	case XP_PUT:
+		put = 1;
+		break;
+	case XP_GET:
+		put = 0;
+		break;
+	case XP_AMO:
+	case XP_SEND:
+		break;
+	}
+	if (put < 0) { /* not a copy: nothing runs */
+		*res = xp_kind_refuse(d, m->kind);
+		c->multi = NULL;
+		multi_free(m);
+		return EXEC_DONE;
+	}
 	char *local = client_buf(c, sqe);
 	uint64_t bytes = 0;
 	for (unsigned n = 0; t && m->next < m->count; n++) {
@@ -428,9 +541,11 @@ static enum exec_result multi_exec(struct daemon *d, struct client *c, const str
 {
 	struct job *j = c->job;
 	struct xp_multi *m = c->multi;
-	int put = is_multi_put(sqe->opcode);
 	int32_t node = -1;
 	if (!m) {
+		enum xp_kind kind;
+		if ((*res = op_kind(d, sqe->opcode, &kind)))
+			return EXEC_DONE;
 		struct client *t = j->pe[sqe->pe];
 		if (!t) {
 			if (j->pe_gone[sqe->pe]) {
@@ -449,17 +564,19 @@ static enum exec_result multi_exec(struct daemon *d, struct client *c, const str
 		*res = multi_new(c, sqe, &m, &lo, &hi);
 		if (*res)
 			return EXEC_DONE;
+		m->kind = kind;
 		if (t) {
 			multi_count(c, sqe, m);
 			m->local = 1;
 			c->multi = m;
-			return multi_local(c, m, res);
+			return multi_local(d, c, m, res);
 		}
 		struct overlap *o = c->ov;
 		if (o && hi > lo) {
 			struct hoist_sqe box = {.opcode = HOIST_OP_PUT, .pe = sqe->pe, .remote_off = lo,
 						.len = hi - lo};
-			if (put) {
+			switch (kind) {
+			case XP_PUT:
 				if (overlap_put_begin(c, &box, &m->seq)) {
 					multi_free(m);
 					return cap_stall(d, c); /* cap: completions first */
@@ -467,7 +584,8 @@ static enum exec_result multi_exec(struct daemon *d, struct client *c, const str
 				overlap_put_issued(c, &box, m->seq);
 				if (o->put_seq != m->seq)
 					m->seq = 0; /* not recorded */
-			} else {
+				break;
+			case XP_GET: {
 				const char *pf = NULL;
 				uint64_t bytes = sqe->len * (is_strided(sqe->opcode) ? m->count : 1);
 				int hit = overlap_get_box(d, c, sqe->pe, lo, hi - lo, bytes, node, &pf);
@@ -482,12 +600,17 @@ static enum exec_result multi_exec(struct daemon *d, struct client *c, const str
 					multi_free(m);
 					return EXEC_DONE;
 				}
+				break;
+			}
+			case XP_AMO:
+			case XP_SEND:
+				break; /* not an overlap candidate */
 			}
 		}
 		multi_count(c, sqe, m);
 		c->multi = m;
 	} else if (m->local) {
-		return multi_local(c, m, res);
+		return multi_local(d, c, m, res);
 	} else {
 		node = j->node_of[sqe->pe];
 	}
@@ -497,19 +620,32 @@ static enum exec_result multi_exec(struct daemon *d, struct client *c, const str
 		uint64_t off, len;
 		multi_elem(sqe, m, m->next, &off, &len);
 		if (len) {
-			struct hoist_sqe el = {.opcode = put ? HOIST_OP_PUT : HOIST_OP_GET,
-					       .flags = sqe->flags & (HOIST_SQE_F_LOCAL_HEAP | HOIST_SQE_F_AGG),
-					       .pe = sqe->pe, .seg = sqe->seg, .remote_off = off, .len = len,
-					       .local_off = sqe->local_off + m->local_pos};
-			struct xp_op op = {.multi = m};
-			int rc = j->pe_gone[sqe->pe] ? -ECONNRESET : d->xport->rma(d, c, &el, node, &op);
-			if (rc == XP_STALL)
+			uint32_t flags = XP_RF_PACK;
+			if (sqe->flags & HOIST_SQE_F_LOCAL_HEAP)
+				flags |= XP_RF_INPLACE;
+			if (sqe->flags & HOIST_SQE_F_AGG)
+				flags |= XP_RF_HOLD;
+			struct xp_req rq = {.kind = m->kind, .flags = flags,
+					    .laddr = client_buf(c, sqe) + m->local_pos, .lmr = c->mr,
+					    .node = node, .job = j->id, .pe = sqe->pe, .seg = sqe->seg,
+					    .off = off, .len = len,
+					    .ck = {.client = c, .pe = sqe->pe, .opcode = sqe->opcode,
+						   .op = {.multi = m}}};
+			int err = -ECONNRESET;
+			enum xp_result r = j->pe_gone[sqe->pe] ? XP_ERROR : d->xport->rma(d, &rq, &err);
+			switch (r) {
+			case XP_STALL:
 				return EXEC_STALL; /* resumes at m->next */
-			if (rc < 0) {
+			case XP_ERROR:
 				if (!m->res)
-					m->res = rc;
-			} else if (rc == XP_INFLIGHT) {
+					m->res = err;
+				break;
+			case XP_STARTED:
 				m->pending++;
+				c->outstanding++;
+				break;
+			case XP_DONE:
+				break;
 			}
 		}
 		m->local_pos += len;
@@ -926,29 +1062,66 @@ static void *progress_main(void *arg)
 	return NULL;
 }
 
+static const struct transport_ops *const transports[] = {&self_transport, &tcp_transport,
+							  &verbs_transport};
+
+const struct transport_ops *transport_find(const char *name)
+{
+	for (size_t i = 0; i < sizeof(transports) / sizeof(transports[0]); i++)
+		if (!strcmp(transports[i]->name, name))
+			return transports[i];
+	return NULL;
+}
+
+/* Setting transport=: the transports to start, the first that starts
+ * wins. Without peers only tcp (it carries nothing then, but is the
+ * daemon's table all the same). */
+static const struct {
+	const char *setting;
+	const char *order[2];
+} transport_choices[] = {
+	{"tcp", {"tcp", NULL}},
+	{"verbs", {"verbs", NULL}},
+	{"auto", {"verbs", "tcp"}},
+};
+
 int progress_start(struct daemon *d)
 {
-	int rc;
+	int rc = -EINVAL;
 	const char *want = d->cfg.transport;
-	d->xport = &tcp_transport;
-	if (d->net.enabled && strcmp(want, "tcp")) {
-		d->xport = &verbs_transport;
-		rc = d->xport->start(d);
-		if (rc && !strcmp(want, "verbs")) {
-			hlog_err("transport verbs: no usable RDMA device for this node's address (%s)",
-				 strerror(-rc));
-			return rc;
-		}
-		if (rc) {
-			hlog_info("transport auto: no usable RDMA device for this node's address; using tcp");
-			d->xport = &tcp_transport;
-		}
+	const char *const *order = NULL;
+	static const char *const no_peers[2] = {"tcp", NULL};
+	for (size_t i = 0; i < sizeof(transport_choices) / sizeof(transport_choices[0]); i++)
+		if (!strcmp(transport_choices[i].setting, want))
+			order = transport_choices[i].order;
+	if (!order) {
+		hlog_err("transport %s: not one of auto, verbs, tcp", want);
+		return -EINVAL;
 	}
-	if (d->xport == &tcp_transport && (rc = d->xport->start(d)))
+	if (!d->net.enabled)
+		order = no_peers;
+	d->xport = NULL;
+	for (size_t i = 0; i < 2 && order[i]; i++) {
+		const struct transport_ops *t = transport_find(order[i]);
+		d->xport = t;
+		rc = t->start(d);
+		if (!rc)
+			break;
+		d->xport = NULL;
+		if (!t->rdma)
+			return rc;
+		if (i + 1 < 2 && order[i + 1])
+			hlog_info("transport %s: no usable RDMA device for this node's address; using %s",
+				  want, order[i + 1]);
+		else
+			hlog_err("transport %s: no usable RDMA device for this node's address (%s)",
+				 t->name, strerror(-rc));
+	}
+	if (!d->xport)
 		return rc;
 	if (d->net.enabled)
 		hlog_info("transport: %s (setting transport=%s)", d->xport->name, want);
-	if (d->net.enabled && d->xport != &tcp_transport && d->net.frames_mode != FRAMES_OFF)
+	if (d->net.enabled && !d->xport->frames && d->net.frames_mode != FRAMES_OFF)
 		hlog_warn("frame_integrity=%s does not cover transport %s: RDMA WRITE/READ are placed "
 			  "by the NIC and daemon messages travel as plain SENDs; only the connection "
 			  "handshake is authenticated (cluster key). Use tcp where frames must be "

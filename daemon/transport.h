@@ -1,30 +1,62 @@
 /*
- * The transport interface: how the progress engine moves a client's put or
- * get to a PE and sends active messages to another daemon. Shaped after
- * RDMA: a put is written into the target segment without the target
- * application taking part, a get is served by the target side, every
- * operation completes on its own (progress_complete()), and active
- * messages carry everything the daemons say to each other (barrier rounds,
- * membership, departures; see am.c).
+ * The transport interface (v2, shaped after UCX's uct): how the progress
+ * engine moves data to and from a PE and sends active messages to another
+ * daemon. The engine (progress.c) turns a client's descriptor into neutral
+ * requests (struct xp_req): a kind, the local address and its memory
+ * handle, the remote node/job/PE/segment/offset/length, and a completion
+ * cookie. A transport never sees a client descriptor. It answers with an
+ * enum xp_result (the -errno, if any, separately), and reports the end of
+ * an operation it started by handing the cookie back (progress_complete());
+ * the engine counts outstanding operations and completes them.
+ *
+ * Shaped after RDMA: a put is written into the target segment without the
+ * target application taking part, a get is served by the target side, and
+ * active messages carry everything the daemons say to each other (barrier
+ * rounds, membership, departures; see am.c).
  *
  * Users: self (PEs of this node: one copy between mapped segments,
- * local.c) and tcp (net.c). A verbs transport implements the same table.
+ * local.c), tcp (net.c) and verbs (verbs.c), picked by name
+ * (transport_find()).
  */
 #ifndef HOISTD_TRANSPORT_H
 #define HOISTD_TRANSPORT_H
 
+#include <stddef.h>
 #include <stdint.h>
-
-#include "hoist_shm.h"
 
 struct daemon;
 struct client;
 struct xp_multi; /* a multi-element descriptor in progress (progress.c) */
 
-/* rma() results */
-#define XP_STALL 0    /* no credit or buffer space now: retry later */
-#define XP_INFLIGHT 1 /* issued; progress_complete() reports the end */
-#define XP_DONE 2     /* completed during the call */
+/* What a transport operation does. Every switch over it lists every kind
+ * (hoistd_core builds with -Wswitch-enum): a kind a transport does not
+ * implement is refused with an error, never run as something else. */
+enum xp_kind {
+	XP_PUT = 1, /* local buffer -> remote segment */
+	XP_GET,     /* remote segment -> local buffer */
+	XP_AMO,     /* remote atomic: declared for the atomics issue; refused */
+	XP_SEND,    /* a message to the remote daemon (am_send); rma() refuses it */
+};
+
+/* rma() results: an enum, never an -errno (that comes back in *err) */
+enum xp_result {
+	XP_DONE = 1, /* completed during the call */
+	XP_STARTED,  /* issued; progress_complete() reports the end */
+	XP_STALL,    /* no credit or buffer space now: retry later */
+	XP_ERROR,    /* failed now: *err is the -errno */
+};
+
+/* A kind rma() does not execute: counted (xp_kind_refused), and the
+ * -errno to fail it with: -EOPNOTSUPP for a known kind this path does not
+ * implement (AMO, SEND), -EPROTO for a value that is no kind at all. */
+int xp_kind_refuse(struct daemon *d, enum xp_kind kind);
+
+/* rma()'s failure: *err = rc (an -errno), XP_ERROR. */
+static inline enum xp_result xp_fail(int *err, int rc)
+{
+	*err = rc;
+	return XP_ERROR;
+}
 
 /* What the progress engine needs back when an operation completes. */
 struct xp_op {
@@ -32,24 +64,69 @@ struct xp_op {
 	uint32_t slot;
 	uint64_t gen;
 	uint64_t seq;     /* a put's sequence in the conflict lists, 0 none */
-	char *dst;        /* a get's destination, NULL: the descriptor's buffer */
 	struct xp_multi *multi; /* one element of a strided/vector descriptor:
 				 * the descriptor completes with its last one */
 };
+
+/* The completion cookie: the engine's, carried by the transport untouched
+ * and handed back to progress_complete(). The one thing a transport does
+ * with it: when the client leaves (orphan), clear .client in every cookie
+ * it holds for that client. */
+struct xp_cookie {
+	struct client *client; /* who waits; NULL: nobody any more */
+	uint64_t user_data;
+	int32_t pe;
+	uint8_t opcode;        /* of the completion */
+	uint8_t want_cqe;
+	struct xp_op op;
+};
+
+/* struct xp_req.flags */
+#define XP_RF_INPLACE 0x1u /* laddr stays valid and unchanged until the
+			    * completion (the owner's heap): a put may read it
+			    * in place (verbs: zero copy) instead of copying it */
+#define XP_RF_PACK    0x2u /* travels in a pack when it fits one (an element
+			    * of a strided/vector descriptor, or an
+			    * aggregation-region op) */
+#define XP_RF_HOLD    0x4u /* aggregation region: its pack may be held open
+			    * across progress passes (see pack_release) */
+#define XP_RF_ALONE   0x8u /* never packed (a prefetch) */
+
+/* One operation, as the engine asks a transport for it. */
+struct xp_req {
+	enum xp_kind kind;
+	uint32_t flags;         /* XP_RF_* */
+	/* local side: a put's data (read now unless XP_RF_INPLACE), where a
+	 * get's data lands; and the memory handle covering it: the owner's
+	 * registrations (verbs: struct ibv_mr *, XP_NMR of them, NULL
+	 * entries skipped), NULL if none */
+	char *laddr;
+	void *const *lmr;
+	/* remote side */
+	char *rmap;             /* the target segment where it is mapped in
+				 * this daemon (a PE of this node: self), or NULL */
+	int32_t node;           /* the daemon hosting pe */
+	uint64_t job;           /* wire job id */
+	int32_t pe;
+	uint32_t seg;
+	uint64_t off;
+	uint64_t len;
+	/* completion */
+	struct xp_cookie ck;
+};
+#define XP_NMR 3
 
 struct transport_ops {
 	const char *name;
 	int (*start)(struct daemon *d);   /* 0 or -errno */
 	void (*stop)(struct daemon *d);
-	/* Client c's put/get descriptor to PE sqe->pe, hosted by node; op
-	 * (may be NULL) comes back with the completion. Elements of strided
-	 * and vector descriptors come here one by one (op->multi set); a
-	 * transport may pack them and other small operations for one node
-	 * into one message (tcp: W_PACK), or send each alone. Client operations
-	 * count in c->outstanding until they complete; prefetches do not.
-	 * XP_* or -errno (failed now). */
-	int (*rma)(struct daemon *d, struct client *c, const struct hoist_sqe *sqe, int32_t node,
-		   const struct xp_op *op);
+	/* Issue request rq (XP_PUT or XP_GET). Strided and vector elements
+	 * come one by one (XP_RF_PACK); a transport may pack them and other
+	 * small operations for one node into one message (tcp: W_PACK), or
+	 * send each alone. XP_STARTED: rq->ck comes back through
+	 * progress_complete() exactly once. Any other kind: XP_ERROR with
+	 * xp_kind_refuse()'s -errno, nothing issued. XP_ERROR sets *err. */
+	enum xp_result (*rma)(struct daemon *d, const struct xp_req *rq, int *err);
 	/* One-way active message (wire.h type, extension header, payload of
 	 * at most WIRE_AM_MAX_PAYLOAD bytes);
 	 * connects on first use. 0 or -errno. */
@@ -66,19 +143,25 @@ struct transport_ops {
 	 * may hold operations of aggregation regions (HOIST_SQE_F_AGG) in an
 	 * open pack across progress passes; this sends every held pack now. */
 	void (*pack_release)(struct daemon *d);
+	/* Optional (NULL: nothing to register; the memory handle a request
+	 * carries then stays empty). Control thread. mem_reg registers the
+	 * client's segments (heap, staging, prefetch region: c->mr) at
+	 * attach, against the memlock budget: 0, or -ENOMEM/-errno with why
+	 * filled for the client. mem_dereg undoes it at once. mem_retire,
+	 * when the client is freed: its registrations and segments stay for
+	 * a grace period (a peer may still use a cached remote key). */
+	int (*mem_reg)(struct daemon *d, struct client *c, char *why, size_t whylen);
+	void (*mem_dereg)(struct daemon *d, struct client *c);
+	void (*mem_retire)(struct daemon *d, struct client *c);
+	uint8_t frames; /* frame_integrity covers what it carries (tcp) */
+	uint8_t rdma;   /* start() needs an RDMA device for this node's address */
 };
 
 extern const struct transport_ops self_transport;
 extern const struct transport_ops tcp_transport;
 extern const struct transport_ops verbs_transport;
 
-/* verbs.c: registration of a client's segments against the memlock budget
- * (control thread, at attach). 0, or -ENOMEM/-errno with why filled for
- * the client. No-op with tcp. */
-int verbs_client_register(struct daemon *d, struct client *c, char *why, size_t whylen);
-void verbs_client_deregister(struct daemon *d, struct client *c);
-/* verbs.c: the client is being freed: its registrations and segments stay
- * for a grace period (a peer may still use a cached rkey). No-op with tcp. */
-void verbs_client_retire(struct daemon *d, struct client *c);
+/* The transport named name ("self", "tcp", "verbs"), or NULL. */
+const struct transport_ops *transport_find(const char *name);
 
 #endif

@@ -87,12 +87,7 @@ static char EP_DOORBELL, EP_CMDQ, EP_CM, EP_CQ;
 /* One work request, built by rma()/am_send() and posted by flush(). */
 struct vop {
 	uint8_t kind;
-	uint8_t opcode;
-	uint8_t want_cqe;
-	struct client *client; /* NULL: nobody waits (AM, or the client left) */
-	uint64_t user_data;
-	int32_t pe;
-	struct xp_op op;
+	struct xp_cookie ck; /* ck.client NULL: nobody waits (AM, or the client left) */
 	uint64_t pack_tag;   /* VK_SEND of a W_PACK: its tag (fails it if lost) */
 	uint64_t bounce_end; /* bounce ring position released on completion */
 	struct ibv_send_wr wr;
@@ -214,6 +209,7 @@ static void conn_close(struct daemon *d, struct vconn *cn, int res);
 static void vpeer_lost(struct daemon *d, int32_t node, const char *why);
 static void vpack_fail_inflight(struct daemon *d, int32_t node, int res);
 static void vpack_fail_open(struct daemon *d, int32_t node, int res);
+static void verbs_client_deregister(struct daemon *d, struct client *c);
 static void vpack_fail_tag(struct daemon *d, int32_t node, uint64_t tag, int res);
 static int vpack_close(struct daemon *d, int32_t node);
 static uint64_t defer_release_due(struct daemon *d, uint64_t now, uint64_t need);
@@ -380,9 +376,9 @@ static void op_deliver(struct daemon *d, int32_t node, const struct vop *o, int 
 			vpack_fail_tag(d, node, o->pack_tag, res);
 		return;
 	}
-	if (!o->client)
+	if (!o->ck.client)
 		return;
-	progress_complete(d, o->client, o->pe, o->user_data, res, o->opcode, o->want_cqe, &o->op);
+	progress_complete(d, &o->ck, res);
 }
 
 /* Retire [head, upto) with res (RC: everything before a completion is
@@ -533,7 +529,7 @@ static struct vop *op_slot(struct vconn *cn)
 	return o;
 }
 
-/* Put a wire frame on cn as a SEND. 0, or XP_STALL-like 1 when no room. */
+/* Put a wire frame on cn as a SEND. 0, or 1 when no room (retry later). */
 static int send_frame(struct daemon *d, struct vconn *cn, const void *msg, uint32_t len,
 		      uint64_t pack_tag)
 {
@@ -716,8 +712,7 @@ static struct vpk *vpk_take(struct vpeer *vp, uint64_t tag)
 static void vpk_fail(struct daemon *d, struct vpk *x, int res)
 {
 	for (uint32_t k = 0; k < x->n; k++)
-		progress_complete(d, x->s[k].client, x->s[k].pe, x->s[k].user_data, res,
-				  x->s[k].opcode, 1, &x->s[k].op);
+		progress_complete(d, &x->s[k].ck, res);
 	free(x->s);
 	free(x);
 }
@@ -765,8 +760,7 @@ static void vpack_fail_open(struct daemon *d, int32_t node, int res)
 		return;
 	pack_reset(pk);
 	for (uint32_t k = 0; k < x.n; k++)
-		progress_complete(d, x.s[k].client, x.s[k].pe, x.s[k].user_data, res, x.s[k].opcode,
-				  1, &x.s[k].op);
+		progress_complete(d, &x.s[k].ck, res);
 	free(x.s);
 }
 
@@ -798,35 +792,49 @@ static int vpack_close(struct daemon *d, int32_t node)
 	return rc;
 }
 
-/* Add one put/get to the node's open pack. XP_INFLIGHT, XP_STALL or -errno. */
-static int vpack_add(struct daemon *d, int32_t node, struct vconn *cn, struct client *c,
-		     const struct hoist_sqe *sqe, const struct xp_op *op)
+/* Add one put/get to the node's open pack. XP_STARTED, XP_STALL or
+ * XP_ERROR (*err). */
+static enum xp_result vpack_add(struct daemon *d, struct vconn *cn, const struct xp_req *rq,
+				int *err)
 {
+	int32_t node = rq->node;
 	struct peer *p = &d->net.peers[node];
 	struct vpeer *vp = &d->verbs->peers[node];
 	struct pack_open *pk = &p->pack;
 	uint32_t req, rep;
-	pack_elem_size(sqe, &req, &rep);
-	int rc;
-	if (sqe->opcode == HOIST_OP_PUT && sqe->len && cn->last_read > cn->head) {
-		STAT_INC(&d->vst, rdma_order_waits);
-		return XP_STALL;
+	int rc = pack_elem_size(rq->kind, rq->len, &req, &rep);
+	if (rc)
+		return xp_fail(err, rc);
+	switch (rq->kind) {
+	case XP_PUT:
+		/* the target's CPU writes it: not before an unfinished RDMA
+		 * READ on the connection has read what it overwrites */
+		if (rq->len && cn->last_read > cn->head) {
+			STAT_INC(&d->vst, rdma_order_waits);
+			return XP_STALL;
+		}
+		break;
+	case XP_GET:
+		break;
+	case XP_AMO:
+	case XP_SEND:
+		return xp_fail(err, -EOPNOTSUPP); /* pack_elem_size() refused them already */
 	}
-	if (pack_must_close(pk, c, req, rep) && (rc = vpack_close(d, node)))
-		return rc;
+	if (pack_must_close(pk, rq, req, rep) && (rc = vpack_close(d, node)))
+		return xp_fail(err, rc);
 	if (!pk->nelem) {
 		if (vp->npk >= V_PACKS_INFLIGHT) {
 			STAT_INC(&p->st, stalls);
 			return XP_STALL;
 		}
-		if ((rc = pack_begin(pk, c)))
-			return rc;
+		if ((rc = pack_begin(pk, rq)))
+			return xp_fail(err, rc);
 	}
-	if ((rc = pack_append(pk, c, sqe, op)))
-		return rc;
+	if ((rc = pack_append(pk, rq)))
+		return xp_fail(err, rc);
 	STAT_INC(&p->st, ops_out);
-	STAT_ADD(&p->st, bytes_out, sqe->len);
-	return XP_INFLIGHT;
+	STAT_ADD(&p->st, bytes_out, rq->len);
+	return XP_STARTED;
 }
 
 /* Send every open pack, held ones too (an aggregation region ended). */
@@ -901,7 +909,7 @@ static void pack_reply(struct daemon *d, int32_t from, const struct wire_hdr *h,
 			break;
 		}
 		s->res = r.status;
-		if (r.len && s->client)
+		if (r.len && s->ck.client)
 			memcpy(s->dst, in + pos, r.len);
 		pos += wire_pad8(r.len);
 	}
@@ -914,8 +922,7 @@ static void pack_reply(struct daemon *d, int32_t from, const struct wire_hdr *h,
 	int all = bad ? -EPROTO : rep.status;
 	for (uint32_t k = 0; k < x->n; k++) {
 		struct pack_slot *s = &x->s[k];
-		progress_complete(d, s->client, s->pe, s->user_data, all ? all : s->res, s->opcode,
-				  all ? 1 : s->want_cqe, &s->op);
+		progress_complete(d, &s->ck, all ? all : s->res);
 	}
 	free(x->s);
 	free(x);
@@ -1040,9 +1047,10 @@ static struct vres *res_find(struct verbs *v, const struct addr_key *k, struct v
 	return NULL;
 }
 
-/* Address-cache miss: the answer, or the question on its way (XP_STALL). */
-static int resolve_miss(struct daemon *d, const struct addr_key *k, int32_t node,
-			struct addr_entry *out)
+/* Address-cache miss: the answer (XP_DONE, *out), the question on its way
+ * (XP_STALL), or XP_ERROR (*err). */
+static enum xp_result resolve_miss(struct daemon *d, const struct addr_key *k, int32_t node,
+				   struct addr_entry *out, int *err)
 {
 	struct verbs *v = d->verbs;
 	struct vres **pp, *r = res_find(v, k, &pp);
@@ -1060,11 +1068,11 @@ static int resolve_miss(struct daemon *d, const struct addr_key *k, int32_t node
 			*out = r->entry;
 		*pp = r->next;
 		free(r);
-		return rc ? rc : XP_DONE;
+		return rc ? xp_fail(err, rc) : XP_DONE;
 	}
 	r = calloc(1, sizeof(*r));
 	if (!r)
-		return -ENOMEM;
+		return xp_fail(err, -ENOMEM);
 	r->key = *k;
 	r->node = node;
 	r->tag = ++v->next_tag;
@@ -1073,7 +1081,7 @@ static int resolve_miss(struct daemon *d, const struct addr_key *k, int32_t node
 	int rc = am_frame(d, node, W_VRESOLVE, r->tag, &t, sizeof(t), NULL, 0);
 	if (rc) {
 		free(r);
-		return rc;
+		return xp_fail(err, rc);
 	}
 	r->next = v->res;
 	v->res = r;
@@ -1094,39 +1102,57 @@ static int ring_overlap(const struct vconn *cn, uint8_t kind, uint32_t rkey, uin
 	return 0;
 }
 
-/* The registration holding [p, p + len) of client c, or NULL. */
-static struct ibv_mr *local_mr(const struct client *c, const char *p, uint64_t len)
+/* The registration among lmr (XP_NMR of them, a request's memory handle)
+ * holding [p, p + len), or NULL. */
+static struct ibv_mr *local_mr(void *const *lmr, const char *p, uint64_t len)
 {
-	const struct region *rg[3] = {&c->heap, &c->staging, &c->pf};
-	for (int i = 0; i < 3; i++) {
-		const char *b = rg[i]->base;
-		if (c->mr[i] && b && p >= b && p - b <= (ptrdiff_t)rg[i]->bytes &&
-		    len <= rg[i]->bytes - (uint64_t)(p - b))
-			return c->mr[i];
+	for (int i = 0; lmr && i < XP_NMR; i++) {
+		struct ibv_mr *mr = lmr[i];
+		const char *b = mr ? mr->addr : NULL;
+		if (b && p >= b && p - b <= (ptrdiff_t)mr->length &&
+		    len <= mr->length - (uint64_t)(p - b))
+			return mr;
 	}
 	return NULL;
 }
 
-static int verbs_rma(struct daemon *d, struct client *c, const struct hoist_sqe *sqe, int32_t node,
-		     const struct xp_op *op)
+static enum xp_result verbs_rma(struct daemon *d, const struct xp_req *rq, int *err)
 {
+	/* vk: this operation's kind on the ring; other: the kind it must not
+	 * overtake where both touch the same bytes */
+	uint8_t vk, other;
+	switch (rq->kind) {
+	case XP_PUT:
+		vk = VK_PUT;
+		other = VK_GET;
+		break;
+	case XP_GET:
+		vk = VK_GET;
+		other = VK_PUT;
+		break;
+	case XP_AMO:
+	case XP_SEND:
+	default: /* refused before anything is looked at, let alone posted */
+		return xp_fail(err, xp_kind_refuse(d, rq->kind));
+	}
 	struct verbs *v = d->verbs;
 	struct net *n = &d->net;
+	int32_t node = rq->node;
 	if (!n->enabled || node < 0 || node >= n->nnodes || node == n->self)
-		return -EINVAL;
-	if (sqe->len > (1u << 30))
-		return -EMSGSIZE; /* libhoist splits; a raw descriptor may not */
+		return xp_fail(err, -EINVAL);
+	if (rq->len > (1u << 30))
+		return xp_fail(err, -EMSGSIZE); /* libhoist splits; a raw descriptor may not */
 	int rc;
 	struct vconn *cn = conn_ready(d, node, &rc);
 	if (!cn)
-		return rc ? rc : XP_STALL;
+		return rc ? xp_fail(err, rc) : XP_STALL;
 	struct peer *p = &n->peers[node];
-	if (pack_eligible(d, sqe, op))
-		return vpack_add(d, node, cn, c, sqe, op);
+	if (pack_eligible(d, rq))
+		return vpack_add(d, cn, rq, err);
 	/* one queue pair, in order: what was packed before goes first, and
 	 * is executed by the target's CPU before this may land */
 	if (p->pack.nelem && (rc = vpack_close(d, node)))
-		return rc;
+		return xp_fail(err, rc);
 	if (v->peers[node].npk) {
 		STAT_INC(&d->vst, rdma_order_waits);
 		return XP_STALL;
@@ -1135,96 +1161,93 @@ static int verbs_rma(struct daemon *d, struct client *c, const struct hoist_sqe 
 		STAT_INC(&p->st, stalls);
 		return XP_STALL;
 	}
-	struct addr_key key = {.job = c->job->id, .pe = sqe->pe, .seg = sqe->seg};
+	struct addr_key key = {.job = rq->job, .pe = rq->pe, .seg = rq->seg};
 	struct addr_entry miss;
 	const struct addr_entry *e = addr_cache_lookup(&n->cache, &key);
 	if (!e) {
-		rc = resolve_miss(d, &key, node, &miss);
-		if (rc != XP_DONE)
-			return rc;
+		enum xp_result r = resolve_miss(d, &key, node, &miss, err);
+		if (r != XP_DONE)
+			return r;
 		e = &miss;
 	}
-	if (!hoist_range_ok(sqe->remote_off, sqe->len, e->len))
-		return -EFAULT;
-	int is_put = sqe->opcode == HOIST_OP_PUT;
-	uint64_t raddr = e->base + sqe->remote_off;
+	if (!hoist_range_ok(rq->off, rq->len, e->len))
+		return xp_fail(err, -EFAULT);
+	uint64_t raddr = e->base + rq->off;
 	/* A get must observe an earlier put to the same bytes, and a put must
 	 * not land before an earlier get read them: wait for the completion
 	 * of an overlapping unfinished operation of the other kind (RC
 	 * executes in order at the responder already; this also holds where
 	 * the responder may reorder). Not IBV_SEND_FENCE: it only orders
 	 * after earlier READs, and rxe's fenced requester can stall. */
-	if (sqe->len && (is_put ? cn->last_read : cn->last_write) > cn->head &&
-	    ring_overlap(cn, is_put ? VK_GET : VK_PUT, e->rkey, raddr, sqe->len)) {
+	if (rq->len && (vk == VK_PUT ? cn->last_read : cn->last_write) > cn->head &&
+	    ring_overlap(cn, other, e->rkey, raddr, rq->len)) {
 		STAT_INC(&d->vst, rdma_order_waits);
 		return XP_STALL;
 	}
 	struct vop *o = op_slot(cn);
 	o->wr.wr.rdma.remote_addr = raddr;
 	o->wr.wr.rdma.rkey = e->rkey;
-	o->wr.num_sge = sqe->len ? 1 : 0;
-	if (is_put) {
-		const char *src = (sqe->flags & HOIST_SQE_F_INLINE) ? (const char *)sqe->inline_data
-								    : client_buf(c, sqe);
+	o->wr.num_sge = rq->len ? 1 : 0;
+	uint32_t len = (uint32_t)rq->len;
+	switch (rq->kind) {
+	case XP_PUT:
 		o->wr.opcode = IBV_WR_RDMA_WRITE;
-		if (sqe->len <= v->max_inline) {
+		if (rq->len <= v->max_inline) {
 			/* copied now: the descriptor and staging are the client's again
 			 * once consumed */
-			memcpy(o->inl, src, sqe->len);
-			o->sge = (struct ibv_sge){.addr = (uintptr_t)o->inl, .length = (uint32_t)sqe->len};
+			memcpy(o->inl, rq->laddr, rq->len);
+			o->sge = (struct ibv_sge){.addr = (uintptr_t)o->inl, .length = len};
 			o->wr.send_flags = IBV_SEND_INLINE;
 			STAT_INC(&d->vst, rdma_inline);
-		} else if (sqe->flags & HOIST_SQE_F_LOCAL_HEAP) {
-			struct ibv_mr *mr = local_mr(c, src, sqe->len);
+		} else if (rq->flags & XP_RF_INPLACE) {
+			struct ibv_mr *mr = local_mr(rq->lmr, rq->laddr, rq->len);
 			if (!mr)
-				return -EFAULT;
-			o->sge = (struct ibv_sge){.addr = (uintptr_t)src, .length = (uint32_t)sqe->len,
+				return xp_fail(err, -EFAULT);
+			o->sge = (struct ibv_sge){.addr = (uintptr_t)rq->laddr, .length = len,
 						  .lkey = mr->lkey};
 		} else {
-			int64_t off = bounce_alloc(cn, sqe->len, &o->bounce_end);
+			int64_t off = bounce_alloc(cn, rq->len, &o->bounce_end);
 			if (off < 0) {
 				STAT_INC(&p->st, stalls);
 				return XP_STALL;
 			}
-			memcpy(cn->bounce + off, src, sqe->len);
-			o->sge = (struct ibv_sge){.addr = (uintptr_t)(cn->bounce + off),
-						  .length = (uint32_t)sqe->len, .lkey = cn->bounce_mr->lkey};
+			memcpy(cn->bounce + off, rq->laddr, rq->len);
+			o->sge = (struct ibv_sge){.addr = (uintptr_t)(cn->bounce + off), .length = len,
+						  .lkey = cn->bounce_mr->lkey};
 			STAT_INC(&d->vst, rdma_bounced);
 		}
 		cn->last_write = cn->tail + 1;
 		STAT_INC(&d->vst, rdma_writes);
-	} else {
-		char *dst = op && op->dst ? op->dst : client_buf(c, sqe);
-		struct ibv_mr *mr = local_mr(c, dst, sqe->len);
+		break;
+	case XP_GET: {
+		struct ibv_mr *mr = local_mr(rq->lmr, rq->laddr, rq->len);
 		if (!mr)
-			return -EFAULT;
+			return xp_fail(err, -EFAULT);
 		o->wr.opcode = IBV_WR_RDMA_READ;
-		o->sge = (struct ibv_sge){.addr = (uintptr_t)dst, .length = (uint32_t)sqe->len,
-					  .lkey = mr->lkey};
+		o->sge = (struct ibv_sge){.addr = (uintptr_t)rq->laddr, .length = len, .lkey = mr->lkey};
 		cn->last_read = cn->tail + 1;
 		STAT_INC(&d->vst, rdma_reads);
+		break;
 	}
-	o->kind = is_put ? VK_PUT : VK_GET;
-	o->opcode = sqe->opcode;
-	o->want_cqe = (sqe->flags & HOIST_SQE_F_CQE) != 0;
-	o->client = c;
-	o->user_data = sqe->user_data;
-	o->pe = sqe->pe;
-	if (op)
-		o->op = *op;
+	case XP_AMO:
+	case XP_SEND:
+		return xp_fail(err, xp_kind_refuse(d, rq->kind)); /* refused above already */
+	}
+	o->kind = vk;
+	o->ck = rq->ck;
 	cn->tail++;
-	if (!(op && op->prefetch))
-		c->outstanding++;
 	STAT_INC(&p->st, ops_out);
-	STAT_ADD(&p->st, bytes_out, sqe->len);
-	return XP_INFLIGHT;
+	STAT_ADD(&p->st, bytes_out, rq->len);
+	return XP_STARTED;
 }
 
 /* ---- completions ------------------------------------------------------------------ */
 
+/* Switches over libibverbs/librdmacm enums switch on int: those enums
+ * grow with rdma-core, and -Wswitch-enum is for hoist's own kinds. */
 static int wc_errno(enum ibv_wc_status s)
 {
-	switch (s) {
+	switch ((int)s) {
 	case IBV_WC_REM_ACCESS_ERR:
 	case IBV_WC_REM_INV_REQ_ERR:
 		return -ECONNRESET; /* a stale key: the PE left */
@@ -1530,7 +1553,7 @@ static void cm_event(struct daemon *d, struct rdma_cm_event *ev)
 	struct vconn *cn = id ? id->context : NULL;
 	if (!cn || id == v->listen)
 		return;
-	switch (type) {
+	switch ((int)type) { /* see wc_errno() */
 	case RDMA_CM_EVENT_ADDR_RESOLVED: {
 		uint8_t to = 16; /* 4.096 us * 2^16 = 268 ms per try, 7 tries */
 		rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &to, sizeof(to));
@@ -1753,18 +1776,18 @@ static void verbs_orphan(struct daemon *d, struct client *c)
 		if (!cn || !cn->ring)
 			continue;
 		for (uint64_t k = cn->head; k != cn->tail; k++)
-			if (cn->ring[k % cn->W].client == c)
-				cn->ring[k % cn->W].client = NULL;
+			if (cn->ring[k % cn->W].ck.client == c)
+				cn->ring[k % cn->W].ck.client = NULL;
 	}
 	for (int32_t i = 0; d->net.enabled && i < d->net.nnodes; i++) {
 		struct pack_open *pk = &d->net.peers[i].pack;
 		for (uint32_t e = 0; e < pk->nelem; e++)
-			if (pk->slots[e].client == c)
-				pk->slots[e].client = NULL;
+			if (pk->slots[e].ck.client == c)
+				pk->slots[e].ck.client = NULL;
 		for (struct vpk *x = v->peers[i].pk; x; x = x->next)
 			for (uint32_t e = 0; e < x->n; e++)
-				if (x->s[e].client == c)
-					x->s[e].client = NULL;
+				if (x->s[e].ck.client == c)
+					x->s[e].ck.client = NULL;
 	}
 }
 
@@ -1815,10 +1838,13 @@ static uint64_t defer_release_due(struct daemon *d, uint64_t now, uint64_t need)
 	return freed;
 }
 
-int verbs_client_register(struct daemon *d, struct client *c, char *why, size_t whylen)
+/* mem_reg: registration of a client's segments against the memlock
+ * budget (control thread, at attach). 0, or -ENOMEM/-errno with why
+ * filled for the client. */
+static int verbs_client_register(struct daemon *d, struct client *c, char *why, size_t whylen)
 {
 	struct verbs *v = d->verbs;
-	if (!v || d->xport != &verbs_transport)
+	if (!v)
 		return 0;
 	uint64_t need = c->heap.bytes + c->staging.bytes + (c->pf.base ? c->pf.bytes : 0);
 	uint64_t used = __atomic_load_n(&d->pinned_bytes, __ATOMIC_RELAXED);
@@ -1869,7 +1895,7 @@ int verbs_client_register(struct daemon *d, struct client *c, char *why, size_t 
  * V_GRACE_MIN_MS) - every peer was sent its PE_GONE before (barrier_depart
  * in the progress thread retires it before CMD_CLIENT_FREE). The client's
  * regions are left unmapped (base NULL) for region_destroy. */
-void verbs_client_retire(struct daemon *d, struct client *c)
+static void verbs_client_retire(struct daemon *d, struct client *c)
 {
 	struct verbs *v = d->verbs;
 	if (!v || (!c->mr[0] && !c->mr[1] && !c->mr[2]))
@@ -1900,7 +1926,7 @@ void verbs_client_retire(struct daemon *d, struct client *c)
 	STAT_INC(&d->vst, pinned_deferred);
 }
 
-void verbs_client_deregister(struct daemon *d, struct client *c)
+static void verbs_client_deregister(struct daemon *d, struct client *c)
 {
 	for (int i = 0; i < 3; i++) {
 		if (c->mr[i])
@@ -2123,7 +2149,7 @@ static void verbs_stop(struct daemon *d)
 		if (!cn)
 			continue;
 		for (uint64_t k = cn->head; cn->ring && k != cn->tail; k++)
-			cn->ring[k % cn->W].client = NULL; /* nobody to tell any more */
+			cn->ring[k % cn->W].ck.client = NULL; /* nobody to tell any more */
 		conn_close(d, cn, -ECONNRESET);
 	}
 	for (int32_t i = 0; v->peers && i < n->nnodes; i++)
@@ -2188,4 +2214,8 @@ const struct transport_ops verbs_transport = {
 	.timers = verbs_timers,
 	.orphan = verbs_orphan,
 	.pack_release = verbs_pack_release,
+	.mem_reg = verbs_client_register,
+	.mem_dereg = verbs_client_deregister,
+	.mem_retire = verbs_client_retire,
+	.rdma = 1,
 };

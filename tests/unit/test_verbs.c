@@ -182,9 +182,9 @@ START_TEST(test_pack_reply)
 	c->ctrl = ctrl;
 	char got[16] = {0}, got2[16] = {0};
 	struct pack_slot s[3] = {
-		{.client = c, .dst = got, .len = 5, .opcode = HOIST_OP_GET, .is_get = 1},
-		{.client = c, .len = 8, .opcode = HOIST_OP_PUT},
-		{.client = c, .dst = got2, .len = 3, .opcode = HOIST_OP_GET, .is_get = 1}};
+		{.ck = {.client = c, .opcode = HOIST_OP_GET}, .dst = got, .len = 5, .is_get = 1},
+		{.ck = {.client = c, .opcode = HOIST_OP_PUT}, .len = 8},
+		{.ck = {.client = c, .opcode = HOIST_OP_GET}, .dst = got2, .len = 3, .is_get = 1}};
 	add_pack(v, 1, 5, s, 3);
 	c->outstanding = 3;
 	char pl[64] = {0};
@@ -248,6 +248,35 @@ START_TEST(test_pack_reply)
 }
 END_TEST
 
+/* verbs refuses a kind it does not run before it looks at the network
+ * (disabled here: a get would fail -EINVAL), and counts it. */
+START_TEST(test_rma_refuses_kind)
+{
+	struct daemon *d = calloc(1, sizeof(*d));
+	struct client *c = calloc(1, sizeof(*c));
+	ck_assert(d && c);
+	char buf[8];
+	struct xp_req rq = {.kind = (enum xp_kind)99, .laddr = buf, .node = 1, .pe = 1, .len = 8,
+			    .ck = {.client = c}};
+	int err = 0;
+	ck_assert_int_eq(verbs_transport.rma(d, &rq, &err), XP_ERROR);
+	ck_assert_int_eq(err, -EPROTO);
+	err = 0;
+	rq.kind = XP_AMO;
+	ck_assert_int_eq(verbs_transport.rma(d, &rq, &err), XP_ERROR);
+	ck_assert_int_eq(err, -EOPNOTSUPP);
+	ck_assert_uint_eq(d->pst.xp_kind_refused, 2);
+	err = 0; /* a get gets past the kind, to the disabled network */
+	rq.kind = XP_GET;
+	ck_assert_int_eq(verbs_transport.rma(d, &rq, &err), XP_ERROR);
+	ck_assert_int_eq(err, -EINVAL);
+	ck_assert_uint_eq(d->pst.xp_kind_refused, 2);
+	ck_assert_uint_eq(c->outstanding, 0);
+	free(c);
+	free(d);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("verbs");
@@ -261,6 +290,7 @@ int main(void)
 	suite_add_tcase(s, ta);
 	TCase *tp = tcase_create("packs");
 	tcase_add_test(tp, test_pack_reply);
+	tcase_add_test(tp, test_rma_refuses_kind);
 	suite_add_tcase(s, tp);
 	return run_suite(s);
 }
