@@ -42,9 +42,11 @@ pids+=("$bpid")
 
 # job B must be running (both clients attached) before the trouble starts
 c=0
-for _ in $(seq 1 $((150 * sc))); do
+for i in $(seq 1 $((150 * sc))); do
 	c=$(stats0 2>/dev/null | python3 "$IT_SRC_DIR/it_json.py" count-string "lostB-$$" 2>/dev/null)
 	[ "${c:-0}" -ge 2 ] && break
+	kill -0 "$bpid" 2>/dev/null || { log "job B ended before it was seen attached"; break; }
+	((i % 50 == 0)) && log "waiting for job B to attach ($i checks, ${c:-0} clients seen)"
 	sleep 0.1
 done
 [ "${c:-0}" -ge 2 ] || FAIL "job B not attached to daemon 0 within $((15 * sc)) s (saw ${c:-0} clients)"
@@ -119,9 +121,10 @@ wait "$a1" 2>/dev/null
 
 # daemon 0 reclaims job A's rank 0 and serves new jobs
 n=x
-for _ in $(seq 1 $((50 * sc))); do
+for i in $(seq 1 $((50 * sc))); do
 	n=$(stats0 | python3 "$MN_SRC_DIR/mn_stats.py" clients)
 	[ "$n" = 0 ] && break
+	((i % 50 == 0)) && log "waiting for daemon 0 to reclaim job A ($i checks, $n clients)"
 	sleep 0.1
 done
 [ "$n" = 0 ] || FAIL "$((5 * sc)) s after the jobs ended daemon 0 still lists $n client(s)"
