@@ -62,7 +62,6 @@ checkout() {
 	local t="$work/src-$1"
 	rm -rf "$t"
 	git -C "$repo" worktree add -q --detach "$t" "$2" >&2
-	trees+=("$t")
 	echo "$t"
 }
 build() { # build SRC DIR
@@ -70,7 +69,9 @@ build() { # build SRC DIR
 	JOBS=${JOBS:-2} bash "$1/scripts/build.sh" "$2" -DBUILD_TESTING=OFF >/dev/null
 }
 src_old=$(checkout old "$old")
+[ -z "$old" ] || trees+=("$src_old") # (checkout runs in a subshell)
 src_new=$(checkout new "$new")
+[ -z "$new" ] || trees+=("$src_new")
 bld_old="$work/build-old"
 if [ -z "$new" ]; then bld_new="$repo/build-compare"; else bld_new="$work/build-new"; fi
 build "$src_old" "$bld_old"
