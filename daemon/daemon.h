@@ -32,6 +32,7 @@
 #include "cmdq.h"
 #include "hoist_shm.h"
 #include "net.h"
+#include "reg.h"
 #include "region.h"
 #include "settings.h"
 #include "stats.h"
@@ -82,11 +83,12 @@ struct client {
 	struct client_stats st;   /* written by the progress thread */
 	struct phase_stats_row phase_st[PHASE_STATS_MAX]; /* likewise */
 
-	/* verbs: memory registrations of heap, staging, prefetch region
-	 * (struct ibv_mr *), made by the control thread at attach, released
-	 * by client_free; read-only for the progress thread in between */
-	void *mr[3];
-	uint64_t pinned;          /* bytes they pin (memlock budget) */
+	/* the transport's handles of heap, staging, prefetch region (verbs:
+	 * struct ibv_mr *), made by reg_register on the control thread at
+	 * attach, released by client_free (reg_retire); read-only for the
+	 * progress thread in between */
+	void *mr[REG_NHANDLES];
+	uint64_t pinned;          /* bytes they pin (memlock budget, reg.c) */
 };
 
 struct job {
@@ -179,8 +181,9 @@ struct daemon {
 	uint64_t next_id;
 	int nclients;
 	struct control_stats cst;
-	uint64_t pinned_bytes;   /* verbs: registered client bytes (budget) */
+	uint64_t pinned_bytes;   /* registered bytes (budget; reg.c, atomic) */
 	uint64_t pinned_limit;
+	struct reg reg;          /* registration: grace list, pinned table */
 	struct client_stats retired; /* sums of freed clients */
 
 	/* progress thread */

@@ -1,8 +1,8 @@
 /*
  * tcp transport (progress thread): connections, the keyed handshake,
  * framing with partial reads and writes, credits, the address cache on the
- * request side and the pinned table on the serving side, heartbeats and
- * peer loss. See wire.h for the frames and net.h for the objects.
+ * request side and the pinned table's keys (reg.c) on the serving side,
+ * heartbeats and peer loss. See wire.h for the frames and net.h for the objects.
  */
 #include "net.h"
 
@@ -14,11 +14,11 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
-#include <infiniband/verbs.h>
 
 #include "am.h"
 #include "overlap.h"
 #include "pack.h"
+#include "reg.h"
 #include "daemon.h"
 #include "transport.h"
 #include "hoist.pb-c.h"
@@ -594,17 +594,6 @@ static void accept_all(struct daemon *d)
 
 /* ---- serving a peer's requests ---------------------------------------- */
 
-static void pin_entry(struct daemon *d, const struct client *c, struct wire_entry *e)
-{
-	const struct pin *p = &d->net.pins[c->pin_slot];
-	e->node = d->net.self;
-	e->rkey = (uint32_t)p->tag << 16 | c->pin_slot;
-	e->base = (uint64_t)(uintptr_t)p->base;
-	e->len = p->len;
-	e->gen = p->gen;
-	e->valid = 1;
-}
-
 /* A target by name: (job, PE, segment, offset). */
 static int resolve_name(struct daemon *d, const struct wire_target *t, char **dst,
 			struct wire_entry *entry)
@@ -618,7 +607,8 @@ static int resolve_name(struct daemon *d, const struct wire_target *t, char **ds
 	if (!hoist_range_ok(t->off, t->len, cl->heap.bytes))
 		return -EFAULT;
 	*dst = (char *)cl->heap.base + t->off;
-	pin_entry(d, cl, entry);
+	if (reg_entry(d, cl, entry)) /* not in the pinned table: by name only */
+		memset(entry, 0, sizeof(*entry));
 	return 0;
 }
 
@@ -642,9 +632,8 @@ static int resolve(struct daemon *d, struct netconn *c, char **dst, uint64_t *le
 	*len = w.len;
 	if (w.name.len != w.len)
 		return -EPROTO;
-	uint32_t slot = w.rkey & 0xffff;
-	struct pin *p = slot < d->net.npins ? &d->net.pins[slot] : NULL;
-	if (!p || !p->used || p->tag != (w.rkey >> 16) || p->gen != w.gen)
+	const struct reg_pin *p = reg_find(d, w.rkey, w.gen);
+	if (!p)
 		return resolve_name(d, &w.name, dst, entry); /* stale key */
 	uint64_t base = (uint64_t)(uintptr_t)p->base;
 	if (w.addr < base || !hoist_range_ok(w.addr - base, w.len, p->len))
@@ -1183,12 +1172,6 @@ static int net_start(struct daemon *d)
 	if ((rc = ep_add_tag(n, d->doorbell_fd, &EP_DOORBELL)) ||
 	    (rc = ep_add_tag(n, d->to_progress.efd, &EP_CMDQ)))
 		return rc;
-	n->npins = (uint32_t)d->cfg.max_clients;
-	if (n->npins > 65536)
-		n->npins = 65536;
-	n->pins = calloc(n->npins, sizeof(*n->pins));
-	if (!n->pins)
-		return -ENOMEM;
 	if ((rc = addr_cache_init(&n->cache, (uint32_t)d->cfg.addr_cache_entries)))
 		return rc;
 	if (!n->enabled)
@@ -1240,7 +1223,6 @@ static void net_stop(struct daemon *d)
 		close(n->listen_fd);
 	if (n->epfd >= 0)
 		close(n->epfd);
-	free(n->pins);
 	addr_cache_fini(&n->cache);
 	sodium_memzero(n->key, sizeof(n->key));
 }
@@ -1547,36 +1529,6 @@ static int net_am_send(struct daemon *d, int32_t node, uint8_t type, const void 
 		return rc;
 	STAT_INC(&d->pst, tcp_requests);
 	return frame_queue(p->conn, type, 0, ext, hlen, payload, plen);
-}
-
-int pin_register(struct daemon *d, struct client *c)
-{
-	struct net *n = &d->net;
-	for (uint32_t i = 0; i < n->npins; i++) {
-		struct pin *p = &n->pins[i];
-		if (p->used)
-			continue;
-		p->used = 1;
-		p->client = c;
-		p->base = c->heap.base;
-		p->len = c->heap.bytes;
-		p->gen++;
-		p->tag = (uint16_t)(randombytes_random() | 1);
-		p->rkey = c->mr[0] ? ((struct ibv_mr *)c->mr[0])->rkey : 0;
-		c->pin_slot = i;
-		return 0;
-	}
-	return -ENOSPC;
-}
-
-void pin_unregister(struct daemon *d, struct client *c)
-{
-	struct pin *p = &d->net.pins[c->pin_slot];
-	if (p->used && p->client == c) {
-		p->used = 0;
-		p->client = NULL;
-		p->tag = 0;
-	}
 }
 
 static void net_orphan_client(struct daemon *d, struct client *c)

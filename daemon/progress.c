@@ -20,6 +20,7 @@
 #include "am.h"
 #include "coll.h"
 #include "overlap.h"
+#include "reg.h"
 #include "hoist_futex.h"
 #include "log.h"
 #include "validate.h"
@@ -851,7 +852,7 @@ static void client_retire(struct daemon *d, struct client *c)
 		d->xport->pack_release(d);
 	d->xport->orphan(d, c);
 	overlap_destroy(c);
-	pin_unregister(d, c);
+	reg_unpin(d, c);
 	barrier_depart(d, j, c, c->clean_detach);
 	if (--j->local == 0) { /* the job has no client here any more */
 		struct job **jp = &d->pjobs;
@@ -877,7 +878,7 @@ static void client_add(struct daemon *d, struct client *c)
 	if (!c->blocking && overlap_create(d, c))
 		hlog_warn("job %s rank %d: no memory for automatic overlap; running without it",
 			  j->key, c->rank);
-	if (pin_register(d, c))
+	if (reg_pin(d, c))
 		hlog_warn("pinned table full: job %s rank %d is reachable by name only", j->key,
 			  c->rank);
 	c->prog_next = d->active;
@@ -1020,6 +1021,7 @@ static void *progress_main(void *arg)
 			last_work = t;
 		if (net)
 			d->xport->timers(d, t);
+		reg_timers(d, t); /* registrations whose grace period ended */
 		if (t - last_work < spin_ns) {
 			/* a PE waiting for us may share this core: let it run */
 			sched_yield();
@@ -1087,7 +1089,10 @@ static const struct {
 
 int progress_start(struct daemon *d)
 {
-	int rc = -EINVAL;
+	int rc = reg_init(d);
+	if (rc)
+		return rc;
+	rc = -EINVAL;
 	const char *want = d->cfg.transport;
 	const char *const *order = NULL;
 	static const char *const no_peers[2] = {"tcp", NULL};
@@ -1096,6 +1101,7 @@ int progress_start(struct daemon *d)
 			order = transport_choices[i].order;
 	if (!order) {
 		hlog_err("transport %s: not one of auto, verbs, tcp", want);
+		reg_fini(d);
 		return -EINVAL;
 	}
 	if (!d->net.enabled)
@@ -1109,7 +1115,7 @@ int progress_start(struct daemon *d)
 			break;
 		d->xport = NULL;
 		if (!t->rdma)
-			return rc;
+			break;
 		if (i + 1 < 2 && order[i + 1])
 			hlog_info("transport %s: no usable RDMA device for this node's address; using %s",
 				  want, order[i + 1]);
@@ -1117,8 +1123,10 @@ int progress_start(struct daemon *d)
 			hlog_err("transport %s: no usable RDMA device for this node's address (%s)",
 				 t->name, strerror(-rc));
 	}
-	if (!d->xport)
+	if (!d->xport) {
+		reg_fini(d);
 		return rc;
+	}
 	if (d->net.enabled)
 		hlog_info("transport: %s (setting transport=%s)", d->xport->name, want);
 	if (d->net.enabled && !d->xport->frames && d->net.frames_mode != FRAMES_OFF)
@@ -1128,6 +1136,10 @@ int progress_start(struct daemon *d)
 			  "integrity-protected",
 			  frames_mode_name(d->net.frames_mode), d->xport->name);
 	rc = pthread_create(&d->progress_tid, NULL, progress_main, d);
+	if (rc) {
+		d->xport->stop(d);
+		reg_fini(d);
+	}
 	return -rc;
 }
 
@@ -1140,5 +1152,7 @@ void progress_stop(struct daemon *d)
 		j->nodes = NULL;
 		coll_job_free(j);
 	}
+	reg_release_all(d); /* before the transport that made the handles stops */
 	d->xport->stop(d);
+	reg_fini(d);
 }

@@ -144,15 +144,18 @@ struct transport_ops {
 	 * open pack across progress passes; this sends every held pack now. */
 	void (*pack_release)(struct daemon *d);
 	/* Optional (NULL: nothing to register; the memory handle a request
-	 * carries then stays empty). Control thread. mem_reg registers the
-	 * client's segments (heap, staging, prefetch region: c->mr) at
-	 * attach, against the memlock budget: 0, or -ENOMEM/-errno with why
-	 * filled for the client. mem_dereg undoes it at once. mem_retire,
-	 * when the client is freed: its registrations and segments stay for
-	 * a grace period (a peer may still use a cached remote key). */
+	 * carries then stays empty, and nothing counts against the memlock
+	 * budget). Only the transport's own part of registration: reg.c does
+	 * the budget, the grace period and the pinned table, and calls these.
+	 * mem_reg (control thread, at attach): make the handles of the
+	 * client's segments that are mapped (heap, staging, prefetch region)
+	 * in c->mr: 0, or -errno with why filled for the client (reg.c then
+	 * hands what it made to mem_dereg). mem_dereg (any thread): release
+	 * the non-NULL handles of mr[XP_NMR]. mem_rkey: the remote key a peer
+	 * addresses the heap's handle with (NULL: the pinned table's own). */
 	int (*mem_reg)(struct daemon *d, struct client *c, char *why, size_t whylen);
-	void (*mem_dereg)(struct daemon *d, struct client *c);
-	void (*mem_retire)(struct daemon *d, struct client *c);
+	void (*mem_dereg)(struct daemon *d, void *const *mr);
+	uint32_t (*mem_rkey)(const void *mr);
 	uint8_t frames; /* frame_integrity covers what it carries (tcp) */
 	uint8_t rdma;   /* start() needs an RDMA device for this node's address */
 };

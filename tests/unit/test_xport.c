@@ -259,9 +259,9 @@ START_TEST(test_find)
 	/* only verbs registers memory; only tcp's frames carry the integrity */
 	ck_assert_ptr_nonnull(verbs->mem_reg);
 	ck_assert_ptr_nonnull(verbs->mem_dereg);
-	ck_assert_ptr_nonnull(verbs->mem_retire);
+	ck_assert_ptr_nonnull(verbs->mem_rkey);
 	ck_assert_ptr_null(tcp->mem_reg);
-	ck_assert_ptr_null(tcp->mem_retire);
+	ck_assert_ptr_null(tcp->mem_rkey);
 	ck_assert(tcp->frames && !verbs->frames);
 	ck_assert(verbs->rdma && !tcp->rdma);
 	/* every transport the daemon can run has the whole data path */
