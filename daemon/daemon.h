@@ -31,6 +31,7 @@
 
 #include "cmdq.h"
 #include "hoist_shm.h"
+#include "loop.h"
 #include "net.h"
 #include "reg.h"
 #include "region.h"
@@ -191,6 +192,7 @@ struct daemon {
 	int doorbell_fd;         /* eventfd clients ring when we sleep */
 	struct cmdq to_progress; /* its eventfd wakes the progress thread */
 	struct cmdq to_control;  /* its eventfd is watched by libevent */
+	struct loop loop;        /* the progress loop's epoll (loop.h) */
 	struct client *active;   /* progress thread's clients */
 	struct job *pjobs;       /* progress thread's jobs */
 	struct net net;          /* cluster, peers, tcp transport */

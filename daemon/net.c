@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "am.h"
+#include "loop.h"
 #include "overlap.h"
 #include "pack.h"
 #include "reg.h"
@@ -29,10 +30,9 @@
 #define RETRY_NS (1000000000ull) /* a lost peer may be retried after 1 s */
 #define ACCEPT_PAUSE_NS (100000000ull) /* out of descriptors: accept again after 100 ms */
 
-/* epoll tags for the fds that are not connections */
-static char EP_LISTEN, EP_DOORBELL, EP_CMDQ;
-
 static void conn_free(struct daemon *d, struct netconn *c);
+static void conn_event(struct daemon *d, struct netconn *c, uint32_t ev);
+static void conn_release(struct netconn *c);
 static void peer_lost(struct daemon *d, struct peer *p, const char *why);
 static void pack_fail_open(struct daemon *d, struct peer *p, int res);
 static void pack_free_slots(struct pack_slot *s);
@@ -88,22 +88,36 @@ static int frame_queue(struct netconn *c, uint8_t type, uint64_t tag, const void
 	return 0;
 }
 
-/* ---- epoll ------------------------------------------------------------- */
+/* ---- the progress loop's epoll (loop.h) --------------------------------- */
+
+/* Events on a connection. A connection closed meanwhile (this event's
+ * handling may lose a peer, closing others) is freed after it, not under
+ * the code still using it (graveyard). */
+static int conn_ready(struct daemon *d, void *arg, uint32_t events)
+{
+	struct net *n = &d->net;
+	struct netconn *c = arg;
+	if (c->dead)
+		return 0;
+	n->in_batch = 1;
+	conn_event(d, c, events);
+	n->in_batch = 0;
+	while (n->graveyard) {
+		struct netconn *g = n->graveyard;
+		n->graveyard = g->next;
+		conn_release(g);
+	}
+	return 1;
+}
 
 static void ep_watch(struct net *n, struct netconn *c, uint32_t events)
 {
-	struct epoll_event ev = {.events = events, .data.ptr = c};
-	int op = c->epoll_events ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
 	if (c->epoll_events == events)
 		return;
-	if (epoll_ctl(n->epfd, op, c->fd, &ev) == 0)
+	int rc = c->epoll_events ? loop_mod(n->loop, c->fd, events)
+				 : loop_add(n->loop, c->fd, events, conn_ready, c);
+	if (rc == 0)
 		c->epoll_events = events;
-}
-
-static int ep_add_tag(struct net *n, int fd, void *tag)
-{
-	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = tag};
-	return epoll_ctl(n->epfd, EPOLL_CTL_ADD, fd, &ev) < 0 ? -errno : 0;
 }
 
 /* ---- sockets ----------------------------------------------------------- */
@@ -424,12 +438,13 @@ static void conn_release(struct netconn *c)
 	free(c);
 }
 
-/* Close now; free now, or after the epoll batch that may still name it. */
+/* Close now; free now, or after the event being handled (conn_ready),
+ * whose code may still use it. */
 static void conn_free(struct daemon *d, struct netconn *c)
 {
 	if (!c->outgoing)
 		conn_unlink(&d->net, c);
-	epoll_ctl(d->net.epfd, EPOLL_CTL_DEL, c->fd, NULL);
+	loop_del(d->net.loop, c->fd);
 	close(c->fd);
 	c->fd = -1;
 	if (d->net.in_batch) {
@@ -525,8 +540,7 @@ static void flood_log(struct net *n, const char *what)
 
 static void listen_watch(struct net *n, uint32_t events)
 {
-	struct epoll_event ev = {.events = events, .data.ptr = &EP_LISTEN};
-	epoll_ctl(n->epfd, EPOLL_CTL_MOD, n->listen_fd, &ev);
+	loop_mod(n->loop, n->listen_fd, events);
 }
 
 /* Out of descriptors: stop looking at the listening socket for a while
@@ -1162,20 +1176,24 @@ static void conn_event(struct daemon *d, struct netconn *c, uint32_t ev)
 
 /* ---- public ------------------------------------------------------------ */
 
+static int listen_ready(struct daemon *d, void *arg, uint32_t events)
+{
+	(void)arg;
+	(void)events;
+	accept_all(d);
+	return 1;
+}
+
+/* Started only with peers (one node: progress_start runs self). */
 static int net_start(struct daemon *d)
 {
 	struct net *n = &d->net;
-	n->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (n->epfd < 0)
-		return -errno;
 	int rc;
-	if ((rc = ep_add_tag(n, d->doorbell_fd, &EP_DOORBELL)) ||
-	    (rc = ep_add_tag(n, d->to_progress.efd, &EP_CMDQ)))
-		return rc;
+	n->loop = &d->loop;
 	if ((rc = addr_cache_init(&n->cache, (uint32_t)d->cfg.addr_cache_entries)))
 		return rc;
 	if (!n->enabled)
-		return 0;
+		return 0; /* nothing to listen for */
 	for (int32_t i = 0; i < n->nnodes; i++) {
 		struct peer *p = &n->peers[i];
 		p->window = (uint32_t)d->cfg.credit_window;
@@ -1196,7 +1214,7 @@ static int net_start(struct daemon *d)
 		return rc;
 	}
 	n->listen_fd = fd;
-	if ((rc = ep_add_tag(n, fd, &EP_LISTEN)))
+	if ((rc = loop_add(n->loop, fd, EPOLLIN, listen_ready, NULL)))
 		return rc;
 	hlog_info("node %d of %d, listening on %s", n->self, n->nnodes, me->name);
 	return 0;
@@ -1219,45 +1237,12 @@ static void net_stop(struct daemon *d)
 	}
 	free(n->peers);
 	n->peers = NULL;
-	if (n->listen_fd >= 0)
+	if (n->listen_fd >= 0) {
+		loop_del(n->loop, n->listen_fd);
 		close(n->listen_fd);
-	if (n->epfd >= 0)
-		close(n->epfd);
+	}
 	addr_cache_fini(&n->cache);
 	sodium_memzero(n->key, sizeof(n->key));
-}
-
-static int net_poll(struct daemon *d, int timeout_ms)
-{
-	struct net *n = &d->net;
-	struct epoll_event ev[64];
-	int k = epoll_wait(n->epfd, ev, 64, timeout_ms);
-	int handled = 0;
-	n->in_batch = 1;
-	for (int i = 0; i < k; i++) {
-		void *tag = ev[i].data.ptr;
-		if (tag == &EP_DOORBELL) {
-			uint64_t v;
-			ssize_t r = read(d->doorbell_fd, &v, sizeof(v));
-			(void)r;
-			STAT_INC(&d->pst, doorbells);
-		} else if (tag == &EP_CMDQ) {
-			/* the main loop takes the commands */
-		} else if (tag == &EP_LISTEN) {
-			accept_all(d);
-			handled++;
-		} else if (!((struct netconn *)tag)->dead) {
-			conn_event(d, tag, ev[i].events);
-			handled++;
-		}
-	}
-	n->in_batch = 0;
-	while (n->graveyard) {
-		struct netconn *c = n->graveyard;
-		n->graveyard = c->next;
-		conn_release(c);
-	}
-	return handled;
 }
 
 static void net_flush(struct daemon *d)
@@ -1577,7 +1562,6 @@ const struct transport_ops tcp_transport = {
 	.stop = net_stop,
 	.rma = net_rma,
 	.am_send = net_am_send,
-	.poll = net_poll,
 	.flush = net_flush,
 	.timers = net_timers,
 	.orphan = net_orphan_client,

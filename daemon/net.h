@@ -21,6 +21,7 @@
 struct daemon;
 struct client;
 struct job;
+struct loop;
 
 /* per-peer counters (progress thread writes, stats reads) */
 #define HOISTD_PEER_STATS(X)                                                                       \
@@ -165,9 +166,9 @@ struct net {
 	int32_t nnodes;
 	struct peer *peers;   /* [nnodes]; peers[self] unused */
 	int listen_fd;
-	int epfd;
+	struct loop *loop;    /* the progress loop's epoll (d->loop) */
 	struct netconn *incoming;
-	struct netconn *graveyard; /* closed while an epoll batch is handled */
+	struct netconn *graveyard; /* closed while an event is handled */
 	int in_batch;
 	uint8_t key[32];      /* cluster key digest */
 	int frames_mode;      /* enum frames_mode (setting frame_integrity) */

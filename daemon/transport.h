@@ -15,8 +15,10 @@
  * rounds, membership, departures; see am.c).
  *
  * Users: self (PEs of this node: one copy between mapped segments,
- * local.c), tcp (net.c) and verbs (verbs.c), picked by name
- * (transport_find()).
+ * local.c; the whole transport of a one-node daemon, which starts no
+ * network transport), tcp (net.c) and verbs (verbs.c), picked by name
+ * (transport_find()). Memory registration goes through reg.h, waking up
+ * through the progress loop (loop.h).
  */
 #ifndef HOISTD_TRANSPORT_H
 #define HOISTD_TRANSPORT_H
@@ -132,9 +134,16 @@ struct transport_ops {
 	 * connects on first use. 0 or -errno. */
 	int (*am_send)(struct daemon *d, int32_t node, uint8_t type, const void *ext, uint16_t hlen,
 		       const void *payload, uint64_t plen);
-	/* Make progress: sockets/completion queues; may sleep timeout_ms
-	 * (also on the doorbell and command queue). Returns work done. */
-	int (*poll)(struct daemon *d, int timeout_ms);
+	/* Waking up is the progress loop's (loop.h): a transport adds its
+	 * descriptors to d->loop with a callback at start and removes them
+	 * at stop; it never waits itself. Optional (NULL: nothing to do):
+	 * progress that needs no descriptor, on every busy pass (verbs: poll
+	 * the completion queue). Returns work done. */
+	int (*poll)(struct daemon *d);
+	/* Optional: the loop is about to sleep: arm what must wake it (verbs:
+	 * request a completion event) and return the work found meanwhile
+	 * (non-zero: the loop does not sleep). */
+	int (*arm)(struct daemon *d);
 	void (*flush)(struct daemon *d);               /* push queued output */
 	void (*timers)(struct daemon *d, uint64_t now); /* heartbeats, timeouts */
 	/* The client leaves: forget it in everything still in flight. */
@@ -156,6 +165,10 @@ struct transport_ops {
 	int (*mem_reg)(struct daemon *d, struct client *c, char *why, size_t whylen);
 	void (*mem_dereg)(struct daemon *d, void *const *mr);
 	uint32_t (*mem_rkey)(const void *mr);
+	/* busy passes look at the loop's descriptors when (pass & mask) == 0:
+	 * 0 every pass (tcp: the sockets are its completions), 31 every 32nd
+	 * (verbs: rdma_cm events, rare, cost a system call) */
+	uint32_t fd_pass_mask;
 	uint8_t frames; /* frame_integrity covers what it carries (tcp) */
 	uint8_t rdma;   /* start() needs an RDMA device for this node's address */
 };

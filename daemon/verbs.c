@@ -59,6 +59,7 @@
 #include <unistd.h>
 
 #include "am.h"
+#include "loop.h"
 #include "daemon.h"
 #include "log.h"
 #include "pack.h"
@@ -85,7 +86,6 @@ enum { VK_PUT = 1, VK_GET, VK_SEND };
 enum { VC_ADDR, VC_ROUTE, VC_CONNECT, VC_ACCEPT, VC_UP };
 enum { RES_WAIT, RES_DONE, RES_FAILED };
 
-static char EP_DOORBELL, EP_CMDQ, EP_CM, EP_CQ;
 
 /* One work request, built by rma()/am_send() and posted by flush(). */
 struct vop {
@@ -165,9 +165,8 @@ struct verbs {
 	struct ibv_srq *srq;
 	char *rbufs;
 	struct ibv_mr *rmr;
-	int epfd;
+	int watched;           /* its channels are in the progress loop's epoll */
 	int armed;
-	uint32_t passes;
 	uint32_t max_inline;
 	uint32_t W;
 	uint32_t rd_atom, init_rd_atom;
@@ -1614,48 +1613,48 @@ static int cm_drain(struct daemon *d)
 
 /* ---- progress ---------------------------------------------------------------------- */
 
-static int verbs_poll(struct daemon *d, int timeout_ms)
+/* Busy passes poll the CQ (user space); the channels' descriptors are in
+ * the progress loop's epoll, looked at every 32nd busy pass (fd_pass_mask:
+ * rdma_cm events are rare, and the completion channel only matters when
+ * armed, i.e. when the loop sleeps), and whenever it sleeps. */
+static int verbs_poll(struct daemon *d)
+{
+	return cq_drain(d);
+}
+
+/* The loop is about to sleep: arm the completion channel, then look once
+ * more (a completion between the last poll and the arming raises no
+ * event). */
+static int verbs_arm(struct daemon *d)
 {
 	struct verbs *v = d->verbs;
 	int work = cq_drain(d);
 	if (work)
-		timeout_ms = 0;
-	if (timeout_ms > 0) {
-		/* arm, then look once more: a completion between the last poll
-		 * and the arming raises no event */
-		if (!v->armed && ibv_req_notify_cq(v->cq, 0) == 0)
-			v->armed = 1;
-		if ((work = cq_drain(d)))
-			timeout_ms = 0;
-	}
-	/* Busy passes poll the CQ (user space) only: the file descriptors
-	 * (rdma_cm events, the doorbell nobody rings while we are awake) are
-	 * looked at every 32nd pass, saving a system call per pass on the
-	 * latency path. */
-	if (timeout_ms == 0 && (++v->passes & 31u) != 0)
 		return work;
-	struct epoll_event ev[8];
-	int k = epoll_wait(v->epfd, ev, 8, timeout_ms);
-	for (int i = 0; i < k; i++) {
-		void *tag = ev[i].data.ptr;
-		if (tag == &EP_DOORBELL) {
-			uint64_t x;
-			ssize_t r = read(d->doorbell_fd, &x, sizeof(x));
-			(void)r;
-			STAT_INC(&d->pst, doorbells);
-		} else if (tag == &EP_CM) {
-			work += cm_drain(d);
-		} else if (tag == &EP_CQ) {
-			struct ibv_cq *cq;
-			void *ctx;
-			while (ibv_get_cq_event(v->cch, &cq, &ctx) == 0) {
-				ibv_ack_cq_events(cq, 1);
-				v->armed = 0;
-			}
-			work += cq_drain(d);
-		}
+	if (!v->armed && ibv_req_notify_cq(v->cq, 0) == 0)
+		v->armed = 1;
+	return cq_drain(d);
+}
+
+static int cm_ready(struct daemon *d, void *arg, uint32_t events)
+{
+	(void)arg;
+	(void)events;
+	return cm_drain(d);
+}
+
+static int cq_ready(struct daemon *d, void *arg, uint32_t events)
+{
+	(void)arg;
+	(void)events;
+	struct verbs *v = d->verbs;
+	struct ibv_cq *cq;
+	void *ctx;
+	while (ibv_get_cq_event(v->cch, &cq, &ctx) == 0) {
+		ibv_ack_cq_events(cq, 1);
+		v->armed = 0;
 	}
-	return work;
+	return cq_drain(d);
 }
 
 /* Heartbeats on an outgoing connection that is up, as tcp has them: a PING
@@ -1813,12 +1812,6 @@ static int set_nonblock(int fd)
 	return fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0 ? -errno : 0;
 }
 
-static int ep_add(int epfd, int fd, void *tag)
-{
-	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = tag};
-	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) < 0 ? -errno : 0;
-}
-
 /* The GID index of ip's IPv4-mapped RoCE v2 GID on (ctx, port), or -1. */
 static int gid_index_of(struct ibv_context *ctx, uint8_t port, const struct sockaddr_in *ip)
 {
@@ -1850,7 +1843,6 @@ static int verbs_start(struct daemon *d)
 	if (!v)
 		return -ENOMEM;
 	d->verbs = v;
-	v->epfd = -1;
 	int rc = -ENODEV;
 	if (!(v->ch = rdma_create_event_channel()) ||
 	    rdma_create_id(v->ch, &v->listen, NULL, RDMA_PS_TCP)) {
@@ -1949,13 +1941,13 @@ static int verbs_start(struct daemon *d)
 		goto fail;
 	}
 	v->armed = 1;
-	v->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (v->epfd < 0 || (rc = ep_add(v->epfd, d->doorbell_fd, &EP_DOORBELL)) ||
-	    (rc = ep_add(v->epfd, d->to_progress.efd, &EP_CMDQ)) ||
-	    (rc = ep_add(v->epfd, v->ch->fd, &EP_CM)) || (rc = ep_add(v->epfd, v->cch->fd, &EP_CQ))) {
-		rc = rc ? rc : -errno;
+	if ((rc = loop_add(&d->loop, v->ch->fd, EPOLLIN, cm_ready, NULL)))
+		goto fail;
+	if ((rc = loop_add(&d->loop, v->cch->fd, EPOLLIN, cq_ready, NULL))) {
+		loop_del(&d->loop, v->ch->fd);
 		goto fail;
 	}
+	v->watched = 1;
 	/* the address cache, as tcp has it */
 	if ((rc = addr_cache_init(&n->cache, (uint32_t)d->cfg.addr_cache_entries))) {
 		rc = -ENOMEM;
@@ -2020,6 +2012,10 @@ static void verbs_stop(struct daemon *d)
 	}
 	/* the clients' regions: reg_release_all (progress_stop) released
 	 * them before, the protection domain goes now */
+	if (v->watched) {
+		loop_del(&d->loop, v->ch->fd);
+		loop_del(&d->loop, v->cch->fd);
+	}
 	if (v->listen)
 		rdma_destroy_id(v->listen);
 	if (v->rmr)
@@ -2034,8 +2030,6 @@ static void verbs_stop(struct daemon *d)
 		ibv_dealloc_pd(v->pd);
 	if (v->ch)
 		rdma_destroy_event_channel(v->ch);
-	if (v->epfd >= 0)
-		close(v->epfd);
 	free(v->rbufs);
 	free(v->pkreply);
 	free(v->peers);
@@ -2062,6 +2056,8 @@ const struct transport_ops verbs_transport = {
 	.rma = verbs_rma,
 	.am_send = verbs_am_send,
 	.poll = verbs_poll,
+	.arm = verbs_arm,
+	.fd_pass_mask = 31,
 	.flush = verbs_flush,
 	.timers = verbs_timers,
 	.orphan = verbs_orphan,
