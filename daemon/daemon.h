@@ -196,9 +196,9 @@ struct daemon {
 	struct client *active;   /* progress thread's clients */
 	struct job *pjobs;       /* progress thread's jobs */
 	struct net net;          /* cluster, peers, tcp transport */
-	const struct transport_ops *xport; /* to other nodes */
+	const struct transport_ops *xport; /* to other nodes (self: one node) */
 	struct progress_stats pst;
-	struct verbs_stats vst;  /* verbs transport (and the pinned budget) */
+	struct verbs_stats vst;  /* verbs transport (and the pinned budget, reg.c) */
 	struct verbs *verbs;     /* verbs transport state, NULL with tcp */
 	uint64_t heartbeat;      /* bumped by the progress thread (watchdog) */
 	int more_pending;        /* this pass left descriptors for the next
