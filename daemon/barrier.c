@@ -24,17 +24,6 @@
 #include "overlap.h"
 #include "hoist_futex.h"
 
-void client_wake(struct client *c, uint32_t *word, uint32_t flag)
-{
-	/* Dekker with the client's sleep: our store to *word happened before
-	 * this fence; the client stored its flag before rechecking *word. */
-	hoist_smp_mb();
-	if (hoist_load_relaxed(&c->ctrl->cq_flags) & flag) {
-		hoist_futex_wake(word);
-		STAT_INC(&c->st, wakeups);
-	}
-}
-
 void job_fail(struct job *j, int err)
 {
 	if (j->error)

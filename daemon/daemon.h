@@ -200,7 +200,7 @@ struct daemon {
 				  * one: open packs may wait to fill up */
 };
 
-/* progress.c */
+/* progress.c: the progress loop */
 int progress_start(struct daemon *d);
 void progress_stop(struct daemon *d);
 
@@ -215,10 +215,14 @@ void job_pe_gone(struct daemon *d, struct job *j, int32_t pe, int clean, uint32_
 /* JOB_READY: apply the departures that arrived before it (progress). */
 void job_gone_early_apply(struct daemon *d, struct job *j);
 void job_gone_early_free(struct job *j);
-void client_wake(struct client *c, uint32_t *word, uint32_t flag);
 
-/* progress.c */
+/* jobs.c (progress thread): the progress thread's job of that id, or NULL */
 struct job *progress_job_find(struct daemon *d, uint64_t id);
+
+/* complete.c (progress thread) */
+/* Wake the client if it sleeps on *word waiting for flag (after a store
+ * to *word it must see). */
+void client_wake(struct client *c, uint32_t *word, uint32_t flag);
 /* An operation a transport started (XP_STARTED) finished with res (0 or
  * -errno): the transport hands back its request's cookie, once. The
  * engine counts it out of c->outstanding and completes it: CQE as the
