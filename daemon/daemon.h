@@ -3,7 +3,12 @@
  *
  * Two threads. The control thread (control.c, libevent) creates and frees
  * clients and jobs, and does all socket I/O. The progress thread
- * (progress.c) executes descriptors. They talk only through two command
+ * (progress.c, the loop) executes descriptors: its commands (jobs.c), then
+ * each client's ring through the stages, in the order a descriptor meets
+ * them: engine.c (drain, validate.c, dispatch by opcode), rma.c (put/get)
+ * or multi.c (strided/vector), overlap.c (conflict, put deferral, phase
+ * prefetch), the transport (local.c, net.c, verbs.c), barrier.c, coll.c,
+ * complete.c (completion posting). They talk only through two command
  * queues (cmdq.c); an object changes hands with the command that carries it:
  *
  *   control -> progress  CMD_CLIENT_ADD   a client attached (it can be
@@ -216,8 +221,15 @@ void job_pe_gone(struct daemon *d, struct job *j, int32_t pe, int clean, uint32_
 void job_gone_early_apply(struct daemon *d, struct job *j);
 void job_gone_early_free(struct job *j);
 
-/* jobs.c (progress thread): the progress thread's job of that id, or NULL */
-struct job *progress_job_find(struct daemon *d, uint64_t id);
+/* The progress thread's job of that id, or NULL (jobs.c keeps the list;
+ * inline so that looking a job up depends on no file). */
+static inline struct job *progress_job_find(struct daemon *d, uint64_t id)
+{
+	for (struct job *j = d->pjobs; j; j = j->prog_next)
+		if (j->id == id)
+			return j;
+	return NULL;
+}
 
 /* complete.c (progress thread) */
 /* Wake the client if it sleeps on *word waiting for flag (after a store

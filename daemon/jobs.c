@@ -21,14 +21,6 @@
 #include "multi.h"
 #include "overlap.h"
 
-struct job *progress_job_find(struct daemon *d, uint64_t id)
-{
-	for (struct job *j = d->pjobs; j; j = j->prog_next)
-		if (j->id == id)
-			return j;
-	return NULL;
-}
-
 static void client_retire(struct daemon *d, struct client *c)
 {
 	struct job *j = c->job;

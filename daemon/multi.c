@@ -23,12 +23,6 @@
 #define MULTI_PASS_ELEMS 65536u
 #define MULTI_PASS_BYTES (16ull << 20)
 
-void multi_free(struct xp_multi *m)
-{
-	free(m->vec);
-	free(m);
-}
-
 static int is_strided(uint8_t opcode)
 {
 	return opcode == HOIST_OP_PUT_STRIDED || opcode == HOIST_OP_GET_STRIDED;

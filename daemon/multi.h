@@ -5,6 +5,7 @@
 #define HOISTD_MULTI_H
 
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "hoist_shm.h"
 #include "rma.h"
@@ -34,7 +35,11 @@ struct xp_multi {
 };
 
 /* Free a descriptor's state (its VEC copy too). */
-void multi_free(struct xp_multi *m);
+static inline void multi_free(struct xp_multi *m)
+{
+	free(m->vec);
+	free(m);
+}
 /* A strided or vector descriptor (validated), new or resumed (c->multi). */
 enum exec_result multi_exec(struct daemon *d, struct client *c, const struct hoist_sqe *sqe,
 			    int *res);

@@ -30,19 +30,6 @@ enum exec_result cap_stall(struct daemon *d, struct client *c)
 	return EXEC_STALL;
 }
 
-int xp_kind_refuse(struct daemon *d, enum xp_kind kind)
-{
-	STAT_INC(&d->pst, xp_kind_refused);
-	switch (kind) {
-	case XP_PUT:
-	case XP_GET:
-	case XP_AMO:
-	case XP_SEND:
-		return -EOPNOTSUPP; /* a kind, but not one this path runs */
-	}
-	return -EPROTO; /* no kind at all */
-}
-
 /* The transport kind of a validated put/get descriptor or of the elements
  * of a strided/vector one. 0, or -EINVAL for any other opcode (counted: it
  * reached the transport path, which validation should have prevented). */
