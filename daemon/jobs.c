@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "am.h"
 #include "coll.h"
@@ -151,4 +152,54 @@ int handle_commands(struct daemon *d)
 		cmd = next;
 	}
 	return stop;
+}
+
+/* W_MEMBER: another node's ranks of a job (its CMD_ANNOUNCE), checked
+ * and handed to the control thread (attach_member). */
+static int member_am_ok(const void *ext, uint64_t plen)
+{
+	struct wire_member m;
+	memcpy(&m, ext, sizeof(m));
+	return m.keylen > 0 && m.keylen <= 255 && m.size >= 1 && m.size <= (1 << 20) &&
+	       m.nranks <= (uint32_t)m.size &&
+	       plen == m.keylen + (uint64_t)m.nranks * sizeof(struct wire_rank);
+}
+
+static int member_am_recv(struct daemon *d, int32_t from, const void *ext, const void *payload,
+			  uint64_t plen)
+{
+	(void)plen;
+	struct wire_member m;
+	memcpy(&m, ext, sizeof(m));
+	struct announce *a = calloc(1, sizeof(*a) + m.nranks * sizeof(struct wire_rank));
+	if (!a)
+		return -ENOMEM;
+	memcpy(a->key, payload, m.keylen);
+	a->key[m.keylen] = 0;
+	memcpy(a->ranks, (const char *)payload + m.keylen, m.nranks * sizeof(struct wire_rank));
+	a->from_node = from;
+	a->to_node = d->net.self;
+	a->job = m.job;
+	a->size = m.size;
+	a->uid = m.uid;
+	a->heap_bytes = m.heap_bytes;
+	a->nranks = m.nranks;
+	a->flags = m.flags;
+	/* the key must contain no NUL, and (uid, key) be what the id says */
+	if (strlen(a->key) != m.keylen || cluster_job_id(&d->net, m.uid, a->key) != m.job ||
+	    cmdq_push(&d->to_control, CMD_MEMBER, a)) {
+		free(a);
+		return -EPROTO;
+	}
+	return 0;
+}
+
+static const struct am_handler member_am = {.name = "member",
+					    .hlen = sizeof(struct wire_member),
+					    .payload_ok = member_am_ok,
+					    .recv = member_am_recv};
+
+void jobs_am_register(void)
+{
+	am_register(W_MEMBER, &member_am);
 }
