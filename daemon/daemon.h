@@ -33,7 +33,6 @@
  * may only shrink, and the test fails while it names a file that no
  * longer is in a cycle. Known import cycle:
  *   attach.c control.c barrier.c coll.c complete.c overlap.c
- *   engine.c jobs.c multi.c net.c progress.c rma.c verbs.c
  *
  */
 #ifndef HOISTD_DAEMON_H
@@ -285,6 +284,7 @@ int stats_pump(struct daemon *d, int fd, struct stats_stream *ss);
 void stats_stream_free(struct stats_stream *ss);
 void stats_sum_client(struct client_stats *acc, const struct client_stats *c);
 
+/* clock.c: CLOCK_MONOTONIC in nanoseconds */
 uint64_t now_ns(void);
 
 #endif

@@ -28,13 +28,6 @@
 #define GRACE_NS (20u * 1000u) /* looking on after announcing sleep */
 #define SLEEP_MAX_MS 100       /* longest sleep without a doorbell */
 
-uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static unsigned poll_all(struct daemon *d)
 {
 	unsigned work = 0;
