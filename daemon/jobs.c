@@ -5,8 +5,10 @@
  * posted still runs, then its state goes back to the control thread); a
  * job's node map becomes final (CMD_JOB_READY) and remote operations may
  * go; this node's ranks are announced to the other daemons
- * (CMD_ANNOUNCE, am.c). A descriptor starts its way only after its client
- * was added here: next, the engine (engine.c) drains its ring.
+ * (CMD_ANNOUNCE, am.c), and theirs (W_MEMBER, the handler this file
+ * registers) are checked and handed to the control thread. A descriptor
+ * starts its way only after its client was added here: next, the engine
+ * (engine.c) drains its ring.
  */
 #include "jobs.h"
 
