@@ -1,6 +1,13 @@
 /*
  * Active messages between daemons, independent of the transport that
- * carries them: what each one means (dispatch) and how to send each kind.
+ * carries them: how to send each kind, and the handler table that a
+ * received one is dispatched through. The table is indexed by wire message
+ * type (wire.h W_*); the stage that owns a message registers its handler at
+ * start (barrier.c: W_BARRIER, W_PE_GONE; coll.c: W_COLL, W_COLL_ABORT;
+ * jobs.c: W_MEMBER), so this file names none of them. A type nobody
+ * registered, or a message of the wrong shape, is refused (-EPROTO) and
+ * counted (am_refused); what the transport then does with the connection
+ * is its own rule, and the daemon keeps serving.
  */
 #include "am.h"
 
@@ -8,7 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "coll.h"
 #include "daemon.h"
 #include "log.h"
 
@@ -48,114 +54,55 @@ int am_send_pe_gone(struct daemon *d, int32_t node, uint64_t job, int32_t pe, in
 	return xp(d)->am_send(d, node, W_PE_GONE, &g, sizeof(g), NULL, 0);
 }
 
+static const struct am_handler *am_table[W__COUNT];
+
+int am_register(uint8_t type, const struct am_handler *h)
+{
+	if (type >= W__COUNT || !h || !h->recv)
+		return -EINVAL;
+	if (am_table[type] && am_table[type] != h)
+		return -EEXIST; /* two stages claim one message */
+	am_table[type] = h;
+	return 0;
+}
+
+static const struct am_handler *am_find(uint8_t type)
+{
+	return type < W__COUNT ? am_table[type] : NULL;
+}
+
 int am_handles(uint8_t type)
 {
-	switch (type) {
-	case W_BARRIER:
-	case W_MEMBER:
-	case W_PE_GONE:
-	case W_COLL:
-	case W_COLL_ABORT:
-		return 1;
-	}
-	return 0;
+	return am_find(type) != NULL;
 }
 
 int am_payload_ok(uint8_t type, const void *ext, uint16_t hlen, uint64_t plen)
 {
-	switch (type) {
-	case W_BARRIER:
-		return hlen == sizeof(struct wire_barrier) && plen == 0;
-	case W_PE_GONE:
-		return hlen == sizeof(struct wire_pe_gone) && plen == 0;
-	case W_COLL_ABORT:
-		return hlen == sizeof(struct wire_coll_abort) && plen == 0;
-	case W_COLL: {
-		if (hlen != sizeof(struct wire_coll) || plen > WIRE_AM_MAX_PAYLOAD)
-			return 0;
-		struct wire_coll h;
-		memcpy(&h, ext, sizeof(h));
-		return h.off <= h.total && plen <= h.total - h.off;
-	}
-	case W_MEMBER: {
-		if (hlen != sizeof(struct wire_member))
-			return 0;
-		struct wire_member m;
-		memcpy(&m, ext, sizeof(m));
-		return m.keylen > 0 && m.keylen <= 255 && m.size >= 1 && m.size <= (1 << 20) &&
-		       m.nranks <= (uint32_t)m.size &&
-		       plen == m.keylen + (uint64_t)m.nranks * sizeof(struct wire_rank);
-	}
-	default:
+	const struct am_handler *h = am_find(type);
+	if (!h || hlen != h->hlen)
 		return 0;
-	}
+	if (!h->payload_ok)
+		return plen == 0;
+	return h->payload_ok(ext, plen);
 }
 
 int am_dispatch(struct daemon *d, int32_t from, uint8_t type, const void *ext, uint16_t hlen,
 		const void *payload, uint64_t plen)
 {
-	if (!am_payload_ok(type, ext, hlen, plen))
+	const struct am_handler *h = am_find(type);
+	if (!h) {
+		STAT_INC(&d->pst, am_refused);
+		hlog_warn("node %d sent an active message of type %u, which no stage handles; refused",
+			  from, type);
 		return -EPROTO;
-	switch (type) {
-	case W_BARRIER: {
-		struct wire_barrier b;
-		memcpy(&b, ext, sizeof(b));
-		struct job *j = progress_job_find(d, b.job);
-		if (j && b.round < 32)
-			barrier_recv(d, j, b.epoch, b.round);
-		return 0;
 	}
-	case W_PE_GONE: {
-		struct wire_pe_gone g;
-		memcpy(&g, ext, sizeof(g));
-		struct addr_key k = {.job = g.job, .pe = g.pe, .seg = HOIST_SEG_HEAP};
-		addr_cache_invalidate(&d->net.cache, &k, UINT32_MAX);
-		struct job *j = progress_job_find(d, g.job);
-		if (j && g.pe >= 0 && g.pe < j->size)
-			job_pe_gone(d, j, g.pe, g.clean != 0, g.epoch, g.nonce);
-		return 0;
+	if (!am_payload_ok(type, ext, hlen, plen)) {
+		STAT_INC(&d->pst, am_refused);
+		hlog_warn("node %d sent a malformed %s message; refused", from, h->name);
+		return -EPROTO;
 	}
-	case W_COLL: {
-		struct wire_coll h;
-		memcpy(&h, ext, sizeof(h));
-		struct job *j = progress_job_find(d, h.job);
-		if (j)
-			coll_recv(d, j, from, &h, payload, plen);
-		return 0;
-	}
-	case W_COLL_ABORT: {
-		struct wire_coll_abort a;
-		memcpy(&a, ext, sizeof(a));
-		struct job *j = progress_job_find(d, a.job);
-		if (j)
-			coll_abort_recv(d, j, a.seq, a.err);
-		return 0;
-	}
-	case W_MEMBER: {
-		struct wire_member m;
-		memcpy(&m, ext, sizeof(m));
-		struct announce *a = calloc(1, sizeof(*a) + m.nranks * sizeof(struct wire_rank));
-		if (!a)
-			return -ENOMEM;
-		memcpy(a->key, payload, m.keylen);
-		a->key[m.keylen] = 0;
-		memcpy(a->ranks, (const char *)payload + m.keylen, m.nranks * sizeof(struct wire_rank));
-		a->from_node = from;
-		a->to_node = d->net.self;
-		a->job = m.job;
-		a->size = m.size;
-		a->uid = m.uid;
-		a->heap_bytes = m.heap_bytes;
-		a->nranks = m.nranks;
-		a->flags = m.flags;
-		/* the key must contain no NUL, and (uid, key) be what the id says */
-		if (strlen(a->key) != m.keylen || cluster_job_id(&d->net, m.uid, a->key) != m.job ||
-		    cmdq_push(&d->to_control, CMD_MEMBER, a)) {
-			free(a);
-			return -EPROTO;
-		}
-		return 0;
-	}
-	}
-	return -EPROTO;
+	int rc = h->recv(d, from, ext, payload, plen);
+	if (rc == -EPROTO)
+		STAT_INC(&d->pst, am_refused);
+	return rc;
 }

@@ -18,22 +18,12 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "am.h"
 #include "coll.h"
 #include "overlap.h"
 #include "hoist_futex.h"
-
-void client_wake(struct client *c, uint32_t *word, uint32_t flag)
-{
-	/* Dekker with the client's sleep: our store to *word happened before
-	 * this fence; the client stored its flag before rechecking *word. */
-	hoist_smp_mb();
-	if (hoist_load_relaxed(&c->ctrl->cq_flags) & flag) {
-		hoist_futex_wake(word);
-		STAT_INC(&c->st, wakeups);
-	}
-}
 
 void job_fail(struct job *j, int err)
 {
@@ -203,4 +193,49 @@ void barrier_depart(struct daemon *d, struct job *j, struct client *c, int clean
 		if (j->nodes[i] != d->net.self)
 			am_send_pe_gone(d, j->nodes[i], j->id, c->rank, clean, j->barrier_epoch,
 					c->nonce);
+}
+
+/* W_BARRIER: a round of a job's dissemination barrier. */
+static int barrier_am_recv(struct daemon *d, int32_t from, const void *ext, const void *payload,
+			   uint64_t plen)
+{
+	(void)from;
+	(void)payload;
+	(void)plen;
+	struct wire_barrier b;
+	memcpy(&b, ext, sizeof(b));
+	struct job *j = progress_job_find(d, b.job);
+	if (j && b.round < 32)
+		barrier_recv(d, j, b.epoch, b.round);
+	return 0;
+}
+
+/* W_PE_GONE: a PE of another node left its job; its address goes too. */
+static int pe_gone_am_recv(struct daemon *d, int32_t from, const void *ext, const void *payload,
+			   uint64_t plen)
+{
+	(void)from;
+	(void)payload;
+	(void)plen;
+	struct wire_pe_gone g;
+	memcpy(&g, ext, sizeof(g));
+	struct addr_key k = {.job = g.job, .pe = g.pe, .seg = HOIST_SEG_HEAP};
+	addr_cache_invalidate(&d->net.cache, &k, UINT32_MAX);
+	struct job *j = progress_job_find(d, g.job);
+	if (j && g.pe >= 0 && g.pe < j->size)
+		job_pe_gone(d, j, g.pe, g.clean != 0, g.epoch, g.nonce);
+	return 0;
+}
+
+static const struct am_handler barrier_am = {.name = "barrier",
+					     .hlen = sizeof(struct wire_barrier),
+					     .recv = barrier_am_recv};
+static const struct am_handler pe_gone_am = {.name = "pe_gone",
+					     .hlen = sizeof(struct wire_pe_gone),
+					     .recv = pe_gone_am_recv};
+
+void barrier_am_register(void)
+{
+	am_register(W_BARRIER, &barrier_am);
+	am_register(W_PE_GONE, &pe_gone_am);
 }

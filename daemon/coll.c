@@ -961,3 +961,53 @@ void coll_job_free(struct job *j)
 	}
 	maps_free(j);
 }
+
+/* W_COLL: one chunk of a collective's stream, inside the stream. */
+static int coll_am_ok(const void *ext, uint64_t plen)
+{
+	if (plen > WIRE_AM_MAX_PAYLOAD)
+		return 0;
+	struct wire_coll h;
+	memcpy(&h, ext, sizeof(h));
+	return h.off <= h.total && plen <= h.total - h.off;
+}
+
+static int coll_am_recv(struct daemon *d, int32_t from, const void *ext, const void *payload,
+			uint64_t plen)
+{
+	struct wire_coll h;
+	memcpy(&h, ext, sizeof(h));
+	struct job *j = progress_job_find(d, h.job);
+	if (j)
+		coll_recv(d, j, from, &h, payload, plen);
+	return 0;
+}
+
+/* W_COLL_ABORT: another node failed a collective. */
+static int coll_abort_am_recv(struct daemon *d, int32_t from, const void *ext,
+			      const void *payload, uint64_t plen)
+{
+	(void)from;
+	(void)payload;
+	(void)plen;
+	struct wire_coll_abort a;
+	memcpy(&a, ext, sizeof(a));
+	struct job *j = progress_job_find(d, a.job);
+	if (j)
+		coll_abort_recv(d, j, a.seq, a.err);
+	return 0;
+}
+
+static const struct am_handler coll_am = {.name = "collective",
+					  .hlen = sizeof(struct wire_coll),
+					  .payload_ok = coll_am_ok,
+					  .recv = coll_am_recv};
+static const struct am_handler coll_abort_am = {.name = "collective abort",
+						.hlen = sizeof(struct wire_coll_abort),
+						.recv = coll_abort_am_recv};
+
+void coll_am_register(void)
+{
+	am_register(W_COLL, &coll_am);
+	am_register(W_COLL_ABORT, &coll_abort_am);
+}

@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "am.h"
 #include "control.h"
 #include "daemon.h"
 #include "log.h"
@@ -309,6 +310,10 @@ int main(int argc, char **argv)
 		hlog_err("cannot create eventfds: %m");
 		return 1;
 	}
+	/* the active-message handlers, each by the stage that owns the type */
+	barrier_am_register();
+	coll_am_register();
+	jobs_am_register();
 	if ((rc = progress_start(d))) {
 		hlog_err("cannot start the progress thread: %s", strerror(-rc));
 		teardown(d);

@@ -70,6 +70,7 @@
 	X(coll_bytes_out, COUNTER, "collective payload bytes sent to other nodes")                          \
 	X(coll_bytes_in, COUNTER, "collective payload bytes received from other nodes")                     \
 	X(coll_early, COUNTER, "collective chunks that arrived before this node was ready for them")        \
+	X(am_refused, COUNTER, "active messages refused: a type no stage registered, malformed, or refused by its handler") \
 	X(xp_kind_refused, COUNTER, "transport operations of a kind the transport does not run (refused, never executed)") \
 	X(tcp_requests, COUNTER, "requests and messages queued on tcp connections")                         \
 	X(peer_conns_dropped, COUNTER, "incoming peer connections dropped unauthenticated (deadline or cap)") \

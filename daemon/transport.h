@@ -1,12 +1,13 @@
 /*
  * The transport interface (v2, shaped after UCX's uct): how the progress
  * engine moves data to and from a PE and sends active messages to another
- * daemon. The engine (progress.c) turns a client's descriptor into neutral
+ * daemon. The engine (rma.c, multi.c) turns a client's descriptor into neutral
  * requests (struct xp_req): a kind, the local address and its memory
  * handle, the remote node/job/PE/segment/offset/length, and a completion
  * cookie. A transport never sees a client descriptor. It answers with an
  * enum xp_result (the -errno, if any, separately), and reports the end of
- * an operation it started by handing the cookie back (progress_complete());
+ * an operation it started by handing the cookie back (progress_complete(),
+ * complete.c);
  * the engine counts outstanding operations and completes them.
  *
  * Shaped after RDMA: a put is written into the target segment without the
@@ -28,7 +29,7 @@
 
 struct daemon;
 struct client;
-struct xp_multi; /* a multi-element descriptor in progress (progress.c) */
+struct xp_multi; /* a multi-element descriptor in progress (multi.h) */
 
 /* What a transport operation does. Every switch over it lists every kind
  * (hoistd_core builds with -Wswitch-enum): a kind a transport does not
@@ -48,9 +49,10 @@ enum xp_result {
 	XP_ERROR,    /* failed now: *err is the -errno */
 };
 
-/* A kind rma() does not execute: counted (xp_kind_refused), and the
- * -errno to fail it with: -EOPNOTSUPP for a known kind this path does not
- * implement (AMO, SEND), -EPROTO for a value that is no kind at all. */
+/* A kind rma() does not execute (transport.c): counted (xp_kind_refused),
+ * and the -errno to fail it with: -EOPNOTSUPP for a known kind this path
+ * does not implement (AMO, SEND), -EPROTO for a value that is no kind at
+ * all. */
 int xp_kind_refuse(struct daemon *d, enum xp_kind kind);
 
 /* rma()'s failure: *err = rc (an -errno), XP_ERROR. */

@@ -33,7 +33,7 @@ static int strided_ok(const struct hoist_sqe *sqe, const struct validate_geom *g
 }
 
 /* The list itself is checked element by element when the daemon copies
- * it (progress.c); here its place and the local data. */
+ * it (multi.c); here its place and the local data. */
 static int vec_ok(const struct hoist_sqe *sqe, const struct validate_geom *g)
 {
 	uint64_t nvec, list_off;

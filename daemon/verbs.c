@@ -59,6 +59,7 @@
 #include <unistd.h>
 
 #include "am.h"
+#include "bounce.h"
 #include "loop.h"
 #include "daemon.h"
 #include "log.h"
@@ -482,21 +483,7 @@ static void connect_failed(struct daemon *d, struct vconn *cn, const char *why)
 /* Room for len bytes in the bounce ring (contiguous). Its offset, or -1. */
 static int64_t bounce_alloc(struct vconn *cn, uint64_t len, uint64_t *end)
 {
-	if (len > cn->bsize)
-		return -1;
-	uint64_t pos = cn->btail;
-	if (pos % cn->bsize + len > cn->bsize)
-		pos += cn->bsize - pos % cn->bsize; /* wrap: skip the tail end */
-	/* empty (everything allocated has completed): the skipped end is
-	 * nobody's. Otherwise a wrapping request that fits only an empty ring
-	 * waits for a completion that never comes. */
-	if (cn->bhead == cn->btail)
-		cn->bhead = pos;
-	if (pos + len - cn->bhead > cn->bsize)
-		return -1;
-	cn->btail = pos + len;
-	*end = cn->btail;
-	return (int64_t)(pos % cn->bsize);
+	return bounce_ring_alloc(cn->bsize, &cn->bhead, &cn->btail, len, end);
 }
 
 static struct vop *op_slot(struct vconn *cn)

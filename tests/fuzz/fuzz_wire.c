@@ -47,6 +47,9 @@ static _Alignas(8) char ext[WIRE_MAX_EXT];
 static void setup(void)
 {
 	fuzz_daemon_init(&d);
+	barrier_am_register(); /* the handlers hoistd registers at start */
+	coll_am_register();
+	jobs_am_register();
 	if (cmdq_init(&d.to_control))
 		abort();
 	c0.heap.base = heap0;

@@ -317,6 +317,7 @@ END_TEST
 START_TEST(test_wire_checks)
 {
 	/* what a peer sends is checked before anything is buffered */
+	coll_am_register();
 	struct wire_coll h = {.job = 1, .seq = 0, .kind = HOIST_COLL_ALLREDUCE, .total = 100000};
 	ck_assert(am_payload_ok(W_COLL, &h, sizeof(h), WIRE_AM_MAX_PAYLOAD));
 	ck_assert(!am_payload_ok(W_COLL, &h, sizeof(h), WIRE_AM_MAX_PAYLOAD + 1));

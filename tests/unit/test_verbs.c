@@ -1,6 +1,8 @@
-/* daemon/verbs.c: the bounce ring of an outgoing connection and the
- * freshness of connect requests (no RDMA device needed: these parts only
- * compute and copy). verbs.c is included
+/* daemon/verbs.c: an outgoing connection's bounce buffer takes the largest
+ * active message, the freshness of connect requests, pack replies, the
+ * kinds it refuses (no RDMA device needed: these parts only compute and
+ * copy). The bounce ring's allocator is its own unit (test_bounce.c).
+ * verbs.c is included
  * so that its static functions can be called; hoistd_core supplies the
  * rest, and its own verbs.o is never pulled in (this file defines every
  * symbol verbs.o would). */
@@ -9,61 +11,6 @@
 #include <check.h>
 
 #include "unit_util.h"
-
-/* A ring that is empty (everything allocated has completed) takes any
- * request up to its size, wherever the previous allocations ended. */
-START_TEST(test_bounce_empty_wraps)
-{
-	struct vconn cn = {.bsize = 4096};
-	uint64_t end = 0;
-	ck_assert_int_eq(bounce_alloc(&cn, 1024, &end), 0);
-	cn.bhead = end; /* it completed */
-	int64_t off = bounce_alloc(&cn, 3584, &end);
-	ck_assert_int_eq(off, 0); /* the end 1024..4096 is skipped */
-	ck_assert_uint_eq(end - cn.bhead, 3584);
-	ck_assert_int_eq(bounce_alloc(&cn, 4097, &end), -1);
-}
-END_TEST
-
-/* Against a model: allocations completing in order (FIFO), never two live
- * ones overlapping, every request fitting an empty ring granted. */
-START_TEST(test_bounce_model)
-{
-	enum { N = 64 };
-	const uint64_t size = 8192;
-	struct vconn cn = {.bsize = size};
-	struct {
-		int64_t off;
-		uint64_t len, end;
-	} live[N];
-	unsigned lh = 0, lt = 0;
-	uint64_t seed = 42;
-	for (int it = 0; it < 200000; it++) {
-		int alloc = lt - lh < N && (lt == lh || rng_next(&seed) % 3 != 0);
-		if (!alloc) {
-			cn.bhead = live[lh % N].end; /* the oldest completes */
-			lh++;
-			continue;
-		}
-		uint64_t len = 1 + rng_next(&seed) % size;
-		uint64_t end;
-		int64_t off = bounce_alloc(&cn, len, &end);
-		if (lt == lh)
-			CHK(off >= 0); /* empty: it must fit */
-		if (off < 0)
-			continue;
-		CHK_LE((uint64_t)off + len, size);
-		for (unsigned k = lh; k != lt; k++) {
-			uint64_t a = (uint64_t)live[k % N].off, l = live[k % N].len;
-			CHK((uint64_t)off + len <= a || a + l <= (uint64_t)off);
-		}
-		live[lt % N].off = off;
-		live[lt % N].len = len;
-		live[lt % N].end = end;
-		lt++;
-	}
-}
-END_TEST
 
 /* An active message of the largest size goes out through the bounce ring
  * even when the staging arena (whose size the ring takes) is smaller. */
@@ -281,8 +228,6 @@ int main(void)
 {
 	Suite *s = suite_create("verbs");
 	TCase *tc = tcase_create("bounce");
-	tcase_add_test(tc, test_bounce_empty_wraps);
-	tcase_add_test(tc, test_bounce_model);
 	tcase_add_test(tc, test_bounce_fits_am);
 	suite_add_tcase(s, tc);
 	TCase *ta = tcase_create("auth");

@@ -1,0 +1,129 @@
+/*
+ * Completion posting, the last stage a descriptor meets: its result goes
+ * to the client's completion queue and the client is woken if it sleeps.
+ * The engine posts what finished at once (cq_post, published by cq_flush
+ * at the end of a drain); a transport hands back the cookie of what it
+ * started (progress_complete), which retires it from the conflict stage,
+ * counts it out of c->outstanding, finishes a strided/vector descriptor
+ * with its last element, or lands a phase prefetch. Nothing follows: the
+ * client reaps the completion.
+ */
+#include "complete.h"
+
+#include "daemon.h"
+#include "hoist_futex.h"
+#include "multi.h"
+#include "overlap.h"
+
+void client_wake(struct client *c, uint32_t *word, uint32_t flag)
+{
+	/* Dekker with the client's sleep: our store to *word happened before
+	 * this fence; the client stored its flag before rechecking *word. */
+	hoist_smp_mb();
+	if (hoist_load_relaxed(&c->ctrl->cq_flags) & flag) {
+		hoist_futex_wake(word);
+		STAT_INC(&c->st, wakeups);
+	}
+}
+
+static void cq_post_flags(struct client *c, uint64_t user_data, int32_t res, uint8_t opcode,
+			  uint16_t flags)
+{
+	struct hoist_cqe *e = &c->cq[c->cq_tail & c->cq_mask];
+	e->user_data = user_data;
+	e->res = res;
+	e->opcode = opcode;
+	e->flags = flags;
+	c->cq_tail++;
+	if (res < 0)
+		STAT_INC(&c->st, errors);
+}
+
+void cq_post(struct client *c, uint64_t user_data, int32_t res, uint8_t opcode)
+{
+	cq_post_flags(c, user_data, res, opcode, 0);
+}
+
+void cq_flush(struct client *c)
+{
+	if (c->cq_published == c->cq_tail)
+		return;
+	c->cq_published = c->cq_tail;
+	/* pairs with hoist_load_acquire(&ctrl->cq_tail) in the client's reap */
+	hoist_store_release(&c->ctrl->cq_tail, c->cq_tail);
+	client_wake(c, &c->ctrl->cq_tail, HOIST_CQ_WAITING);
+}
+
+/* A remote operation finished (net.c). The drain loop reserved no CQ slot
+ * for it, so check: only a failed put that asked for no completion may be
+ * dropped when the ring is full (the client needs one sticky error). */
+void progress_cqe(struct client *c, uint64_t user_data, int32_t res, uint8_t opcode)
+{
+	uint32_t head = hoist_load_acquire(&c->ctrl->cq_head);
+	if (c->cq_tail - head >= c->cq_entries) {
+		STAT_INC(&c->st, cq_full);
+		if (res)
+			STAT_INC(&c->st, errors);
+		return;
+	}
+	cq_post(c, user_data, res, opcode);
+	cq_flush(c);
+}
+
+void progress_cqe_partial(struct client *c, uint64_t user_data, int32_t pe)
+{
+	/* the client's op slots (cq_entries / 2, plus quiet's) each await one
+	 * completion: partial ones use only the other half, so a final
+	 * completion always finds room; one dropped here is made up for by
+	 * the final one (hoist_wait_from treats the end as every arrival) */
+	uint32_t head = hoist_load_acquire(&c->ctrl->cq_head);
+	if (c->cq_tail - head + 2 >= c->cq_entries / 2)
+		return;
+	cq_post_flags(c, user_data, pe, HOIST_OP_COLL, HOIST_CQE_F_PARTIAL);
+	cq_flush(c);
+}
+
+/* The descriptor's last element completed and nothing is left to issue. */
+static void multi_finish(struct client *c, struct xp_multi *m)
+{
+	if (c) {
+		if (m->seq && c->ov)
+			overlap_put_done(c, m->pe, m->seq);
+		if (m->res || m->want_cqe)
+			progress_cqe(c, m->user_data, m->res, m->opcode);
+	}
+	multi_free(m);
+}
+
+static void multi_elem_done(struct client *c, struct xp_multi *m, int32_t res)
+{
+	if (res && !m->res)
+		m->res = res;
+	m->pending--;
+	if (!m->pending && !m->issuing)
+		multi_finish(c, m);
+}
+
+void progress_complete(struct daemon *d, const struct xp_cookie *ck, int32_t res)
+{
+	struct client *c = ck->client;
+	const struct xp_op *op = &ck->op;
+	if (op->multi) {
+		if (c)
+			c->outstanding--;
+		multi_elem_done(c, op->multi, res);
+		return;
+	}
+	if (!c)
+		return; /* the client left meanwhile */
+	if (op->prefetch) {
+		overlap_prefetch_done(d, c, op->slot, op->gen, res);
+		return;
+	}
+	if (op->seq && c->ov)
+		overlap_put_done(c, ck->pe, op->seq);
+	c->outstanding--;
+	if (!res && !ck->want_cqe)
+		return;
+	progress_cqe(c, ck->user_data, res, ck->opcode);
+}

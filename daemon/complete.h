@@ -1,0 +1,18 @@
+/* Completion posting (complete.c): a descriptor's result reaches the
+ * client's completion queue. The public entry points for transports and
+ * the other stages (progress_cqe, progress_cqe_partial, progress_complete,
+ * client_wake) are declared in daemon.h; these two are the engine's. */
+#ifndef HOISTD_COMPLETE_H
+#define HOISTD_COMPLETE_H
+
+#include <stdint.h>
+
+struct client;
+
+/* One completion into the CQ; the drain reserved its slot. Not yet
+ * visible to the client: cq_flush publishes (and wakes). */
+void cq_post(struct client *c, uint64_t user_data, int32_t res, uint8_t opcode);
+/* Publish the completions posted since the last flush. */
+void cq_flush(struct client *c);
+
+#endif

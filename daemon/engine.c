@@ -1,0 +1,196 @@
+/*
+ * The engine: drains a client's submission ring in batches. Each
+ * descriptor is copied once, validated (validate.c) and executed by
+ * opcode: puts and gets to the put/get stage (rma.c), strided and vector
+ * ones to the strided/vector engine (multi.c), barriers (barrier.c),
+ * collectives (coll.c), phases (overlap.c), quiet and fence here. What
+ * finished at once is posted to the completion queue (complete.c); what a
+ * transport started completes later through progress_complete().
+ */
+#include "engine.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "coll.h"
+#include "complete.h"
+#include "daemon.h"
+#include "log.h"
+#include "multi.h"
+#include "overlap.h"
+#include "rma.h"
+#include "validate.h"
+
+static void client_break(struct client *c, const char *why)
+{
+	if (c->broken)
+		return;
+	c->broken = 1;
+	hlog_warn("client pid %d (job %s rank %d) broke the ring protocol: %s; no longer served",
+		  (int)c->pid, c->job->key, c->rank, why);
+}
+
+/* Execute one validated descriptor; *res is its result when DONE. */
+static enum exec_result execute(struct daemon *d, struct client *c, const struct hoist_sqe *sqe,
+				int *res)
+{
+	*res = 0;
+	/* Only puts and gets join a region. A collective reaches here with any
+	 * flags (validate_coll rejects them when it runs, so that it still
+	 * counts as this PE's part); one carrying the aggregation flag must
+	 * end the region too, or it waits for held puts that wait for it
+	 * (issue 14 defect 5: the ring hung instead of -EINVAL). */
+	int agg = (sqe->flags & HOIST_SQE_F_AGG) && sqe->opcode != HOIST_OP_COLL;
+	if (c->agg_held && !agg) {
+		/* the aggregation region ended (or ends early): its held packs go */
+		c->agg_held = 0;
+		STAT_INC(&c->st, agg_releases);
+		if (d->xport->pack_release)
+			d->xport->pack_release(d);
+	}
+	switch (sqe->opcode) {
+	case HOIST_OP_PUT:
+	case HOIST_OP_GET:
+		if (sqe->flags & HOIST_SQE_F_AGG) {
+			enum exec_result er = rma(d, c, sqe, res);
+			if (er == EXEC_DONE || er == EXEC_ASYNC) {
+				c->agg_held = 1;
+				STAT_INC(&c->st, agg_ops);
+			}
+			return er;
+		}
+		return rma(d, c, sqe, res);
+	case HOIST_OP_PUT_STRIDED:
+	case HOIST_OP_GET_STRIDED:
+	case HOIST_OP_PUT_VEC:
+	case HOIST_OP_GET_VEC:
+		return multi_exec(d, c, sqe, res);
+	case HOIST_OP_QUIET:
+		if (c->outstanding)
+			return EXEC_STALL;
+		STAT_INC(&c->st, quiets);
+		return EXEC_DONE;
+	case HOIST_OP_FENCE:
+		/* Every transport delivers one client's puts to one PE in order
+		 * (same node: at once; tcp: one connection per peer), so a
+		 * fence needs no action. */
+		STAT_INC(&c->st, fences);
+		return EXEC_DONE;
+	case HOIST_OP_BARRIER_NOTIFY:
+		/* the node map decides who takes part: wait for JOB_READY */
+		if (c->outstanding || !c->job->prog_ready)
+			return EXEC_STALL;
+		/* between notify and wait: the ending phase's mispredictions go */
+		overlap_notify(d, c, sqe->remote_off);
+		*res = barrier_notify(d, c);
+		return EXEC_DONE;
+	case HOIST_OP_PHASE:
+		if (!c->job->prog_ready)
+			return EXEC_STALL; /* prefetch targets need the node map */
+		overlap_notify(d, c, sqe->remote_off);
+		overlap_phase_start(d, c);
+		return EXEC_DONE;
+	case HOIST_OP_NOP:
+		STAT_INC(&c->st, nops);
+		return EXEC_DONE;
+	case HOIST_OP_COLL:
+		/* the daemon reads src after this client's earlier puts and gets
+		 * completed; the node map decides who takes part */
+		if (c->outstanding || !c->job->prog_ready)
+			return EXEC_STALL;
+		/* each unfinished collective costs 64 B per rank of the job:
+		 * one that runs ahead of the others waits for them */
+		if (c->coll_seq - c->job->coll_base >= d->cfg.max_pending_colls) {
+			if (!c->coll_capped) {
+				c->coll_capped = 1;
+				STAT_INC(&c->st, colls_capped);
+			}
+			return EXEC_STALL;
+		}
+		c->coll_capped = 0;
+		*res = coll_post(d, c, sqe);
+		return *res ? EXEC_DONE : EXEC_ASYNC;
+	}
+	*res = -EINVAL;
+	return EXEC_DONE;
+}
+
+/* Drain up to `batch` descriptors of one client. Returns how many, plus 1
+ * when a long strided/vector descriptor made progress and yielded. */
+unsigned drain(struct daemon *d, struct client *c)
+{
+	struct hoist_ctrl *ctrl = c->ctrl;
+	/* pairs with hoist_store_release(&ctrl->sq_tail) in hoist__sqe_submit */
+	uint32_t tail = hoist_load_acquire(&ctrl->sq_tail);
+	uint32_t avail = tail - c->sq_head;
+	if (!avail)
+		return 0;
+	if (avail > c->sq_entries) {
+		client_break(c, "sq_tail ahead of the ring");
+		return 0;
+	}
+	if (avail == c->sq_entries) STAT_INC(&c->st, sq_full);
+	int capped = avail > d->cfg.batch;
+	if (capped)
+		avail = (uint32_t)d->cfg.batch;
+
+	struct validate_geom geom = {
+		.job_size = c->job->size,
+		.heap_bytes = c->heap.bytes,
+		.staging_bytes = c->staging.bytes,
+	};
+	/* pairs with the client's hoist_store_release(&ctrl->cq_head) */
+	uint32_t cq_head = hoist_load_acquire(&ctrl->cq_head);
+	if (c->cq_tail - cq_head > c->cq_entries) {
+		client_break(c, "cq_head ahead of the ring");
+		return 0;
+	}
+	unsigned done = 0, yielded = 0;
+	while (done < avail) {
+		if (c->cq_tail - cq_head >= c->cq_entries) {
+			cq_head = hoist_load_acquire(&ctrl->cq_head);
+			if (c->cq_tail - cq_head >= c->cq_entries) {
+				STAT_INC(&c->st, cq_full);
+				break; /* the client must reap first */
+			}
+		}
+		/* One copy of the descriptor: the client may scribble on the
+		 * slot while we work, we only trust our copy. */
+		struct hoist_sqe sqe;
+		if (c->multi) /* a stalled strided/vector descriptor resumes with
+			       * the copy it started from: its state (count,
+			       * elements issued, local position) belongs to that
+			       * one, not to what the client wrote to the slot since */
+			sqe = c->multi->sqe;
+		else
+			memcpy(&sqe, &c->sq[c->sq_head & c->sq_mask], sizeof(sqe));
+		int res = validate_sqe(&sqe, &geom);
+		if (res) {
+			STAT_INC(&c->st, rejected);
+			cq_post(c, sqe.user_data, res, sqe.opcode);
+		} else {
+			enum exec_result er = execute(d, c, &sqe, &res);
+			if (er == EXEC_YIELD) {
+				yielded = 1; /* resumes first thing next pass */
+				d->more_pending = 1;
+				break;
+			}
+			if (er == EXEC_STALL)
+				break; /* retry on a later pass */
+			if (er == EXEC_DONE && (res || (sqe.flags & HOIST_SQE_F_CQE)))
+				cq_post(c, sqe.user_data, res, sqe.opcode);
+		}
+		c->sq_head++;
+		done++;
+	}
+	if (capped && done == avail)
+		d->more_pending = 1; /* the next pass has work at once */
+	if (done) {
+		/* pairs with hoist_load_acquire(&ctrl->sq_head) in the client:
+		 * consumed descriptors and their staged payloads may be reused */
+		hoist_store_release(&ctrl->sq_head, c->sq_head);
+		STAT_INC(&c->st, batches);
+	}
+	cq_flush(c);
+	return done + yielded;
+}

@@ -1,0 +1,173 @@
+/*
+ * The put/get stage: one validated put or get descriptor becomes a neutral
+ * transport request (struct xp_req). A target PE on this node is served by
+ * the self transport (a copy); any other goes through the conflict and put
+ * deferral stage (overlap.c: it may hold the descriptor, or serve a get
+ * from a phase prefetch) and then to the node's transport, which completes
+ * it at once or hands its cookie back later to complete.c. Also the kind
+ * mapping (op_kind) and the outstanding-put cap that the strided/vector
+ * engine (multi.c) shares.
+ */
+#include "rma.h"
+
+#include <errno.h>
+
+#include "daemon.h"
+#include "overlap.h"
+
+/* The cap on outstanding puts: the descriptor waits for completions. Puts
+ * this client's aggregation region holds back in open packs would never
+ * complete while it waits (the region's end is a later descriptor): they
+ * go now, as when a conflict ends a region early. */
+enum exec_result cap_stall(struct daemon *d, struct client *c)
+{
+	if (c->agg_held) {
+		c->agg_held = 0;
+		STAT_INC(&c->st, agg_releases);
+		if (d->xport->pack_release)
+			d->xport->pack_release(d);
+	}
+	return EXEC_STALL;
+}
+
+/* The transport kind of a validated put/get descriptor or of the elements
+ * of a strided/vector one. 0, or -EINVAL for any other opcode (counted: it
+ * reached the transport path, which validation should have prevented). */
+int op_kind(struct daemon *d, uint8_t opcode, enum xp_kind *kind)
+{
+	switch ((enum hoist_opcode)opcode) {
+	case HOIST_OP_PUT:
+	case HOIST_OP_PUT_STRIDED:
+	case HOIST_OP_PUT_VEC:
+		*kind = XP_PUT;
+		return 0;
+	case HOIST_OP_GET:
+	case HOIST_OP_GET_STRIDED:
+	case HOIST_OP_GET_VEC:
+		*kind = XP_GET;
+		return 0;
+	case HOIST_OP_INVALID:
+	case HOIST_OP_QUIET:
+	case HOIST_OP_FENCE:
+	case HOIST_OP_BARRIER_NOTIFY:
+	case HOIST_OP_NOP:
+	case HOIST_OP_PHASE:
+	case HOIST_OP_COLL:
+	case HOIST_OP__COUNT:
+		break;
+	}
+	STAT_INC(&d->pst, xp_kind_refused);
+	return -EINVAL;
+}
+
+/* The neutral request for client c's validated put/get descriptor (kind
+ * from op_kind) to the daemon of node: all a transport gets to see. */
+static void req_from_sqe(struct xp_req *rq, struct client *c, enum xp_kind kind,
+			 const struct hoist_sqe *sqe, int32_t node)
+{
+	/* inline data (puts only, never with LOCAL_HEAP: validate.c) lives in
+	 * the drain's copy of the descriptor: a put's data is read at once */
+	char *laddr = (sqe->flags & HOIST_SQE_F_INLINE) ? (char *)sqe->inline_data
+							: client_buf(c, sqe);
+	uint32_t flags = 0;
+	if (sqe->flags & HOIST_SQE_F_LOCAL_HEAP)
+		flags |= XP_RF_INPLACE;
+	if (sqe->flags & HOIST_SQE_F_AGG)
+		flags |= XP_RF_PACK | XP_RF_HOLD;
+	*rq = (struct xp_req){.kind = kind, .flags = flags, .laddr = laddr, .lmr = c->mr,
+			      .node = node, .job = c->job->id, .pe = sqe->pe, .seg = sqe->seg,
+			      .off = sqe->remote_off, .len = sqe->len,
+			      .ck = {.client = c, .user_data = sqe->user_data, .pe = sqe->pe,
+				     .opcode = sqe->opcode,
+				     .want_cqe = (sqe->flags & HOIST_SQE_F_CQE) != 0}};
+}
+
+static void count_rma(struct client *c, enum xp_kind kind, uint64_t len)
+{
+	switch (kind) {
+	case XP_PUT:
+		STAT_INC(&c->st, puts);
+		STAT_ADD(&c->st, put_bytes, len);
+		break;
+	case XP_GET:
+		STAT_INC(&c->st, gets);
+		STAT_ADD(&c->st, get_bytes, len);
+		break;
+	case XP_AMO:
+	case XP_SEND:
+		break;
+	}
+}
+
+/* A put or get: same node by copy, other nodes through the transport. */
+enum exec_result rma(struct daemon *d, struct client *c, const struct hoist_sqe *sqe, int *res)
+{
+	struct job *j = c->job;
+	struct client *t = j->pe[sqe->pe];
+	enum xp_kind kind;
+	enum xp_result r;
+	struct xp_req rq;
+	int err = 0;
+	if ((*res = op_kind(d, sqe->opcode, &kind)))
+		return EXEC_DONE;
+	if (t) {
+		req_from_sqe(&rq, c, kind, sqe, d->net.self);
+		rq.rmap = t->heap.base; /* validated: the heap is the one segment */
+		r = self_transport.rma(d, &rq, &err);
+	} else if (j->pe_gone[sqe->pe]) {
+		*res = -ECONNRESET; /* the target PE is gone */
+		return EXEC_DONE;
+	} else if (!j->prog_ready) {
+		return EXEC_STALL; /* JOB_READY is on its way */
+	} else {
+		int32_t node = j->node_of[sqe->pe];
+		if (node == d->net.self) {
+			*res = -ECONNRESET;
+			return EXEC_DONE;
+		}
+		req_from_sqe(&rq, c, kind, sqe, node);
+		struct xp_op *op = &rq.ck.op;
+		struct overlap *o = c->ov;
+		/* the overlap stage looks at each descriptor once, even when the
+		 * transport makes it wait */
+		if (o && o->decided != c->sq_head + 1) {
+			switch (kind) {
+			case XP_PUT:
+				if (overlap_put_begin(c, sqe, &op->seq))
+					return cap_stall(d, c);
+				break;
+			case XP_GET: {
+				int hit = overlap_get(d, c, sqe, node, res);
+				if (hit) {
+					count_rma(c, kind, sqe->len);
+					return hit == 1 ? EXEC_DONE : EXEC_ASYNC;
+				}
+				break;
+			}
+			case XP_AMO:
+			case XP_SEND:
+				break; /* not an overlap candidate */
+			}
+			o->decided = c->sq_head + 1;
+		} else if (o && kind == XP_PUT) {
+			op->seq = o->put_seq + 1;
+		}
+		r = d->xport->rma(d, &rq, &err);
+		if (r == XP_STARTED)
+			c->outstanding++; /* until the cookie comes back */
+		if (o && kind == XP_PUT && r == XP_STARTED)
+			overlap_put_issued(c, sqe, op->seq);
+	}
+	switch (r) {
+	case XP_STALL:
+		return EXEC_STALL;
+	case XP_ERROR:
+		*res = err;
+		return EXEC_DONE;
+	case XP_DONE:
+	case XP_STARTED:
+		break;
+	}
+	count_rma(c, kind, sqe->len);
+	return r == XP_DONE ? EXEC_DONE : EXEC_ASYNC;
+}
