@@ -1620,6 +1620,7 @@ static void net_orphan_client(struct daemon *d, struct client *c)
 
 const struct transport_ops tcp_transport = {
 	.frames = 1,
+	.ordered = 1, /* one connection per peer */
 	.name = "tcp",
 	.start = net_start,
 	.stop = net_stop,

@@ -104,6 +104,7 @@ struct xp_multi {
 	int32_t pe;
 	int32_t res;        /* the first element error */
 	uint64_t seq;       /* overlap: the bounding box's put sequence, 0 none */
+	uint64_t gseq;      /* overlap: the bounding box's get sequence, 0 none */
 	uint64_t pending;   /* elements issued, not complete */
 	uint64_t next;      /* next element to issue */
 	uint64_t count;
@@ -126,6 +127,8 @@ static void multi_finish(struct client *c, struct xp_multi *m)
 	if (c) {
 		if (m->seq && c->ov)
 			overlap_put_done(c, m->pe, m->seq);
+		if (m->gseq)
+			overlap_get_done(c, m->pe, m->gseq);
 		if (m->res || m->want_cqe)
 			progress_cqe(c, m->user_data, m->res, m->opcode);
 	}
@@ -159,6 +162,8 @@ void progress_complete(struct daemon *d, const struct xp_cookie *ck, int32_t res
 	}
 	if (op->seq && c->ov)
 		overlap_put_done(c, ck->pe, op->seq);
+	if (op->gseq)
+		overlap_get_done(c, ck->pe, op->gseq);
 	c->outstanding--;
 	if (!res && !ck->want_cqe)
 		return;
@@ -330,6 +335,8 @@ static enum exec_result rma(struct daemon *d, struct client *c, const struct hoi
 				break;
 			case XP_GET: {
 				int hit = overlap_get(d, c, sqe, node, res);
+				if (hit == 3)
+					return cap_stall(d, c); /* behind an unfinished put */
 				if (hit) {
 					count_rma(c, kind, sqe->len);
 					return hit == 1 ? EXEC_DONE : EXEC_ASYNC;
@@ -344,11 +351,15 @@ static enum exec_result rma(struct daemon *d, struct client *c, const struct hoi
 		} else if (o && kind == XP_PUT) {
 			op->seq = o->put_seq + 1;
 		}
+		if (o && kind == XP_GET)
+			op->gseq = overlap_get_seq(c);
 		r = d->xport->rma(d, &rq, &err);
 		if (r == XP_STARTED)
 			c->outstanding++; /* until the cookie comes back */
 		if (o && kind == XP_PUT && r == XP_STARTED)
 			overlap_put_issued(c, sqe, op->seq);
+		if (op->gseq && r == XP_STARTED)
+			overlap_get_issued(c, sqe->pe, sqe->remote_off, sqe->len, op->gseq);
 	}
 	switch (r) {
 	case XP_STALL:
@@ -591,6 +602,8 @@ static enum exec_result multi_exec(struct daemon *d, struct client *c, const str
 				int hit = overlap_get_box(d, c, sqe->pe, lo, hi - lo, bytes, node, &pf);
 				if (hit < 0) {
 					multi_free(m);
+					if (hit == -EBUSY) /* behind an unfinished put */
+						return cap_stall(d, c);
 					return EXEC_STALL; /* its box is in flight */
 				}
 				if (hit) {
@@ -600,6 +613,10 @@ static enum exec_result multi_exec(struct daemon *d, struct client *c, const str
 					multi_free(m);
 					return EXEC_DONE;
 				}
+				/* unordered transport: a later put waits until the
+				 * box was read (retired when the descriptor completes) */
+				m->gseq = overlap_get_seq(c);
+				overlap_get_issued(c, sqe->pe, lo, hi - lo, m->gseq);
 				break;
 			}
 			case XP_AMO:
@@ -708,9 +725,12 @@ static enum exec_result execute(struct daemon *d, struct client *c, const struct
 		STAT_INC(&c->st, quiets);
 		return EXEC_DONE;
 	case HOIST_OP_FENCE:
-		/* Every transport delivers one client's puts to one PE in order
-		 * (same node: at once; tcp: one connection per peer), so a
-		 * fence needs no action. */
+		/* A transport that delivers one client's operations to one node
+		 * in order (same node: at once; tcp with one connection per peer;
+		 * verbs: RC) orders the puts already. On any other one a fence
+		 * waits until everything issued before it completed. */
+		if (d->xport && !d->xport->ordered && c->outstanding)
+			return cap_stall(d, c);
 		STAT_INC(&c->st, fences);
 		return EXEC_DONE;
 	case HOIST_OP_BARRIER_NOTIFY:

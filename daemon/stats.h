@@ -50,7 +50,8 @@
 	X(multi_ops, COUNTER, "strided and vector descriptors executed")                                    \
 	X(multi_elems, COUNTER, "elements of strided and vector descriptors")                               \
 	X(agg_ops, COUNTER, "puts/gets issued inside aggregation regions")                                  \
-	X(agg_releases, COUNTER, "aggregation regions whose held packs were sent (end or early end)")
+	X(agg_releases, COUNTER, "aggregation regions whose held packs were sent (end or early end)")     \
+	X(conflict_waits, COUNTER, "accesses that waited for an overlapping put to complete (unordered transport)")
 
 /* per daemon; progress-thread counters (control-thread ones are separate) */
 #define HOISTD_PROGRESS_STATS(X)                                                                   \

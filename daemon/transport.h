@@ -64,6 +64,8 @@ struct xp_op {
 	uint32_t slot;
 	uint64_t gen;
 	uint64_t seq;     /* a put's sequence in the conflict lists, 0 none */
+	uint64_t gseq;    /* a get's sequence in the unfinished-get lists
+			   * (unordered transports), 0 none */
 	struct xp_multi *multi; /* one element of a strided/vector descriptor:
 				 * the descriptor completes with its last one */
 };
@@ -154,6 +156,12 @@ struct transport_ops {
 	void (*mem_dereg)(struct daemon *d, struct client *c);
 	void (*mem_retire)(struct daemon *d, struct client *c);
 	uint8_t frames; /* frame_integrity covers what it carries (tcp) */
+	/* Delivers one client's operations to one node in issue order (one
+	 * connection per peer, an RC queue pair): the conflict stage then lets
+	 * an access go right behind an overlapping unfinished put. 0: it may
+	 * reorder (several connections per peer): such an access waits for
+	 * the put's completion, and a fence for every earlier operation. */
+	uint8_t ordered;
 	uint8_t rdma;   /* start() needs an RDMA device for this node's address */
 };
 
