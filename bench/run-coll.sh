@@ -18,7 +18,7 @@
 # Ratios: hoist K / mpi (the requested reference) and hoist K / mpi tcp
 # (MPI also crossing TCP), hoist 1 / mpi; below 1.0 hoist is faster.
 # Builds nothing: DIR (default build/) must hold bench/hoist-coll-bench,
-# bench/hoist-coll-mpi, client/hoistrun and daemon/hoistd.
+# bench/hoist-coll-mpi, launcher/hoistrun and daemon/hoistd.
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -45,7 +45,7 @@ done
 
 hb="$build/bench/hoist-coll-bench"
 mb="$build/bench/hoist-coll-mpi"
-hoistrun="$build/client/hoistrun"
+hoistrun="$build/launcher/hoistrun"
 hoistd="$build/daemon/hoistd"
 for f in "$hb" "$mb" "$hoistrun" "$hoistd"; do
 	if [ ! -x "$f" ]; then

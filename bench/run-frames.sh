@@ -6,7 +6,7 @@
 #                            [--modes "off mac encrypt"] [--json] [-- hoistd-flags...]
 #
 # Builds nothing: DIR (default build/ of the repository) must hold
-# bench/hoist-bench, client/hoistrun and daemon/hoistd.
+# bench/hoist-bench, launcher/hoistrun and daemon/hoistd.
 # Each round runs, for every mode in turn (interleaved, so drift of the
 # machine hits every mode alike):
 #   hoistrun -n 2 --nodes 2 --hoistd-arg=--frame-integrity=MODE \
@@ -58,7 +58,7 @@ done
 
 bench="$build/bench/hoist-bench"
 hoistd="$build/daemon/hoistd"
-hoistrun="$build/client/hoistrun"
+hoistrun="$build/launcher/hoistrun"
 cost="$build/bench/hoist-frames-cost"
 for f in "$bench" "$hoistd" "$hoistrun" "$cost"; do
 	if [ ! -x "$f" ]; then

@@ -64,7 +64,7 @@ fi
 # ---- outside the cluster: build, then run myself under cluster.sh --------------
 if [ -z "${RK_INNER:-}" ]; then
 	need=(bench/hoist-kernels bench/hoist-prefetch-init bench/hoist-conflict-cost daemon/hoistd
-		daemon/hoistctl client/hoistrun)
+		daemon/hoistctl launcher/hoistrun)
 	for b in "${need[@]}"; do
 		if [ ! -x "$build/$b" ]; then
 			echo "run-kernels.sh: building in $build" >&2
@@ -74,7 +74,7 @@ if [ -z "${RK_INNER:-}" ]; then
 			break
 		fi
 	done
-	export HOIST_HOISTD="$build/daemon/hoistd" HOIST_HOISTRUN="$build/client/hoistrun"
+	export HOIST_HOISTD="$build/daemon/hoistd" HOIST_HOISTRUN="$build/launcher/hoistrun"
 	export HOIST_HOISTCTL="$build/daemon/hoistctl" RK_INNER=1 RK_BUILD="$build"
 	export CLUSTER_TIMEOUT=${CLUSTER_TIMEOUT:-3000}
 	exec bash "$repo/tests/multinode/cluster.sh" 2 \

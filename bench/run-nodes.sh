@@ -8,7 +8,7 @@
 #                           [--plot-dir DIR | --no-plot] [-- hoistd-flags...]
 #
 # Builds nothing: DIR (default build/ of the repository) must hold
-# bench/hoist-bench, bench/tcp-raw, client/hoistrun and daemon/hoistd.
+# bench/hoist-bench, bench/tcp-raw, launcher/hoistrun and daemon/hoistd.
 # Each round runs, one after the other:
 #   tcp-raw                                   (RTT blocking + busy-poll, stream)
 #   hoistrun -n 2 --nodes 2 hoist-bench --test put,get,bw,msgrate
@@ -69,7 +69,7 @@ esac
 bench="$build/bench/hoist-bench"
 tcpraw="$build/bench/tcp-raw"
 hoistd="$build/daemon/hoistd"
-hoistrun="$build/client/hoistrun"
+hoistrun="$build/launcher/hoistrun"
 for f in "$bench" "$tcpraw" "$hoistd" "$hoistrun"; do
 	if [ ! -x "$f" ]; then
 		echo "run-nodes.sh: $f is missing; build first:" >&2

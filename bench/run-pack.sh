@@ -8,7 +8,7 @@
 #                          [--no-fig6] [--no-msgrate] [--no-ucx]
 #
 # Builds nothing: DIR (default build/) must hold bench/hoist-pack-bench,
-# client/hoistrun and daemon/hoistd. Each round runs:
+# launcher/hoistrun and daemon/hoistd. Each round runs:
 #   hoistrun -n 2 --nodes 2 hoist-pack-bench --test fig6
 #       one hoist_get_strided (256 B elements, 850 B stride on both sides)
 #       vs a loop of hoist_get per element vs one contiguous hoist_get of
@@ -51,7 +51,7 @@ done
 
 bench="$build/bench/hoist-pack-bench"
 hoistd="$build/daemon/hoistd"
-hoistrun="$build/client/hoistrun"
+hoistrun="$build/launcher/hoistrun"
 for f in "$bench" "$hoistd" "$hoistrun"; do
 	if [ ! -x "$f" ]; then
 		echo "run-pack.sh: $f is missing; build first:" >&2

@@ -34,7 +34,7 @@ done
 
 bench="$build/bench/hoist-ptr-bench"
 hoistd="$build/daemon/hoistd"
-hoistrun="$build/client/hoistrun"
+hoistrun="$build/launcher/hoistrun"
 if [ ! -x "$bench" ] || [ ! -x "$hoistd" ] || [ ! -x "$hoistrun" ]; then
 	echo "run-ptr.sh: building in $build" >&2
 	cmake -S "$repo" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >&2

@@ -37,7 +37,7 @@ while [ $# -gt 0 ]; do
 done
 
 if [ "${RXE_VM:-0}" != 1 ]; then
-	for f in bench/hoist-bench daemon/hoistd client/hoistrun daemon/hoistctl; do
+	for f in bench/hoist-bench daemon/hoistd launcher/hoistrun daemon/hoistctl; do
 		[ -x "$build/$f" ] || { echo "run-rxe.sh: $build/$f missing: build first" >&2; exit 2; }
 	done
 	export RXE_VM_NDEV=2 RXE_VM_TIMEOUT=${RXE_VM_TIMEOUT:-900}
@@ -49,7 +49,7 @@ fi
 # ---- in the guest -------------------------------------------------------------
 if [ -z "${HOIST_DIRS:-}" ]; then
 	read -r -a ips <<<"$RXE_IPS"
-	export HOIST_HOISTD=$build/daemon/hoistd HOIST_HOISTRUN=$build/client/hoistrun \
+	export HOIST_HOISTD=$build/daemon/hoistd HOIST_HOISTRUN=$build/launcher/hoistrun \
 		HOIST_HOISTCTL=$build/daemon/hoistctl
 	export CLUSTER_IPS="${ips[0]} ${ips[1]}" CLUSTER_READY_SEC=60 CLUSTER_TIMEOUT=800
 	# spin: in this 2-vCPU TCG guest a spinning daemon slows everything

@@ -52,7 +52,7 @@ export HOIST_DIRECT="${HOIST_DIRECT:-0}"
 
 bench="$build/bench/hoist-bench"
 hoistd="$build/daemon/hoistd"
-hoistrun="$build/client/hoistrun"
+hoistrun="$build/launcher/hoistrun"
 hoistctl="$build/daemon/hoistctl"
 
 if [ ! -x "$bench" ] || [ ! -x "$hoistd" ] || [ ! -x "$hoistrun" ]; then

@@ -15,35 +15,11 @@
 #include "hoist_verify.h"
 #include "internal.h"
 
-struct hoist_ctx hoist__g;
 static char error_detail[512];
-
-HOIST_API struct hoist_ctx *hoist__ctx(void)
-{
-	return hoist__g.initialized ? &hoist__g : NULL;
-}
 
 HOIST_API const char *hoist_error_detail(void)
 {
 	return error_detail;
-}
-
-HOIST_API int hoist_rank(void)
-{
-	return hoist__g.initialized ? hoist__g.rank : -ENOTCONN;
-}
-
-HOIST_API int hoist_size(void)
-{
-	return hoist__g.initialized ? hoist__g.size : -ENOTCONN;
-}
-
-HOIST_API int hoist_is_symmetric(const void *ptr, size_t n)
-{
-	struct hoist_ctx *c = &hoist__g;
-	if (!c->initialized || (const char *)ptr < c->heap_base)
-		return 0;
-	return hoist_range_ok((uint64_t)((const char *)ptr - c->heap_base), n, c->heap_bytes);
 }
 
 /* The reply lists the node's ranks of the job: room for tens of thousands */
@@ -140,8 +116,8 @@ static void *map_fd(int fd, size_t bytes)
 static void ctx_release(struct hoist_ctx *c, uint64_t staging_bytes)
 {
 	hoist__peers_release(c); /* pointers from hoist_ptr die here */
-	if (c->ctrl)
-		munmap(c->ctrl, c->ring_bytes);
+	if (c->ring.ctrl)
+		munmap(c->ring.ctrl, c->ring_bytes);
 	if (c->staging_base)
 		munmap(c->staging_base, staging_bytes);
 	if (c->heap_base)
@@ -153,12 +129,12 @@ static void ctx_release(struct hoist_ctx *c, uint64_t staging_bytes)
 	free(c->ops);
 	free(c->agg_lo);
 	free(c->agg_hi);
-	if (c->doorbell >= 0)
-		close(c->doorbell);
+	if (c->ring.doorbell >= 0)
+		close(c->ring.doorbell);
 	if (c->sock >= 0)
 		close(c->sock);
 	memset(c, 0, sizeof(*c));
-	c->sock = c->doorbell = -1;
+	c->sock = c->ring.doorbell = -1;
 }
 
 HOIST_API int hoist_init(void)
@@ -167,7 +143,7 @@ HOIST_API int hoist_init(void)
 	if (c->initialized)
 		return 0;
 	memset(c, 0, sizeof(*c));
-	c->sock = c->doorbell = -1;
+	c->sock = c->ring.doorbell = -1;
 	error_detail[0] = 0;
 
 	struct hoist_env env;
@@ -227,12 +203,12 @@ HOIST_API int hoist_init(void)
 		c->ring_bytes = rep->ring_bytes;
 		staging_bytes = rep->staging_bytes;
 		c->heap_bytes = rep->heap_bytes;
-		c->ctrl = map_fd(fds[0], c->ring_bytes);
+		c->ring.ctrl = map_fd(fds[0], c->ring_bytes);
 		c->staging_base = map_fd(fds[1], staging_bytes);
 		c->heap_base = map_fd(fds[2], c->heap_bytes);
-		c->doorbell = fds[3];
+		c->ring.doorbell = fds[3];
 		fds[3] = -1;
-		if (!c->ctrl || !c->staging_base || !c->heap_base)
+		if (!c->ring.ctrl || !c->staging_base || !c->heap_base)
 			rc = -ENOMEM;
 		if (rc == 0 && rep->pf_region_bytes) {
 			if (hoist_pf_arena_off(rep->pf_slots) >= rep->pf_region_bytes) {
@@ -254,7 +230,7 @@ HOIST_API int hoist_init(void)
 		if (fds[i] >= 0)
 			close(fds[i]);
 	if (rc == 0) {
-		struct hoist_ctrl *ctrl = c->ctrl;
+		struct hoist_ctrl *ctrl = c->ring.ctrl;
 		if (ctrl->magic != HOIST_SHM_MAGIC || ctrl->abi_version != HOIST_ABI_VERSION ||
 		    !hoist_is_pow2(ctrl->sq_entries) || !hoist_is_pow2(ctrl->cq_entries) ||
 		    hoist_ring_bytes(ctrl->sq_entries, ctrl->cq_entries) > c->ring_bytes ||
@@ -262,17 +238,17 @@ HOIST_API int hoist_init(void)
 			rc = -EPROTO;
 	}
 	if (rc == 0) {
-		struct hoist_ctrl *ctrl = c->ctrl;
+		struct hoist_ctrl *ctrl = c->ring.ctrl;
 		c->rank = ctrl->rank;
 		c->size = ctrl->size;
 		c->spin_us = env.spin_set ? env.spin_us : rep->spin_us;
 		c->auto_overlap = env.auto_overlap;
 		c->direct = env.direct;
 		snprintf(c->job_key, sizeof(c->job_key), "%s", env.job);
-		c->sq = hoist_ctrl_sq(ctrl);
-		c->cq = hoist_ctrl_cq(ctrl);
-		c->sq_mask = ctrl->sq_entries - 1;
-		c->cq_mask = ctrl->cq_entries - 1;
+		c->ring.sq = hoist_ctrl_sq(ctrl);
+		c->ring.cq = hoist_ctrl_cq(ctrl);
+		c->ring.sq_mask = ctrl->sq_entries - 1;
+		c->ring.cq_mask = ctrl->cq_entries - 1;
 		c->nops = ctrl->cq_entries / 2;
 		c->ops = calloc(c->nops + 1, sizeof(*c->ops)); /* +1: quiet's own */
 		if (!c->ops || staging_init(&c->stage, staging_bytes, ctrl->sq_entries * 2) ||
@@ -302,8 +278,8 @@ HOIST_API int hoist_finalize(void)
 	if (!rc)
 		rc = brc;
 	/* tell the daemon this hang-up is a clean detach, not a death */
-	uint32_t f = hoist_load_relaxed(&c->ctrl->cq_flags);
-	hoist_store_release(&c->ctrl->cq_flags, f | HOIST_CQ_DETACHED);
+	uint32_t f = hoist_load_relaxed(&c->ring.ctrl->cq_flags);
+	hoist_store_release(&c->ring.ctrl->cq_flags, f | HOIST_CQ_DETACHED);
 	uint64_t staging_bytes = c->stage.size;
 	ctx_release(c, staging_bytes);
 	return rc;

@@ -1,15 +1,28 @@
 /*
  * libhoist internals. Not installed. Tests link the static archive and use
  * hoist__ctx() to reach the raw rings (e.g. to write malformed descriptors).
+ *
+ * Layering, bottom first: each file calls only files to its left, so no
+ * two files of the client depend on each other (ring.h's comment says
+ * what each layer holds):
+ *
+ *   shm/hoist_shm.h <- ring.h (inline) <- staging.c symheap.c env.c error.c
+ *   <- ctx.c <- wait.c <- ptr.c <- agg.c <- rma.c <- vec.c sync.c coll.c
+ *   <- attach.c
+ *
+ * The inline functions below are thin: a ring.h fast path, and on "full"
+ * the slow path of the layer that owns the policy (wait.c).
  */
 #ifndef HOIST_CLIENT_INTERNAL_H
 #define HOIST_CLIENT_INTERNAL_H
 
+#include <errno.h>
 #include <stdint.h>
 #include <stddef.h>
 
 #include "hoist.h"
 #include "hoist_shm.h"
+#include "ring.h"
 #include "staging.h"
 #include "symheap.h"
 
@@ -44,18 +57,11 @@ struct hoist_ctx {
 	int sock;          /* attach socket, kept open: hang-up = daemon died */
 	int reply_timeout_ms; /* HOIST_ATTACH_TIMEOUT_MS: deadline of the daemon's
 			       * immediate answers (attach accepted, PeersReply) */
-	int doorbell;      /* eventfd of the daemon's progress thread */
 	int rank, size;
 	uint32_t spin_us;
 
-	struct hoist_ctrl *ctrl;
-	size_t ring_bytes;
-	struct hoist_sqe *sq;
-	struct hoist_cqe *cq;
-	uint32_t sq_mask, cq_mask;
-	uint32_t sq_tail;      /* local copy of what we published */
-	uint32_t sq_head_seen; /* last daemon head we read */
-	uint32_t cq_head;
+	struct hoist_ring ring; /* ctrl page, SQ, CQ, doorbell (ring.h) */
+	size_t ring_bytes;      /* mapped at ring.ctrl */
 
 	char *staging_base;
 	struct staging stage;
@@ -90,7 +96,7 @@ struct hoist_ctx {
 	int direct;               /* HOIST_DIRECT: put/get to local PEs by memmove */
 	uint64_t direct_puts, direct_gets, direct_bytes; /* done that way (tests, bench) */
 
-	/* aggregation region (vec.c) */
+	/* aggregation region (agg.c) */
 	int agg_depth;         /* hoist_aggregate_begin nesting */
 	int agg_broken;        /* a conflict ended it early: normal issue */
 	uint64_t *agg_lo, *agg_hi; /* [size] box of aggregated puts per PE */
@@ -121,10 +127,9 @@ struct hoist_env {
 int hoist__env_read(struct hoist_env *e, char *err, size_t errlen);
 int hoist__runtime_dir(char *buf, size_t len);
 
-/* rma.c / wait.c: posting and reaping */
-int hoist__sqe_get(struct hoist_ctx *c, struct hoist_sqe **out);
-void hoist__sqe_submit(struct hoist_ctx *c);
-void hoist__kick(struct hoist_ctx *c);
+/* wait.c: progress, waiting, and what to do when the SQ, the op slots or
+ * staging run out */
+int hoist__sqe_wait(struct hoist_ctx *c, struct hoist_sqe **out);
 int hoist__reap(struct hoist_ctx *c);
 int hoist__wait_op(struct hoist_ctx *c, struct hoist_op *op);
 int hoist__op_alloc(struct hoist_ctx *c, struct hoist_op **out);
@@ -138,6 +143,28 @@ uint64_t hoist__site_id(uintptr_t addr);
 int hoist__wait_epoch(struct hoist_ctx *c, uint32_t target);
 /* Until op completed (its result) or the partial completion of pe came (0). */
 int hoist__wait_arrival(struct hoist_ctx *c, struct hoist_op *op, int pe);
+
+/* Posting: a free SQE in *out (0), waiting for the daemon to free one when
+ * the SQ is full, or -errno (the daemon is gone). */
+static inline int hoist__sqe_get(struct hoist_ctx *c, struct hoist_sqe **out)
+{
+	if (__builtin_expect(hoist_ring_sqe_get(&c->ring, out) == 0, 1))
+		return 0;
+	return hoist__sqe_wait(c, out);
+}
+
+/* Publish the SQE hoist__sqe_get handed out. */
+static inline void hoist__sqe_submit(struct hoist_ctx *c)
+{
+	c->posted_since_quiet = 1;
+	hoist_ring_submit(&c->ring);
+}
+
+/* Before waiting for the daemon: wake it if it sleeps. */
+static inline void hoist__kick(struct hoist_ctx *c)
+{
+	hoist_ring_kick(&c->ring);
+}
 
 /* ptr.c: node-local peers */
 int hoist__peers_init(struct hoist_ctx *c, const int32_t *ranks, size_t n);
@@ -163,7 +190,7 @@ static inline struct hoist_peer *hoist__peer_find(struct hoist_ctx *c, int pe)
 	return lo < n && c->peers[lo].rank == pe ? &c->peers[lo] : NULL;
 }
 
-/* vec.c: aggregation regions */
+/* agg.c: aggregation regions */
 /* HOIST_SQE_F_AGG while a region aggregates, else 0 */
 static inline uint8_t hoist__agg_flag(const struct hoist_ctx *c)
 {
@@ -174,11 +201,34 @@ static inline uint8_t hoist__agg_flag(const struct hoist_ctx *c)
  * Records it; a conflict ends aggregation early (returns 0). */
 int hoist__agg_put(struct hoist_ctx *c, int pe, uint64_t roff, uint64_t n, const void *src);
 int hoist__agg_get(struct hoist_ctx *c, int pe, uint64_t roff, uint64_t n, const void *dst);
+/* A conflict: what the region aggregated so far completes now (quiet), the
+ * rest of the region issues normally. */
+void hoist__agg_break(struct hoist_ctx *c);
+int hoist__put_common(int pe, void *dst, const void *src, size_t n, int nbi);
+
+/* wait.c: staging space and staged gets' data */
 /* a finished staged get: copy (or scatter) its data out */
 void hoist__op_copyout(struct hoist_ctx *c, struct hoist_op *op);
-int hoist__put_common(int pe, void *dst, const void *src, size_t n, int nbi);
-int64_t hoist__stage_alloc_wait(struct hoist_ctx *c, uint64_t len, uint64_t *off);
-size_t hoist__chunk_bytes(const struct hoist_ctx *c);
+int64_t hoist__stage_alloc_slow(struct hoist_ctx *c, uint64_t len, uint64_t *off);
+/* Staging space for len bytes (record id, *off), making progress (and
+ * quiet, which frees what nbi gets hold) until it frees up; -errno. */
+static inline int64_t hoist__stage_alloc_wait(struct hoist_ctx *c, uint64_t len, uint64_t *off)
+{
+	int64_t id = staging_alloc(&c->stage, len, off);
+	if (__builtin_expect(id != -EAGAIN, 1))
+		return id;
+	return hoist__stage_alloc_slow(c, len, off);
+}
+
+#define HOIST_CHUNK_BYTES (256u * 1024u)
+/* Bytes of one staged piece: the arena may be smaller than
+ * HOIST_CHUNK_BYTES (staging_bytes is a setting), and one allocation takes
+ * at most half. */
+static inline size_t hoist__chunk_bytes(const struct hoist_ctx *c)
+{
+	uint64_t m = staging_max_alloc(&c->stage);
+	return m < HOIST_CHUNK_BYTES ? (size_t)m : HOIST_CHUNK_BYTES;
+}
 
 static inline uint64_t hoist__op_udata(struct hoist_ctx *c, struct hoist_op *op)
 {

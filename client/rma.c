@@ -5,12 +5,10 @@
  * client fills chunk k+1 while the daemon moves chunk k.
  */
 #include <errno.h>
-#include <sched.h>
 #include <string.h>
 
 #include "internal.h"
 
-#define CHUNK_BYTES (256u * 1024u)
 #define GET_PIPELINE 8
 /* one descriptor never moves more than this (the transports frame it) */
 #define SQE_MAX_BYTES (4u << 20)
@@ -64,74 +62,15 @@ static inline char *direct_base(struct hoist_ctx *c, int pe)
 		return NULL;
 	struct hoist_peer *p = hoist__peer_find(c, pe);
 	if (!p || p->state < 0 || c->nbi_head || c->agg_depth || c->daemon_gone ||
-	    __atomic_load_n(&c->ctrl->job_error, __ATOMIC_RELAXED))
+	    __atomic_load_n(&c->ring.ctrl->job_error, __ATOMIC_RELAXED))
 		return NULL;
 	/* pairs with the daemon's hoist_store_release(&ctrl->sq_head) after
 	 * it executed what it consumed */
-	if (hoist_load_acquire(&c->ctrl->sq_head) != c->sq_tail)
+	if (hoist_load_acquire(&c->ring.ctrl->sq_head) != c->ring.sq_tail)
 		return NULL;
 	if (p->state == 0 && hoist__peer_map(c, p))
 		return NULL;
 	return p->base;
-}
-
-/* Bytes of one staged piece: the arena may be smaller than CHUNK_BYTES
- * (staging_bytes is a setting), and one allocation takes at most half. */
-static inline size_t chunk_bytes(const struct hoist_ctx *c)
-{
-	uint64_t m = staging_max_alloc(&c->stage);
-	return m < CHUNK_BYTES ? (size_t)m : CHUNK_BYTES;
-}
-
-/* Staging space for len bytes, making progress until it frees up. */
-static int64_t stage_alloc_wait(struct hoist_ctx *c, uint64_t len, uint64_t *off)
-{
-	unsigned spins = 0;
-	for (;;) {
-		int64_t id = staging_alloc(&c->stage, len, off);
-		if (id != -EAGAIN)
-			return id;
-		hoist__reap(c);
-		id = staging_alloc(&c->stage, len, off);
-		if (id != -EAGAIN)
-			return id;
-		if (c->nbi_head) { /* nbi gets hold staging until quiet */
-			int rc = hoist__quiet(c);
-			if (rc)
-				return rc;
-			continue;
-		}
-		if (spins == 0)
-			hoist__kick(c);
-		if (++spins % 4096 == 0) {
-			int rc = hoist__check_daemon(c);
-			if (rc)
-				return rc;
-			sched_yield();
-		}
-	}
-}
-
-int64_t hoist__stage_alloc_wait(struct hoist_ctx *c, uint64_t len, uint64_t *off)
-{
-	return stage_alloc_wait(c, len, off);
-}
-
-size_t hoist__chunk_bytes(const struct hoist_ctx *c)
-{
-	return chunk_bytes(c);
-}
-
-void hoist__op_copyout(struct hoist_ctx *c, struct hoist_op *op)
-{
-	const char *from = c->staging_base + op->stage_off;
-	if (op->copyout == 2) {
-		for (uint64_t i = 0; i < op->count; i++)
-			memcpy((char *)op->dst + (ptrdiff_t)i * op->dst_stride, from + i * op->elem,
-			       op->elem);
-		return;
-	}
-	memcpy(op->dst, from, op->len);
 }
 
 /* *direct: done by the library itself (complete on return). */
@@ -183,9 +122,9 @@ static int put_common(int pe, void *dst, const void *src, size_t n, int nbi, int
 		return 0;
 	}
 	for (size_t done = 0; done < n;) {
-		size_t len = n - done < chunk_bytes(c) ? n - done : chunk_bytes(c);
+		size_t len = n - done < hoist__chunk_bytes(c) ? n - done : hoist__chunk_bytes(c);
 		uint64_t soff;
-		int64_t id = stage_alloc_wait(c, len, &soff);
+		int64_t id = hoist__stage_alloc_wait(c, len, &soff);
 		if (id < 0)
 			return (int)id;
 		memcpy(c->staging_base + soff, (const char *)src + done, len);
@@ -195,7 +134,7 @@ static int put_common(int pe, void *dst, const void *src, size_t n, int nbi, int
 		}
 		*sqe = (struct hoist_sqe){.opcode = HOIST_OP_PUT, .flags = agg, .pe = pe,
 					  .remote_off = roff + done, .len = len, .local_off = soff};
-		staging_bind_sq(&c->stage, id, c->sq_tail);
+		staging_bind_sq(&c->stage, id, c->ring.sq_tail);
 		hoist__sqe_submit(c);
 		done += len;
 	}
@@ -265,7 +204,7 @@ static void get_finish(struct hoist_ctx *c, struct hoist_op *op, int *err)
 static int fast_get(struct hoist_ctx *c, void *dst, int pe, uint64_t roff, size_t n)
 {
 	/* pairs with the daemon's hoist_store_release(&ctrl->sq_head) */
-	if (!c->pf_table || hoist_load_acquire(&c->ctrl->sq_head) != c->sq_tail)
+	if (!c->pf_table || hoist_load_acquire(&c->ring.ctrl->sq_head) != c->ring.sq_tail)
 		return 0;
 	for (uint32_t k = 0; k < 16 && k < c->pf_slots; k++) {
 		uint32_t i = (c->pf_cursor + k) % c->pf_slots;
@@ -334,7 +273,7 @@ HOIST_API int hoist_get(void *dst, int pe, const void *src, size_t n)
 	unsigned depth = c->nops < GET_PIPELINE ? c->nops : GET_PIPELINE;
 	int err = 0;
 	for (size_t done = 0; done < n && !err;) {
-		size_t len = n - done < chunk_bytes(c) ? n - done : chunk_bytes(c);
+		size_t len = n - done < hoist__chunk_bytes(c) ? n - done : hoist__chunk_bytes(c);
 		if (count == depth) {
 			get_finish(c, inflight[first], &err);
 			first = (first + 1) % GET_PIPELINE;
@@ -352,7 +291,7 @@ HOIST_API int hoist_get(void *dst, int pe, const void *src, size_t n)
 			count--;
 		}
 		if (id == -EAGAIN)
-			id = stage_alloc_wait(c, len, &soff);
+			id = hoist__stage_alloc_wait(c, len, &soff);
 		if (id < 0) {
 			hoist__op_free(c, op);
 			err = (int)id;
@@ -409,12 +348,12 @@ HOIST_API int hoist_get_nbi(void *dst, int pe, const void *src, size_t n)
 	}
 
 	for (size_t done = 0; done < n;) {
-		size_t len = n - done < chunk_bytes(c) ? n - done : chunk_bytes(c);
+		size_t len = n - done < hoist__chunk_bytes(c) ? n - done : hoist__chunk_bytes(c);
 		struct hoist_op *op;
 		if ((rc = hoist__op_alloc(c, &op)))
 			return rc;
 		uint64_t soff;
-		int64_t id = stage_alloc_wait(c, len, &soff);
+		int64_t id = hoist__stage_alloc_wait(c, len, &soff);
 		if (id < 0) {
 			hoist__op_free(c, op);
 			return (int)id;

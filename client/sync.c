@@ -22,38 +22,6 @@ static int post_simple(struct hoist_ctx *c, uint8_t opcode, uint8_t flags, uint6
 	return 0;
 }
 
-/* Complete everything posted so far; copy out nbi gets; report the first
- * error of anything since the last quiet. */
-int hoist__quiet(struct hoist_ctx *c)
-{
-	struct hoist_op *q = &c->ops[c->nops]; /* reserved for quiet */
-	*q = (struct hoist_op){.busy = 1, .stage_id = -1};
-	int rc = post_simple(c, HOIST_OP_QUIET, HOIST_SQE_F_CQE, hoist__op_udata(c, q));
-	if (rc == 0)
-		rc = hoist__wait_op(c, q);
-	q->busy = 0;
-	if (rc == 0) /* everything posted before has completed */
-		c->posted_since_quiet = 0;
-	struct hoist_op *op = c->nbi_head;
-	c->nbi_head = c->nbi_tail = NULL;
-	while (op) {
-		struct hoist_op *next = op->next_nbi;
-		int orc = op->done ? op->res : hoist__wait_op(c, op);
-		if (orc == 0 && op->copyout)
-			hoist__op_copyout(c, op);
-		if (orc && !rc)
-			rc = orc;
-		hoist__op_free(c, op);
-		op = next;
-	}
-	if (c->sticky_err) {
-		if (!rc)
-			rc = c->sticky_err;
-		c->sticky_err = 0;
-	}
-	return rc;
-}
-
 HOIST_API int hoist_quiet(void)
 {
 	struct hoist_ctx *c = &hoist__g;

@@ -1,5 +1,8 @@
 /*
- * Posting descriptors and waiting for completions.
+ * Posting descriptors and waiting for completions, and what to do when
+ * something runs out: a full SQ, every op slot taken, no staging space.
+ * The answer (make progress, quiet if that frees something, retry) lives
+ * here and only here; quiet with it, so nothing below calls up.
  *
  * Waiting spins for spin_us, then sleeps on a futex in the control page
  * (cq_tail for completions, barrier_epoch for barriers) after announcing it
@@ -9,8 +12,8 @@
 #include <errno.h>
 #include <poll.h>
 #include <sched.h>
+#include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "hoist_futex.h"
 #include "internal.h"
@@ -38,40 +41,35 @@ int hoist__check_daemon(struct hoist_ctx *c)
 	return 0;
 }
 
+/* One completion: the op it names is done (or, for a collective's
+ * partial completion, one source block landed); a failed put that asked
+ * for no completion is reported at the next quiet. */
+static void reap_one(void *arg, const struct hoist_cqe *e)
+{
+	struct hoist_ctx *c = arg;
+	uint64_t ud = e->user_data;
+	if (ud == 0 || ud > c->nops + 1) {
+		/* a put (no completion asked) failed: report at quiet */
+		if (!c->sticky_err)
+			c->sticky_err = e->res ? e->res : -EIO;
+	} else if (e->flags & HOIST_CQE_F_PARTIAL) {
+		/* a collective's source block landed; not its end */
+		struct hoist_op *op = &c->ops[ud - 1];
+		if (op->busy && op->arrived && e->res >= 0 && e->res < c->size)
+			op->arrived[e->res] = 1;
+	} else {
+		struct hoist_op *op = &c->ops[ud - 1];
+		op->res = e->res;
+		op->done = 1;
+	}
+}
+
 int hoist__reap(struct hoist_ctx *c)
 {
-	struct hoist_ctrl *ctrl = c->ctrl;
-	/* pairs with hoist_store_release(&ctrl->cq_tail) in the daemon's cq_flush */
-	uint32_t tail = hoist_load_acquire(&ctrl->cq_tail);
-	int n = 0;
-	while (c->cq_head != tail) {
-		struct hoist_cqe *e = &c->cq[c->cq_head & c->cq_mask];
-		uint64_t ud = e->user_data;
-		if (ud == 0 || ud > c->nops + 1) {
-			/* a put (no completion asked) failed: report at quiet */
-			if (!c->sticky_err)
-				c->sticky_err = e->res ? e->res : -EIO;
-		} else if (e->flags & HOIST_CQE_F_PARTIAL) {
-			/* a collective's source block landed; not its end */
-			struct hoist_op *op = &c->ops[ud - 1];
-			if (op->busy && op->arrived && e->res >= 0 && e->res < c->size)
-				op->arrived[e->res] = 1;
-		} else {
-			struct hoist_op *op = &c->ops[ud - 1];
-			op->res = e->res;
-			op->done = 1;
-		}
-		c->cq_head++;
-		n++;
-	}
-	if (n) /* pairs with the daemon's hoist_load_acquire(&ctrl->cq_head) */
-		hoist_store_release(&ctrl->cq_head, c->cq_head);
-	/* pairs with the daemon's release of sq_head: payloads are consumed */
-	uint32_t head = hoist_load_acquire(&ctrl->sq_head);
-	if (head != c->sq_head_seen) {
-		c->sq_head_seen = head;
+	int n = hoist_ring_reap(&c->ring, reap_one, c);
+	uint32_t head;
+	if (hoist_ring_sq_head(&c->ring, &head)) /* put payloads are consumed */
 		staging_sq_done(&c->stage, head);
-	}
 	return n;
 }
 
@@ -99,7 +97,7 @@ static int wait_step(struct hoist_ctx *c, struct waiter *w, uint32_t *word, uint
 			hoist_cpu_relax();
 		return 0;
 	}
-	struct hoist_ctrl *ctrl = c->ctrl;
+	struct hoist_ctrl *ctrl = c->ring.ctrl;
 	uint32_t f = hoist_load_relaxed(&ctrl->cq_flags);
 	hoist_store_relaxed(&ctrl->cq_flags, f | flag);
 	hoist_smp_mb(); /* pairs with the daemon's fence in client_wake() */
@@ -124,10 +122,10 @@ int hoist__wait_op(struct hoist_ctx *c, struct hoist_op *op)
 		hoist__reap(c);
 		if (op->done)
 			return op->res;
-		uint32_t seen = hoist_load_relaxed(&c->ctrl->cq_tail);
-		if (seen != c->cq_head)
+		uint32_t seen = hoist_load_relaxed(&c->ring.ctrl->cq_tail);
+		if (seen != c->ring.cq_head)
 			continue;
-		int rc = wait_step(c, &w, &c->ctrl->cq_tail, seen, HOIST_CQ_WAITING);
+		int rc = wait_step(c, &w, &c->ring.ctrl->cq_tail, seen, HOIST_CQ_WAITING);
 		if (rc)
 			return rc;
 	}
@@ -143,10 +141,10 @@ int hoist__wait_arrival(struct hoist_ctx *c, struct hoist_op *op, int pe)
 			return op->res;
 		if (op->arrived[pe])
 			return 0;
-		uint32_t seen = hoist_load_relaxed(&c->ctrl->cq_tail);
-		if (seen != c->cq_head)
+		uint32_t seen = hoist_load_relaxed(&c->ring.ctrl->cq_tail);
+		if (seen != c->ring.cq_head)
 			continue;
-		int rc = wait_step(c, &w, &c->ctrl->cq_tail, seen, HOIST_CQ_WAITING);
+		int rc = wait_step(c, &w, &c->ring.ctrl->cq_tail, seen, HOIST_CQ_WAITING);
 		if (rc)
 			return rc;
 	}
@@ -155,7 +153,7 @@ int hoist__wait_arrival(struct hoist_ctx *c, struct hoist_op *op, int pe)
 int hoist__wait_epoch(struct hoist_ctx *c, uint32_t target)
 {
 	struct waiter w = {0};
-	struct hoist_ctrl *ctrl = c->ctrl;
+	struct hoist_ctrl *ctrl = c->ring.ctrl;
 	hoist__kick(c);
 	for (;;) {
 		/* pairs with hoist_store_release(&ctrl->barrier_epoch) in the
@@ -173,68 +171,31 @@ int hoist__wait_epoch(struct hoist_ctx *c, uint32_t target)
 	}
 }
 
-int hoist__sqe_get(struct hoist_ctx *c, struct hoist_sqe **out)
+/* The SQ is full: make progress until the daemon frees a slot. */
+int hoist__sqe_wait(struct hoist_ctx *c, struct hoist_sqe **out)
 {
-	if (c->sq_tail - c->sq_head_seen >= c->sq_mask + 1) {
-		struct waiter w = {0};
-		hoist__kick(c);
-		for (;;) {
-			hoist__reap(c);
-			if (c->sq_tail - c->sq_head_seen < c->sq_mask + 1)
-				break;
-			/* the daemon drains on its own; sleep on cq_tail is not
-			 * meaningful here, so spin/yield and check liveness. A full
-			 * ring means the daemon is the bottleneck: give it the CPU
-			 * soon when it shares ours (sched_yield is a no-op when
-			 * nothing else is runnable) */
-			if (++w.spins % 4096 == 0) {
-				int rc = hoist__check_daemon(c);
-				if (rc)
-					return rc;
-				sched_yield();
-			} else if (w.spins % 64 == 0) {
-				sched_yield();
-			} else {
-				hoist_cpu_relax();
-			}
+	struct waiter w = {0};
+	hoist__kick(c);
+	for (;;) {
+		hoist__reap(c);
+		if (hoist_ring_sqe_get(&c->ring, out) == 0)
+			return 0;
+		/* the daemon drains on its own; sleep on cq_tail is not
+		 * meaningful here, so spin/yield and check liveness. A full
+		 * ring means the daemon is the bottleneck: give it the CPU
+		 * soon when it shares ours (sched_yield is a no-op when
+		 * nothing else is runnable) */
+		if (++w.spins % 4096 == 0) {
+			int rc = hoist__check_daemon(c);
+			if (rc)
+				return rc;
+			sched_yield();
+		} else if (w.spins % 64 == 0) {
+			sched_yield();
+		} else {
+			hoist_cpu_relax();
 		}
 	}
-	*out = &c->sq[c->sq_tail & c->sq_mask];
-	return 0;
-}
-
-static void ring_doorbell(struct hoist_ctx *c)
-{
-	uint64_t one = 1;
-	ssize_t w = write(c->doorbell, &one, sizeof(one));
-	(void)w; /* EAGAIN: counter saturated, the daemon wakes anyway */
-}
-
-/* Before waiting for the daemon: wake it if it announced it sleeps. The
- * full fence orders our tail store before the flag load and pairs with the
- * daemon's fence between setting HOIST_SQ_NEED_WAKEUP and its last look
- * at the rings (Dekker): one of the two sees the other's store. */
-void hoist__kick(struct hoist_ctx *c)
-{
-	hoist_smp_mb();
-	if (hoist_load_relaxed(&c->ctrl->sq_flags) & HOIST_SQ_NEED_WAKEUP)
-		ring_doorbell(c);
-}
-
-void hoist__sqe_submit(struct hoist_ctx *c)
-{
-	struct hoist_ctrl *ctrl = c->ctrl;
-	c->sq_tail++;
-	c->posted_since_quiet = 1;
-	/* pairs with hoist_load_acquire(&ctrl->sq_tail) in the daemon's drain() */
-	hoist_store_release(&ctrl->sq_tail, c->sq_tail);
-	/* No full fence per descriptor: it was most of a put's cost (the line
-	 * holding the tail and the SQE must come back from the daemon's core).
-	 * A stale flag here is covered twice: the daemon keeps looking at the
-	 * rings for a grace period after it sets the flag, and every call that
-	 * waits for the daemon first runs hoist__kick() with the fence. */
-	if (hoist_load_relaxed(&ctrl->sq_flags) & HOIST_SQ_NEED_WAKEUP)
-		ring_doorbell(c);
 }
 
 int hoist__op_alloc(struct hoist_ctx *c, struct hoist_op **out)
@@ -266,4 +227,94 @@ void hoist__op_free(struct hoist_ctx *c, struct hoist_op *op)
 	if (op->stage_id >= 0)
 		staging_release(&c->stage, op->stage_id);
 	op->busy = 0;
+}
+
+/* ---- staging space and staged gets' data ------------------------------ */
+
+/* Staging space for len bytes, making progress until it frees up (the
+ * slow path of hoist__stage_alloc_wait: the first try failed). */
+int64_t hoist__stage_alloc_slow(struct hoist_ctx *c, uint64_t len, uint64_t *off)
+{
+	unsigned spins = 0;
+	for (;;) {
+		int64_t id = staging_alloc(&c->stage, len, off);
+		if (id != -EAGAIN)
+			return id;
+		hoist__reap(c);
+		id = staging_alloc(&c->stage, len, off);
+		if (id != -EAGAIN)
+			return id;
+		if (c->nbi_head) { /* nbi gets hold staging until quiet */
+			int rc = hoist__quiet(c);
+			if (rc)
+				return rc;
+			continue;
+		}
+		if (spins == 0)
+			hoist__kick(c);
+		if (++spins % 4096 == 0) {
+			int rc = hoist__check_daemon(c);
+			if (rc)
+				return rc;
+			sched_yield();
+		}
+	}
+}
+
+void hoist__op_copyout(struct hoist_ctx *c, struct hoist_op *op)
+{
+	const char *from = c->staging_base + op->stage_off;
+	if (op->copyout == 2) {
+		for (uint64_t i = 0; i < op->count; i++)
+			memcpy((char *)op->dst + (ptrdiff_t)i * op->dst_stride, from + i * op->elem,
+			       op->elem);
+		return;
+	}
+	memcpy(op->dst, from, op->len);
+}
+
+/* ---- quiet ------------------------------------------------------------- */
+
+static int post_quiet(struct hoist_ctx *c, uint64_t user_data)
+{
+	struct hoist_sqe *sqe;
+	int rc = hoist__sqe_get(c, &sqe);
+	if (rc)
+		return rc;
+	*sqe = (struct hoist_sqe){.opcode = HOIST_OP_QUIET, .flags = HOIST_SQE_F_CQE,
+				  .user_data = user_data};
+	hoist__sqe_submit(c);
+	return 0;
+}
+
+/* Complete everything posted so far; copy out nbi gets; report the first
+ * error of anything since the last quiet. */
+int hoist__quiet(struct hoist_ctx *c)
+{
+	struct hoist_op *q = &c->ops[c->nops]; /* reserved for quiet */
+	*q = (struct hoist_op){.busy = 1, .stage_id = -1};
+	int rc = post_quiet(c, hoist__op_udata(c, q));
+	if (rc == 0)
+		rc = hoist__wait_op(c, q);
+	q->busy = 0;
+	if (rc == 0) /* everything posted before has completed */
+		c->posted_since_quiet = 0;
+	struct hoist_op *op = c->nbi_head;
+	c->nbi_head = c->nbi_tail = NULL;
+	while (op) {
+		struct hoist_op *next = op->next_nbi;
+		int orc = op->done ? op->res : hoist__wait_op(c, op);
+		if (orc == 0 && op->copyout)
+			hoist__op_copyout(c, op);
+		if (orc && !rc)
+			rc = orc;
+		hoist__op_free(c, op);
+		op = next;
+	}
+	if (c->sticky_err) {
+		if (!rc)
+			rc = c->sticky_err;
+		c->sticky_err = 0;
+	}
+	return rc;
 }

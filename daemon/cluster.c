@@ -126,14 +126,14 @@ static int derive_self(struct net *n, char *err, size_t errlen)
 	if (rc == -ENOENT) {
 		snprintf(err, errlen, "node_id is not set and no entry of the node list (%d entries, "
 			 "first %s) has an address of this host's interfaces: set node_id "
-			 "(--node-id N, HOIST_NODE_ID or node_id = N in the config file)",
+			 "(--node-id N, HOISTD_NODE_ID or node_id = N in the config file)",
 			 n->nnodes, n->peers[0].name);
 		return -EINVAL;
 	}
 	if (rc == -EEXIST) {
 		snprintf(err, errlen, "node_id is not set and several entries of the node list are "
 			 "addresses of this host (%d: %s and %d: %s; several daemons on one host?): "
-			 "set node_id (--node-id N, HOIST_NODE_ID or node_id = N in the config file)",
+			 "set node_id (--node-id N, HOISTD_NODE_ID or node_id = N in the config file)",
 			 first, n->peers[first].name, other, n->peers[other].name);
 		return -EINVAL;
 	}

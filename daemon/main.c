@@ -2,9 +2,12 @@
  * hoistd: the per-node hoist daemon.
  *
  *   hoistd [--config FILE] [--print-config] [--ready-fd N] [--<setting> VALUE]...
+ *   hoistd --config-example   (prints deploy/hoistd.conf.example)
  *
- * Settings come from daemon/settings.h (defaults < config file < HOIST_*
- * environment < flags). Runs in the foreground; SIGTERM/SIGINT stop it.
+ * Settings come from daemon/settings.h (defaults < config file < HOISTD_*
+ * environment < flags; HOIST_* still works for a setting without its
+ * HOISTD_* and logs that it is deprecated). Runs in the foreground;
+ * SIGTERM/SIGINT stop it.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -30,7 +33,10 @@
 static void usage(FILE *out)
 {
 	fprintf(out, "usage: hoistd [--config FILE] [--print-config] [--ready-fd N] [--SETTING VALUE]...\n"
-		     "\nsettings (flag --name-with-dashes, env HOIST_NAME, config file name = value):\n");
+		     "\nsettings (flag --name-with-dashes, environment HOISTD_NAME, config file\n"
+		     "name = value; precedence, lowest first: default, config file, environment,\n"
+		     "flag; HOIST_NAME is still read when HOISTD_NAME is not set, deprecated: it\n"
+		     "logs a warning):\n");
 	static struct hoistd_settings def;
 	settings_defaults(&def);
 	for (int i = 0; i < SET__COUNT; i++) {
@@ -43,7 +49,9 @@ static void usage(FILE *out)
 		fprintf(out, "  --%-20s %s (default: %s)\n", flag, settings_help(i),
 			val[0] ? val : "empty");
 	}
-	fprintf(out, "\nconfig file: %s if it exists, or --config FILE\n", DEFAULT_CONFIG);
+	fprintf(out, "\nconfig file: %s if it exists, or --config FILE;\n"
+		     "--config-example prints every setting as a commented config file\n",
+		DEFAULT_CONFIG);
 }
 
 static int mkdir_p(const char *path, mode_t mode)
@@ -118,6 +126,10 @@ int main(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		}
+		if (!strcmp(argv[i], "--config-example")) {
+			settings_print_example(stdout);
+			return 0;
+		}
 		if (!strcmp(argv[i], "--version")) {
 			printf("hoistd %s (ABI %u)\n", HOIST_VERSION_STRING, HOIST_ABI_VERSION);
 			return 0;
@@ -139,9 +151,9 @@ int main(int argc, char **argv)
 	}
 	const char *bad = NULL;
 	if ((rc = settings_load_env(&d->cfg, &bad))) {
-		/* HOIST_SPIN_US -> spin_us */
+		/* HOISTD_SPIN_US (or HOIST_SPIN_US) -> spin_us */
 		char name[64];
-		snprintf(name, sizeof(name), "%s", bad + 6);
+		snprintf(name, sizeof(name), "%s", strchr(bad, '_') + 1);
 		for (char *p = name; *p; p++)
 			*p = (char)tolower((unsigned char)*p);
 		settings_explain(name, getenv(bad), rc, err, sizeof(err));
@@ -220,11 +232,27 @@ int main(int argc, char **argv)
 		fprintf(stderr, "hoistd: invalid settings: %s\n", why);
 		return 2;
 	}
+	hoistd_log_level = (int)d->cfg.log_level;
+	/* a HOIST_<NAME> that set a value: the name libhoist reads for its own
+	 * meaning (HOIST_SPIN_US, HOIST_RUNTIME_DIR), so say which to use */
+	for (int i = 0; i < SET__COUNT; i++) {
+		char old[64], now[64];
+		if (settings_env_deprecated(&d->cfg, i))
+			hlog_warn("%s is deprecated for the daemon, use %s",
+				  settings_env_name(i, 1, old, sizeof(old)),
+				  settings_env_name(i, 0, now, sizeof(now)));
+	}
+	uint64_t hb = peer_heartbeat_ms(d->cfg.heartbeat_ms, d->cfg.peer_timeout_ms);
+	if (hb != d->cfg.heartbeat_ms) {
+		hlog_info("heartbeat_ms %llu is over a quarter of peer_timeout_ms %llu: pinging every %llu ms",
+			  (unsigned long long)d->cfg.heartbeat_ms, (unsigned long long)d->cfg.peer_timeout_ms,
+			  (unsigned long long)hb);
+		d->cfg.heartbeat_ms = hb;
+	}
 	if (print_config) {
 		settings_print(&d->cfg, stdout);
 		return 0;
 	}
-	hoistd_log_level = (int)d->cfg.log_level;
 
 	resolve_runtime_dir(d);
 	if ((rc = mkdir_p(d->runtime_dir, d->uid == 0 ? 0755 : 0700))) {

@@ -38,7 +38,7 @@ struct job;
 	X(hdr_bytes_saved, "header bytes (request + reply) saved by packing")                      \
 	X(packs_mixed, "packs carrying operations of several local clients (processes)")        \
 	X(packs_in, "packed-operation messages served for the peer")                               \
-	X(packs_refused, "malformed packs from the peer (connection dropped)")                    \
+	X(packs_refused, "malformed packs or pack replies from the peer (tcp: the connection is dropped; verbs: the pack's operations fail with -EPROTO, the connection stays)") \
 	X(integrity_failures, "records from the peer that failed the frame integrity check (connection dropped)")
 
 #define STATS_FIELD(name, help) uint64_t name;
@@ -223,6 +223,16 @@ static inline uint64_t peer_check_interval_ns(uint64_t heartbeat_ms, uint64_t pe
 {
 	uint64_t g = heartbeat_ms * 1000000ull / 4, cap = peer_timeout_ms * 1000000ull / 4;
 	return g < cap ? g : cap;
+}
+
+/* Heartbeats serve that promise: a healthy idle peer's answers can come
+ * heartbeat_ms plus one check interval apart, which must stay well inside
+ * the silence limit (under load too), so pings go at least every quarter
+ * of peer_timeout_ms whatever heartbeat_ms says (main.c applies it). */
+static inline uint64_t peer_heartbeat_ms(uint64_t heartbeat_ms, uint64_t peer_timeout_ms)
+{
+	uint64_t q = peer_timeout_ms / 4;
+	return heartbeat_ms < q ? heartbeat_ms : q;
 }
 
 static inline uint64_t peer_silence_limit_ns(uint64_t heartbeat_ms, uint64_t peer_timeout_ms)

@@ -11,8 +11,12 @@
  *   .ordered), and otherwise waits at the ring head until every
  *   overlapping put completed (conflict_waits); there a put also waits
  *   for overlapping unfinished gets of the client (tracked only on such
- *   transports). A cap on outstanding puts stalls the client until
- *   completions retire some.
+ *   transports). verbs keeps two rules of its own on top: it holds a get
+ *   (put) that overlaps an unfinished put (get) on its queue pair until
+ *   that completes (ring_overlap), and an operation that does not go
+ *   packed waits until the node answered every earlier pack (the node's
+ *   CPU executes packs, after the SEND arrives). A cap on outstanding puts
+ *   stalls the client until completions retire some.
  * - Phase prefetch: a barrier notify (or hoist_phase) names the phase that
  *   starts next. When it starts (the barrier completed, here, before the
  *   client returns from its wait), the gets recorded for it last time

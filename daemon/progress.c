@@ -786,6 +786,7 @@ static unsigned drain(struct daemon *d, struct client *c)
 		client_break(c, "sq_tail ahead of the ring");
 		return 0;
 	}
+	if (avail == c->sq_entries) STAT_INC(&c->st, sq_full);
 	int capped = avail > d->cfg.batch;
 	if (capped)
 		avail = (uint32_t)d->cfg.batch;

@@ -5,6 +5,7 @@
 #include <ctype.h>
 #include <stddef.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -251,25 +252,40 @@ int settings_load_config(struct hoistd_settings *s, const char *path, int *line,
 	return rc;
 }
 
+const char *settings_env_name(int id, int deprecated, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s_%s", deprecated ? "HOIST" : "HOISTD", table[id].name);
+	for (char *k = buf; *k; k++)
+		*k = (char)toupper((unsigned char)*k);
+	return buf;
+}
+
 int settings_load_env(struct hoistd_settings *s, const char **bad)
 {
-	static char envname[SET__COUNT][64];
+	static char envname[SET__COUNT][2][64];
 	for (int i = 0; i < SET__COUNT; i++) {
-		char *e = envname[i];
-		snprintf(e, sizeof(envname[i]), "HOIST_%s", table[i].name);
-		for (char *k = e; *k; k++)
-			*k = (char)toupper((unsigned char)*k);
-		const char *v = getenv(e);
+		int old = 0;
+		const char *v = getenv(settings_env_name(i, 0, envname[i][0], sizeof(envname[i][0])));
+		if (!v) {
+			old = 1;
+			v = getenv(settings_env_name(i, 1, envname[i][1], sizeof(envname[i][1])));
+		}
 		if (!v)
 			continue;
 		int rc = settings_set(s, table[i].name, v, SRC_ENV);
 		if (rc) {
 			if (bad)
-				*bad = e;
+				*bad = envname[i][old];
 			return rc;
 		}
+		s->env_deprecated[i] = (unsigned char)old;
 	}
 	return 0;
+}
+
+int settings_env_deprecated(const struct hoistd_settings *s, int id)
+{
+	return s->source[id] == SRC_ENV && s->env_deprecated[id];
 }
 
 int settings_check(const struct hoistd_settings *s, const char **why)
@@ -357,4 +373,150 @@ uint64_t settings_memlock_budget(uint64_t memlock_bytes, uint64_t rlim_cur, uint
 	 * leaves the rest to the programs that own the pinned heaps. */
 	*why = "half of the node's memory (RLIMIT_MEMLOCK is unlimited, memlock_bytes 0)";
 	return phys_bytes / 2 ? phys_bytes / 2 : 1;
+}
+
+/* ---- deploy/hoistd.conf.example (hoistd --config-example) ----------------
+ * Per setting, after its help: what an administrator also needs to know
+ * (optional), and the heading of a group that starts with it. */
+static const char *const example_section[SET__COUNT] = {
+	[SET_nodes] = "several nodes",
+	[SET_max_outstanding_puts] = "automatic overlap (clients with HOIST_AUTO=1, the default)",
+	[SET_coll_ring_bytes] = "collectives and packed operations",
+	[SET_frame_integrity] = "between daemons",
+};
+
+static const char *const example_detail[SET__COUNT] = {
+	[SET_runtime_dir] = "It holds hoistd.sock and stats.sock. Per-user: $XDG_RUNTIME_DIR/hoist, "
+			    "else /tmp/hoist-<uid>.",
+	[SET_log_level] = "The log goes to stderr (the journal under systemd).",
+	[SET_spin_us] = "Higher: lower latency, more CPU.",
+	[SET_staging_bytes] = "It holds small put payloads and get bounce buffers.",
+	[SET_max_heap_bytes] = "Clients ask with HOIST_HEAP_SIZE (default 64m).",
+	[SET_batch] = "Fairness versus batching.",
+	[SET_job_timeout_ms] = "The error is -ETIMEDOUT.",
+	[SET_max_pending_colls] = "Each costs 64 bytes per rank of the job until it finishes "
+				  "(hoistctl stats: colls_capped).",
+	[SET_max_clients_per_user] = "Other users still attach, so one user cannot lock everyone out "
+				     "with half-assembled jobs.",
+	[SET_request_timeout_ms] = "hoistctl stats: halfopen_timeouts. Idle connections never block "
+				   "the daemon: they only cost a descriptor until then.",
+	[SET_max_halfopen] = "hoistctl stats: halfopen_evicted.",
+	[SET_nodes] = "A hostfile holds one host:port per line. Every daemon gets the same list.",
+	[SET_node_id] = "Unset, one hoistd.conf serves every node; hoistd refuses to start when no "
+			"entry or several entries are addresses of this host (several daemons on one "
+			"host, e.g. on loopback): then set it. Uncommented, 0 means the first entry.",
+	[SET_cluster_key_file] = "Mode 0600. A daemon without it cannot join or touch anyone's memory.",
+	[SET_peer_timeout_ms] = "The barriers of its jobs fail too (-ECONNRESET).",
+	[SET_coll_ring_bytes] = "The ring is reduce-scatter + allgather (bandwidth-optimal); smaller "
+				"ones use recursive doubling (fewer steps). 0: always the ring.",
+	[SET_coalesce] = "0: each travels alone.",
+	[SET_frame_integrity] =
+		"  off      plain frames (an on-path host of the cluster network can alter\n"
+		"           or inject them, i.e. write into any heap)\n"
+		"  mac      every record of frames carries an AEAD tag under a per-connection\n"
+		"           session key and sequence number: altered, injected, replayed or\n"
+		"           reordered data is refused (the connection is dropped, counted in\n"
+		"           the peer counter integrity_failures) before any of it is used\n"
+		"  encrypt  mac, and the frames are encrypted too (confidentiality)\n"
+		"A mismatch between daemons is refused and logged. verbs: RDMA WRITE/READ are "
+		"placed by the NIC; a warning at start says so. Cost: README \"Security\" and "
+		"bench/run-frames.sh.",
+	[SET_transport] = "verbs: libibverbs + librdmacm, RDMA WRITE/READ between the registered "
+			  "client segments. The choice is logged at start and shown by `hoistctl "
+			  "stats` (transport_verbs). Every daemon of a cluster must use the same "
+			  "transport.",
+	[SET_rdma_gid_index] = "A device, port or GID index that disagrees with what rdma_cm routes "
+			       "this node's IP through is an error at start.",
+	[SET_memlock_bytes] = "Client segments are heap, staging and prefetch arena of every "
+			      "attached client (the verbs transport registers them; hoistctl stats "
+			      "shows the budget as pinned_limit with every transport). The daemon "
+			      "logs the budget and where it came from at start. An attach beyond it "
+			      "is refused with -ENOMEM and a message naming the limit to raise.",
+};
+
+/* Text as '#' comment lines of at most 78 columns; '\n' breaks a line, and
+ * a line that must wrap continues at its own indentation. */
+static void example_comment(FILE *out, const char *text)
+{
+	while (*text) {
+		const char *nl = strchr(text, '\n');
+		size_t len = nl ? (size_t)(nl - text) : strlen(text);
+		size_t indent = 0;
+		while (indent < len && text[indent] == ' ')
+			indent++;
+		const char *p = text;
+		size_t left = len;
+		int first = 1;
+		while (left) {
+			size_t room = 76 - (first ? 0 : indent), take = left;
+			if (take > room) {
+				take = room;
+				while (take > 0 && p[take] != ' ')
+					take--;
+				if (take == 0) /* one long word */
+					for (take = room; take < left && p[take] != ' '; take++)
+						;
+			}
+			fprintf(out, "# %*s%.*s\n", first ? 0 : (int)indent, "", (int)take, p);
+			p += take;
+			left -= take;
+			while (left && *p == ' ') {
+				p++;
+				left--;
+			}
+			first = 0;
+		}
+		text += len + (nl ? 1 : 0);
+	}
+}
+
+void settings_print_example(FILE *out)
+{
+	fputs("# /etc/hoist/hoistd.conf - settings of hoistd, the hoist node daemon.\n"
+	      "#\n"
+	      "# hoistd reads /etc/hoist/hoistd.conf when it exists (or the file given with\n"
+	      "# --config FILE). One \"name = value\" per line; '#' starts a comment.\n"
+	      "# Every setting can also be given as an environment variable HOISTD_<NAME>\n"
+	      "# (HOISTD_SPIN_US=100) or a flag --name-with-dashes (--spin-us 100).\n"
+	      "# Precedence, lowest first: built-in default, this file, environment, flag.\n"
+	      "# HOIST_<NAME> is still read when HOISTD_<NAME> is not set, but deprecated\n"
+	      "# (the daemon logs a warning): libhoist reads HOIST_SPIN_US and\n"
+	      "# HOIST_RUNTIME_DIR with a meaning of its own.\n"
+	      "# `hoistd --print-config` shows the effective values and where each came from.\n"
+	      "#\n"
+	      "# Sizes take a suffix k, m, g, t (powers of 1024), e.g. 64m.\n"
+	      "# Every line below is commented out and shows the built-in default.\n"
+	      "#\n"
+	      "# This file is generated from hoistd's settings table (daemon/settings.h,\n"
+	      "# daemon/settings.c) by `hoistd --config-example`; in the sources,\n"
+	      "#   build/daemon/hoistd --config-example > deploy/hoistd.conf.example\n"
+	      "# regenerates it (the test conf_example fails until it is).\n",
+	      out);
+	for (int i = 0; i < SET__COUNT; i++) {
+		const struct setting_desc *t = &table[i];
+		char buf[1024], lo[32], hi[32];
+		if (example_section[i])
+			fprintf(out, "\n# ---- %s %.*s\n", example_section[i],
+				(int)(70 - strlen(example_section[i])),
+				"-------------------------------------------------------------------"
+				"------");
+		fputc('\n', out);
+		char range[80] = "";
+		if (t->type == T_UINT)
+			snprintf(range, sizeof(range), " (%llu..%llu)", (unsigned long long)t->min,
+				 (unsigned long long)t->max);
+		else if (t->type == T_SIZE) {
+			size_words(t->min, lo, sizeof(lo));
+			size_words(t->max, hi, sizeof(hi));
+			snprintf(range, sizeof(range), " (%s..%s)", lo, hi);
+		}
+		const char *more = example_detail[i];
+		int inline_more = more && !strchr(more, '\n');
+		snprintf(buf, sizeof(buf), "%s%s.%s%s", t->help, range, inline_more ? " " : "",
+			 inline_more ? more : "");
+		example_comment(out, buf);
+		if (more && !inline_more)
+			example_comment(out, more);
+		fprintf(out, "#%s =%s%s\n", t->name, t->def[0] ? " " : "", t->def);
+	}
 }

@@ -1,7 +1,8 @@
 /*
  * hoistd settings: one table generates the struct, the defaults, the
- * command-line flags (--name-with-dashes), the environment (HOIST_NAME),
- * the config file keys (name = value) and --print-config.
+ * command-line flags (--name-with-dashes), the environment (HOISTD_NAME;
+ * the older HOIST_NAME is still read, deprecated), the config file keys
+ * (name = value), --print-config and --config-example.
  * Precedence, lowest first: default, config file, environment, flag.
  */
 #ifndef HOISTD_SETTINGS_H
@@ -14,7 +15,7 @@
 #define HOISTD_SETTINGS(X)                                                                         \
 	X(runtime_dir, STR, "", 0, 0,                                                              \
 	  "directory of the attach and stats sockets (empty: /run/hoist as root, else per-user)")  \
-	X(log_level, LEVEL, "info", 0, 3, "error | warn | info | debug")                           \
+	X(log_level, LEVEL, "info", 0, 3, "log verbosity: error | warn | info | debug")            \
 	X(spin_us, UINT, "50", 0, 1000000,                                                         \
 	  "microseconds the progress thread spins after its last work before it sleeps")          \
 	X(sq_entries, UINT, "1024", 8, 65536, "submission ring entries per client (power of two)") \
@@ -41,7 +42,8 @@
 	  "file holding the shared cluster key (>= 16 bytes); required with several nodes")        \
 	X(peer_timeout_ms, UINT, "5000", 100, 3600000,                                             \
 	  "a peer silent this long is declared lost; its operations fail")                         \
-	X(heartbeat_ms, UINT, "1000", 10, 600000, "interval of keep-alive pings to busy peers")    \
+	X(heartbeat_ms, UINT, "1000", 10, 600000,                                                  \
+	  "interval of keep-alive pings to busy peers (at most a quarter of peer_timeout_ms)")    \
 	X(handshake_timeout_ms, UINT, "5000", 100, 600000,                                         \
 	  "a peer connection that has not completed the keyed handshake by then is dropped")       \
 	X(max_pending_peers, UINT, "256", 1, 65536,                                                \
@@ -99,6 +101,9 @@ struct hoistd_settings {
 	HOISTD_SETTINGS(X)
 #undef X
 	enum settings_source source[SET__COUNT];
+	/* set by settings_load_env: the value came from HOIST_NAME, the
+	 * deprecated name (HOISTD_NAME was not set) */
+	unsigned char env_deprecated[SET__COUNT];
 };
 
 void settings_defaults(struct hoistd_settings *s);
@@ -120,9 +125,18 @@ int settings_load_config(struct hoistd_settings *s, const char *path, int *line,
 void settings_explain(const char *name, const char *value, int rc, char *buf, size_t len);
 /* The known setting closest to a misspelt name, or NULL if none is close. */
 const char *settings_closest(const char *name);
-/* Every HOIST_<NAME> present in the environment. 0 or the first error,
- * *bad gets the failing variable name. */
+/* Every setting whose HOISTD_<NAME> is present in the environment; for a
+ * setting without it, HOIST_<NAME> (the name the daemon shared with
+ * libhoist's variables, deprecated for the daemon: see
+ * settings_env_deprecated). 0 or the first error, *bad gets the failing
+ * variable name. */
 int settings_load_env(struct hoistd_settings *s, const char **bad);
+/* The environment variable of setting id: HOISTD_SPIN_US, or with
+ * deprecated set HOIST_SPIN_US; returns buf. */
+const char *settings_env_name(int id, int deprecated, char *buf, size_t len);
+/* 1 when setting id's value is the one of its deprecated HOIST_<NAME>
+ * (read from there and not overridden by a flag since): hoistd logs that. */
+int settings_env_deprecated(const struct hoistd_settings *s, int id);
 /* Cross-field checks (powers of two, ...). 0 or -EINVAL with *why. */
 int settings_check(const struct hoistd_settings *s, const char **why);
 /* Value as text into buf; returns buf. */
@@ -131,6 +145,9 @@ const char *settings_name(int id);
 const char *settings_help(int id);
 const char *settings_source_name(enum settings_source src);
 void settings_print(const struct hoistd_settings *s, FILE *out);
+/* deploy/hoistd.conf.example: every setting of the table, commented out
+ * with its default, its help and range and (for some) more words. */
+void settings_print_example(FILE *out);
 /* Parse "12", "4k", "64m", "2g" (powers of 1024). 0 or -EINVAL/-ERANGE. */
 int settings_parse_size(const char *text, uint64_t *out);
 

@@ -25,6 +25,7 @@
 	X(nops, COUNTER, "no-op descriptors")                                                               \
 	X(rejected, COUNTER, "malformed descriptors rejected by validation")                                \
 	X(errors, COUNTER, "descriptors completed with an error (including rejected)")                     \
+	X(sq_full, COUNTER, "drain passes that found the submission ring full (the client could post no more)") \
 	X(cq_full, COUNTER, "times draining paused because the completion ring was full")                  \
 	X(wakeups, COUNTER, "futex wakes sent to this client")                                              \
 	X(batches, COUNTER, "drain passes that found work")                                                 \

@@ -3,7 +3,7 @@
 # without a groff warning and say what the programs say: every setting of
 # hoistd --help is in hoistd.conf(5) with its default, every option of
 # hoistctl and hoistrun --help in their pages, every function of hoist.h
-# in hoist(3).
+# in hoist(3); hoistd's environment is HOISTD_NAME (HOIST_NAME deprecated).
 set -u
 dir=$1 hoistd=$2 hoistctl=$3 hoistrun=$4
 fail=0
@@ -20,6 +20,12 @@ while read -r name def; do
 	grep -Eq "^ *$name( |\$)" <<<"$conf" || FAIL "hoistd.conf(5) lacks setting $name"
 	grep -qF "Default: $def." <<<"$conf" || FAIL "hoistd.conf(5) lacks the default '$def' (of $name)"
 done < <("$hoistd" --help | sed -n 's/^ *--\([a-z0-9-]*\) .*(default: \(.*\))$/\1 \2/p' | tr - _)
+# the daemon's environment is HOISTD_NAME; HOIST_NAME is named only as deprecated
+for pair in "hoistd --help:$("$hoistd" --help)" "hoistd(8):$(render "$dir/hoistd.8")" "hoistd.conf(5):$conf"; do
+	what=${pair%%:*} text=${pair#*:}
+	grep -q "HOISTD_NAME" <<<"$text" || FAIL "$what does not name the environment HOISTD_NAME"
+	grep -q "deprecated" <<<"$text" || FAIL "$what does not say HOIST_NAME is deprecated"
+done
 n=$("$hoistd" --help | grep -c "(default: ")
 [ "$n" -gt 20 ] || FAIL "hoistd --help lists only $n settings"
 for pair in "hoistctl.1:$hoistctl" "hoistrun.1:$hoistrun"; do

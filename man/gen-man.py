@@ -105,17 +105,28 @@ puts and checks conflicts at run time, prefetches the gets of repeated
 program phases, aggregates small operations of all processes of the node,
 and contains the failure of any client or peer.
 """)
-    lines += [".SH OPTIONS", ".TP", ".BI \\-\\-config " + "FILE",
+    lines += [".SH OPTIONS", ".TP", ".BI \\-\\-config\\  FILE",
               "Read settings from FILE instead of /etc/hoist/hoistd.conf.",
               ".TP", ".B \\-\\-print\\-config",
               "Print the effective settings and where each came from, then exit.",
-              ".TP", ".BI \\-\\-ready\\-fd " + "N",
+              ".TP", ".B \\-\\-config\\-example",
+              "Print every setting, commented out with its default, help and range, as a "
+              "configuration file (the sources' deploy/hoistd.conf.example), then exit.",
+              ".TP", ".BI \\-\\-ready\\-fd\\  N",
               "Write READY and a newline to descriptor N once both sockets listen.",
               ".TP", ".B \\-\\-version", "Print the version.",
               ".TP", ".B \\-\\-help", "Print the usage and every setting with its default.",
-              ".TP", ".BI \\-\\-setting\\-name " + "VALUE",
+              ".TP", ".BI \\-\\-setting\\-name\\  VALUE",
               "Any setting of hoistd.conf(5), with dashes for underscores. Precedence: built-in "
-              "default < configuration file < environment HOIST_NAME < flag."]
+              "default < configuration file < environment HOISTD_NAME < flag.",
+              ".SH ENVIRONMENT", ".TP", ".B HOISTD_NAME",
+              "Any setting, upper case: HOISTD_LOG_LEVEL=debug, HOISTD_SPIN_US=0.",
+              ".TP", ".B HOIST_NAME",
+              "Deprecated for the daemon: read only when HOISTD_NAME is not set, and then "
+              "hoistd logs \\(lqHOIST_NAME is deprecated for the daemon, use HOISTD_NAME\\(rq "
+              "once per variable (not when a flag overrides it). libhoist reads HOIST_SPIN_US "
+              "and HOIST_RUNTIME_DIR with a meaning of its own (hoist(3)), so a daemon started "
+              "in a client's environment would take them for its settings."]
     lines += [".SH SETTINGS", "As printed by", ".BR \"hoistd \\-\\-help\" :"]
     lines += verbatim("\n".join(l for l in hh.split("\n")[1:]))
     lines += [".SH SIGNALS", "SIGTERM and SIGINT stop the daemon cleanly (exit status 0)."]
@@ -134,8 +145,12 @@ and contains the failure of any client or peer.
 /etc/hoist/hoistd.conf (or the file of hoistd --config) holds one setting
 per line as name = value; '#' starts a comment; dashes in a name count as
 underscores. The same settings can be given as environment variables
-HOIST_NAME (upper case) and as flags --name-with-dashes; a flag wins over
+HOISTD_NAME (upper case) and as flags --name-with-dashes; a flag wins over
 the environment, which wins over the file, which wins over the default.
+HOIST_NAME is still read when HOISTD_NAME is not set, deprecated: hoistd
+logs a warning naming the variable to use instead.
+deploy/hoistd.conf.example of the sources (hoistd --config-example) lists
+every setting, commented out with its default.
 Sizes take a k, m, g or t suffix (powers of 1024). An unknown name or a
 value out of range stops hoistd with a message naming the file, line, key
 and the values it takes.

@@ -39,7 +39,7 @@ fi
 
 hoistd=$build_dir/daemon/hoistd
 hoistctl=$build_dir/daemon/hoistctl
-hoistrun=$build_dir/client/hoistrun
+hoistrun=$build_dir/launcher/hoistrun
 demo=$build_dir/client/hoist-demo
 for bin in "$hoistd" "$hoistctl" "$hoistrun" "$demo"; do
 	[[ -x "$bin" ]] || die "$bin was not built"

@@ -67,8 +67,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	size_t n = size / sizeof(struct hoist_sqe);
-	if (n > (size_t)c->sq_mask + 1)
-		n = (size_t)c->sq_mask + 1;
+	if (n > (size_t)c->ring.sq_mask + 1)
+		n = (size_t)c->ring.sq_mask + 1;
 	for (size_t i = 0; i < n; i++) {
 		struct hoist_sqe s;
 		memcpy(&s, data + i * sizeof(s), sizeof(s));

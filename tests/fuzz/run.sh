@@ -48,7 +48,7 @@ run_target() {
 	shift
 	if [ "$t" = fuzz_ring ]; then
 		IT_TIMEOUT=$((secs + 120)) "$root/tests/integration/harness.sh" "$build/daemon/hoistd" \
-			"$build/client/hoistrun" "$build/daemon/hoistctl" -- "$bindir/$t" "$@"
+			"$build/launcher/hoistrun" "$build/daemon/hoistctl" -- "$bindir/$t" "$@"
 	else
 		"$bindir/$t" "$@"
 	fi

@@ -4,6 +4,9 @@
 # it away from under a running 2-PE job).
 # Checks: every PE notices (it_daemon_gone), the job exits 0, and after
 # SIGTERM the private daemon itself exits 0.
+# With IT_GONE_DRAINED=N the daemon goes only once it counted N barrier
+# notifies (every descriptor consumed: it_daemon_gone_direct), and the
+# file $IT_READY_FILE.killed appears after it is gone.
 set -u
 sig=$1
 prog=$2
@@ -31,9 +34,20 @@ for _ in $(seq 1 200); do
 	sleep 0.05
 done
 [ -e "$D2/job-ready" ] || FAIL "the job never got going"
+if [ -n "${IT_GONE_DRAINED:-}" ]; then
+	n=0 # the count moves or the daemon is stuck: no total deadline
+	for _ in $(seq 1 $((400 * ${HOIST_TEST_SCALE:-1}))); do
+		n=$(HOIST_RUNTIME_DIR=$D2 "$HOIST_HOISTCTL" stats --json --all |
+			python3 -c 'import json,sys; print(json.load(sys.stdin)["daemon"]["barriers"])') || n=0
+		[ "$n" -ge "$IT_GONE_DRAINED" ] && break
+		sleep 0.05
+	done
+	[ "$n" -ge "$IT_GONE_DRAINED" ] || FAIL "the daemon counted $n barrier notifies, never $IT_GONE_DRAINED"
+fi
 kill "-$sig" "$dpid"
 wait "$dpid"
 dstatus=$?
+: >"$D2/job-ready.killed"
 if [ "$sig" = TERM ] && [ "$dstatus" -ne 0 ]; then
 	FAIL "hoistd exited with $dstatus after SIGTERM with a job attached (expected 0)"
 fi

@@ -12,7 +12,8 @@
 #    (this directory), and runs the test command under
 #    `timeout ${IT_TIMEOUT:-60}` (times HOIST_TEST_SCALE),
 # 4. fails if the daemon died during the test, then stops it with SIGTERM
-#    and requires exit status 0 within 5 s,
+#    and requires exit status 0 within 5 s, and fails if its log says it
+#    used a deprecated HOIST_<SETTING> (settings go as flags or HOISTD_*),
 # 5. cleans up on any exit; prints the daemon's log when something failed
 #    (or always with IT_VERBOSE=1).
 #
@@ -171,6 +172,13 @@ dstatus=$?
 DPID=
 if [ "$dstatus" -ne 0 ]; then
 	log "FAIL: hoistd exited with status $dstatus after SIGTERM (expected 0)"
+	show_log=1
+	exit 1
+fi
+# the tests give the daemon its settings as flags or HOISTD_*: a deprecated
+# HOIST_<SETTING> in effect means one of them leaks a client's variable
+if grep -q "is deprecated for the daemon" "$DIR/hoistd.log"; then
+	log "FAIL: hoistd used a deprecated HOIST_<SETTING>: $(grep "is deprecated for the daemon" "$DIR/hoistd.log")"
 	show_log=1
 	exit 1
 fi

@@ -10,7 +10,8 @@
  *                      Exit 0 iff rank 0 saw all that.
  *   it_kill bystander  job B, any size: put/barrier/check rounds until
  *                      rank 0 sees the file $IT_STOP_FILE (at least 20
- *                      rounds, at most 30 s); everything must succeed.
+ *                      rounds, at most 30 s times it_scale()); everything
+ *                      must succeed.
  */
 #include <sys/stat.h>
 
@@ -129,7 +130,7 @@ static int bystander(void)
 		IT_OK(hoist_put(to, slots + (size_t)b * BLOCK, src, len), "round %d put to pe %d", r, to);
 		if (me == 0) {
 			struct stat sb;
-			uint64_t stop = (r >= 20 && stop_file && stat(stop_file, &sb) == 0) || it_now() - t0 > 30.0;
+			uint64_t stop = (r >= 20 && stop_file && stat(stop_file, &sb) == 0) || it_now() - t0 > 30.0 * it_scale();
 			for (int t = 0; t < n; t++)
 				IT_OK(hoist_put(t, &stopw[b], &stop, sizeof(stop)), "round %d stop flag", r);
 		}

@@ -43,11 +43,11 @@ int main(void)
 	it_watchdog(50);
 
 	struct hoist_ctx *c = hoist__ctx();
-	if (!c || !c->ctrl || !c->sq) {
-		IT_FAIL("hoist__ctx() returned %p (ctrl %p)", (void *)c, c ? (void *)c->ctrl : NULL);
+	if (!c || !c->ring.ctrl || !c->ring.sq) {
+		IT_FAIL("hoist__ctx() returned %p (ctrl %p)", (void *)c, c ? (void *)c->ring.ctrl : NULL);
 		return 1;
 	}
-	uint64_t heap = c->ctrl->heap_bytes, stg = c->ctrl->staging_bytes;
+	uint64_t heap = c->ring.ctrl->heap_bytes, stg = c->ring.ctrl->staging_bytes;
 	if (heap != c->heap_bytes || stg != c->stage.size)
 		IT_FAIL("control page geometry (heap %" PRIu64 " staging %" PRIu64 ") differs from the context "
 			"(heap %" PRIu64 " staging %" PRIu64 ")",

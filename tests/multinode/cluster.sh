@@ -303,6 +303,12 @@ for ((i = 0; i < K; i++)); do
 		bad=1
 	fi
 done
+for ((i = 0; i < K; i++)); do # settings go as flags or HOISTD_*
+	if grep -q "is deprecated for the daemon" "${dirs[$i]}/hoistd.log" 2>/dev/null; then
+		log "FAIL: hoistd of node $i used a deprecated HOIST_<SETTING>: $(grep "is deprecated for the daemon" "${dirs[$i]}/hoistd.log")"
+		bad=1
+	fi
+done
 if [ "$bad" = 1 ]; then
 	show_log=1
 	exit 1

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # peer_lost.sh KILL|STOP <mn_lost> <it_kill> <it_putget>: run under
-# `cluster.sh 2` (STOP: with --daemon-arg=--peer-timeout-ms=1000).
+# `cluster.sh 2` (STOP: with --daemon-arg=--peer-timeout-ms=2000).
 #
 # Job A (mn_lost, 2 PEs: rank 0 on daemon 0, rank 1 on daemon 1) loops
 # put/get/barrier between its PEs. Job B (it_kill bystander, 2 PEs, both
@@ -9,7 +9,7 @@
 # or SIGSTOP (STOP: only the missing answers / heartbeats do, after
 # peer_timeout_ms). Checks:
 #   - A's rank 0 sees -ECONNRESET and exits 42 (mn_lost checks the error
-#     codes) within DETECT_SEC (10) seconds of the signal;
+#     codes) within DETECT_SEC (10 x HOIST_TEST_SCALE) seconds of the signal;
 #   - daemon 0's stats list node 1 as "lost" with losses >= 1, and the
 #     addresses it had cached on node 1 are invalidated;
 #   - job B (only on daemon 0) finishes successfully;
@@ -20,7 +20,8 @@ set -u
 mode=$1 lost=$2 bystander=$3 putget=$4
 : "${HOIST_DIRS:?run me under cluster.sh}"
 case $mode in KILL | STOP) ;; *) echo "usage: $0 KILL|STOP mn_lost it_kill it_putget" >&2; exit 2 ;; esac
-DETECT_SEC=${DETECT_SEC:-10}
+sc=$(awk -v f="${HOIST_TEST_SCALE:-1}" 'BEGIN { i = int(f); print (i < f) ? i + 1 : (i < 1 ? 1 : i) }')
+DETECT_SEC=${DETECT_SEC:-$(awk -v f="${HOIST_TEST_SCALE:-1}" 'BEGIN { v = 10 * f; i = int(v); print (i < v) ? i + 1 : i }')}
 fail=0
 FAIL() { echo "[peer_lost.sh $mode] FAIL: $*" >&2; fail=1; }
 log() { echo "[peer_lost.sh $mode] $*" >&2; }
@@ -41,12 +42,14 @@ pids+=("$bpid")
 
 # job B must be running (both clients attached) before the trouble starts
 c=0
-for _ in $(seq 1 150); do
+for i in $(seq 1 $((150 * sc))); do
 	c=$(stats0 2>/dev/null | python3 "$IT_SRC_DIR/it_json.py" count-string "lostB-$$" 2>/dev/null)
 	[ "${c:-0}" -ge 2 ] && break
+	kill -0 "$bpid" 2>/dev/null || { log "job B ended before it was seen attached"; break; }
+	((i % 50 == 0)) && log "waiting for job B to attach ($i checks, ${c:-0} clients seen)"
 	sleep 0.1
 done
-[ "${c:-0}" -ge 2 ] || FAIL "job B not attached to daemon 0 within 15 s (saw ${c:-0} clients)"
+[ "${c:-0}" -ge 2 ] || FAIL "job B not attached to daemon 0 within $((15 * sc)) s (saw ${c:-0} clients)"
 
 export HOIST_JOB=lostA-$$ HOIST_SIZE=2 MN_READY_FILE=$ready
 HOIST_RUNTIME_DIR=$HOIST_DIR_0 HOIST_RANK=0 "$lost" &
@@ -56,14 +59,14 @@ a1=$!
 pids+=("$a0" "$a1")
 unset HOIST_JOB HOIST_SIZE MN_READY_FILE
 
-for i in $(seq 1 300); do
+for i in $(seq 1 $((300 * sc))); do
 	[ -e "$ready" ] && break
 	kill -0 "$a0" 2>/dev/null || break
 	((i % 50 == 0)) && log "waiting for job A to get going ($i checks)" # progress, for watchdogs
 	sleep 0.1
 done
 if [ ! -e "$ready" ]; then
-	FAIL "job A did not get going within 30 s (rank 0 alive: $(kill -0 "$a0" 2>/dev/null && echo yes || echo no))"
+	FAIL "job A did not get going within $((30 * sc)) s (rank 0 alive: $(kill -0 "$a0" 2>/dev/null && echo yes || echo no))"
 	touch "$stopB"
 	exit 1
 fi
@@ -118,12 +121,13 @@ wait "$a1" 2>/dev/null
 
 # daemon 0 reclaims job A's rank 0 and serves new jobs
 n=x
-for _ in $(seq 1 50); do
+for i in $(seq 1 $((50 * sc))); do
 	n=$(stats0 | python3 "$MN_SRC_DIR/mn_stats.py" clients)
 	[ "$n" = 0 ] && break
+	((i % 50 == 0)) && log "waiting for daemon 0 to reclaim job A ($i checks, $n clients)"
 	sleep 0.1
 done
-[ "$n" = 0 ] || FAIL "5 s after the jobs ended daemon 0 still lists $n client(s)"
+[ "$n" = 0 ] || FAIL "$((5 * sc)) s after the jobs ended daemon 0 still lists $n client(s)"
 "$HOIST_HOISTRUN" -n 2 --runtime-dir "$HOIST_DIR_0" --job "lostC-$$" --timeout 60 "$putget" ||
 	FAIL "a new job on daemon 0 after the loss of node 1 failed with status $?"
 "$HOIST_HOISTCTL" --runtime-dir "$HOIST_DIR_0" ping >/dev/null || FAIL "daemon 0 does not answer ping"

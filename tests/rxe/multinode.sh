@@ -20,15 +20,21 @@ B=${1:?usage: multinode.sh BUILD_DIR}
 B=$(cd "$B" && pwd -P)
 
 if [ "${RXE_VM:-0}" != 1 ]; then
-	export RXE_VM_NDEV=2 RXE_VM_TIMEOUT=${RXE_VM_TIMEOUT:-1700} RXE_VM_MEM=${RXE_VM_MEM:-1024}
+	export RXE_VM_NDEV=2 RXE_VM_TIMEOUT=${RXE_VM_TIMEOUT:-3400} RXE_VM_MEM=${RXE_VM_MEM:-1024}
 	exec "$HERE/run-in-vm.sh" "$HERE/multinode.sh" "$B"
 fi
 
 # ---- inside the VM ----
+# The guest is emulated (TCG) and slower still when the host is busy: every
+# limit of the tests and the daemons' liveness timeouts stretch by
+# RXE_TEST_SCALE (default 4) times the host's HOIST_TEST_SCALE. The VM's
+# stall watchdog (run-in-vm.sh, 600 s without output) is what stops a hang.
+HOIST_TEST_SCALE=$(awk -v a="${HOIST_TEST_SCALE:-1}" -v b="${RXE_TEST_SCALE:-4}" 'BEGIN { print a * b }')
+export HOIST_TEST_SCALE
 read -r -a ips <<<"$RXE_IPS"
 [ ${#ips[@]} -ge 2 ] || { echo "rxe_multinode: needs 2 rxe devices, have: $RXE_DEVS" >&2; exit 1; }
 echo "rxe_multinode: daemons on ${ips[0]} ($(echo "$RXE_DEVS" | cut -d' ' -f1)) and ${ips[1]} ($(echo "$RXE_DEVS" | cut -d' ' -f2))"
-export HOIST_HOISTD=$B/daemon/hoistd HOIST_HOISTRUN=$B/client/hoistrun HOIST_HOISTCTL=$B/daemon/hoistctl
+export HOIST_HOISTD=$B/daemon/hoistd HOIST_HOISTRUN=$B/launcher/hoistrun HOIST_HOISTCTL=$B/daemon/hoistctl
 export CLUSTER_IPS="${ips[0]} ${ips[1]}" CLUSTER_READY_SEC=60 CLUSTER_TIMEOUT=900
 export IT_BIN=$B/tests/integration MN_BIN=$B/tests/multinode
 # HOIST_RXE_PARTS (default "main loss") picks the clusters to run.
@@ -44,7 +50,9 @@ fi
 if [[ " $parts " == *" loss "* ]]; then
 	# stale keys and a stopped peer: a fresh pair of daemons, default cache
 	"$HERE/../multinode/cluster.sh" 2 --daemon-arg=--transport=verbs \
-		--daemon-arg=--memlock-bytes=400m --daemon-arg=--peer-timeout-ms=2000 \
-		--daemon-arg=--heartbeat-ms=500 -- "$HERE/verbs_loss.sh" || rc=1
+		--daemon-arg=--memlock-bytes=400m \
+		--daemon-arg=--peer-timeout-ms="$(awk -v f="$HOIST_TEST_SCALE" 'BEGIN { printf "%d", 2000 * f }')" \
+		--daemon-arg=--heartbeat-ms="$(awk -v f="$HOIST_TEST_SCALE" 'BEGIN { printf "%d", 500 * f }')" \
+		-- "$HERE/verbs_loss.sh" || rc=1
 fi
 exit "$rc"

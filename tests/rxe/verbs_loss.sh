@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # verbs_loss.sh: run by tests/rxe/multinode.sh inside the rxe VM under a
 # second `cluster.sh 2 --daemon-arg=--transport=verbs` with the default
-# address cache, --peer-timeout-ms=2000 and --heartbeat-ms=500:
+# address cache, --peer-timeout-ms=2000 and --heartbeat-ms=500 (times
+# HOIST_TEST_SCALE, which multinode.sh sets for the emulated guest):
 #
 #  1. a departed PE's remote key (tests/multinode/stale_key.sh): three times
 #     a PE dies while its peer's daemon still posts RDMA operations with

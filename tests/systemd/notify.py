@@ -61,7 +61,7 @@ class Daemon:
         self.sock.bind(self.sock_path)
         self.msgs = []  # (time, line)
         env = dict(os.environ)
-        for k in ("WATCHDOG_USEC", "WATCHDOG_PID", "HOIST_MEMLOCK_BYTES"):
+        for k in ("WATCHDOG_USEC", "WATCHDOG_PID", "HOISTD_MEMLOCK_BYTES", "HOIST_MEMLOCK_BYTES"):
             env.pop(k, None)
         env["NOTIFY_SOCKET"] = self.sock_path
         env.update(env_extra)

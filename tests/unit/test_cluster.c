@@ -8,6 +8,9 @@
  * And how a daemon without node_id finds itself in the node list: the one
  * entry whose address is one of this host's; none or several is an error
  * that asks for node_id.
+ *
+ * And when a silent peer counts as lost: within peer_timeout_ms of its last
+ * sign of life, never while it is merely idle.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -221,6 +224,40 @@ START_TEST(test_configure_explicit_node_id)
 }
 END_TEST
 
+/* Peer loss within the promise. The transports look for silent peers every
+ * peer_check_interval_ns and declare one lost once its silence exceeds
+ * peer_silence_limit_ns. Whenever in a check interval a peer falls silent,
+ * the first check that sees it over the limit must come no later than
+ * peer_timeout_ms after its last sign of life; and a healthy idle peer,
+ * whose answers can be heartbeat_ms plus one check interval apart, must
+ * never be over the limit. The old rule (limit = peer_timeout_ms) noticed a
+ * stopped peer up to one interval late: 5.06-5.20 s with the 5 s default. */
+START_TEST(test_peer_lost_within_timeout)
+{
+	static const uint64_t conf[][2] = {/* heartbeat_ms, peer_timeout_ms */
+		{1000, 5000}, {10, 100}, {100, 100}, {250, 1000}, {1000, 1000},
+		{1000, 30000}, {600000, 3600000}, {10, 3600000}, {5000, 5000}};
+	for (size_t k = 0; k < sizeof(conf) / sizeof(conf[0]); k++) {
+		uint64_t to = conf[k][1], hb = peer_heartbeat_ms(conf[k][0], to); /* as main.c */
+		uint64_t g = peer_check_interval_ns(hb, to), limit = peer_silence_limit_ns(hb, to);
+		ck_assert_uint_gt(g, 0);
+		/* the checks run at 0, g, 2g, ...; the peer's last sign of
+		 * life comes at last (anywhere in an interval), then silence */
+		for (uint64_t step = 0; step < 97; step++) {
+			uint64_t last = 3 * g + step * g / 97, t = 0;
+			while (!(t > last && t - last > limit))
+				t += g;
+			ck_assert_msg(t - last <= to * 1000000ull,
+				      "hb %llu timeout %llu: lost %llu ns after the last sign of life",
+				      (unsigned long long)hb, (unsigned long long)to,
+				      (unsigned long long)(t - last));
+		}
+		/* no false loss: the pings leave room (main.c clamps heartbeat_ms) */
+		ck_assert_uint_ge(limit, hb * 1000000ull + 2 * g);
+	}
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("cluster");
@@ -238,6 +275,9 @@ int main(void)
 	tcase_add_test(tc, test_configure_several_on_this_host);
 	tcase_add_test(tc, test_configure_not_in_the_list);
 	tcase_add_test(tc, test_configure_explicit_node_id);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("peer loss");
+	tcase_add_test(tc, test_peer_lost_within_timeout);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

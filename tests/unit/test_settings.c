@@ -20,11 +20,8 @@ static void clear_env(void)
 {
 	for (int i = 0; i < SET__COUNT; i++) {
 		char e[64];
-		snprintf(e, sizeof(e), "HOIST_%s", settings_name(i));
-		for (char *k = e; *k; k++)
-			if (*k >= 'a' && *k <= 'z')
-				*k = (char)(*k - 'a' + 'A');
-		unsetenv(e);
+		unsetenv(settings_env_name(i, 0, e, sizeof(e)));
+		unsetenv(settings_env_name(i, 1, e, sizeof(e)));
 	}
 }
 
@@ -343,9 +340,9 @@ END_TEST
 
 START_TEST(test_env)
 {
-	ck_assert_int_eq(setenv("HOIST_SPIN_US", "20", 1), 0);
-	ck_assert_int_eq(setenv("HOIST_SQ_ENTRIES", "512", 1), 0);
-	ck_assert_int_eq(setenv("HOIST_RUNTIME_DIR", "/tmp/envdir", 1), 0);
+	ck_assert_int_eq(setenv("HOISTD_SPIN_US", "20", 1), 0);
+	ck_assert_int_eq(setenv("HOISTD_SQ_ENTRIES", "512", 1), 0);
+	ck_assert_int_eq(setenv("HOISTD_RUNTIME_DIR", "/tmp/envdir", 1), 0);
 	const char *bad = NULL;
 	ck_assert_int_eq(settings_load_env(&s, &bad), 0);
 	ck_assert_uint_eq(s.spin_us, 20);
@@ -353,15 +350,49 @@ START_TEST(test_env)
 	ck_assert_str_eq(s.runtime_dir, "/tmp/envdir");
 	ck_assert_int_eq(s.source[SET_spin_us], SRC_ENV);
 	ck_assert_int_eq(s.source[SET_batch], SRC_DEFAULT);
+	ck_assert_int_eq(settings_env_deprecated(&s, SET_spin_us), 0);
 
-	ck_assert_int_eq(setenv("HOIST_BATCH", "lots", 1), 0);
+	ck_assert_int_eq(setenv("HOISTD_BATCH", "lots", 1), 0);
 	bad = NULL;
 	ck_assert_int_eq(settings_load_env(&s, &bad), -EINVAL);
 	ck_assert_ptr_nonnull(bad);
-	ck_assert_str_eq(bad, "HOIST_BATCH");
-	ck_assert_int_eq(setenv("HOIST_BATCH", "0", 1), 0);
+	ck_assert_str_eq(bad, "HOISTD_BATCH");
+	ck_assert_int_eq(setenv("HOISTD_BATCH", "0", 1), 0);
 	ck_assert_int_eq(settings_load_env(&s, &bad), -ERANGE);
+	ck_assert_str_eq(bad, "HOISTD_BATCH");
+	clear_env();
+}
+END_TEST
+
+/* HOIST_<NAME>, the name the daemon used to share with libhoist: still
+ * read when HOISTD_<NAME> is not set, and marked deprecated; HOISTD_ wins. */
+START_TEST(test_env_deprecated)
+{
+	char buf[64];
+	ck_assert_str_eq(settings_env_name(SET_spin_us, 0, buf, sizeof(buf)), "HOISTD_SPIN_US");
+	ck_assert_str_eq(settings_env_name(SET_spin_us, 1, buf, sizeof(buf)), "HOIST_SPIN_US");
+	ck_assert_int_eq(setenv("HOIST_SPIN_US", "21", 1), 0);
+	ck_assert_int_eq(setenv("HOIST_RUNTIME_DIR", "/tmp/client-dir", 1), 0);
+	ck_assert_int_eq(setenv("HOISTD_RUNTIME_DIR", "/tmp/daemon-dir", 1), 0);
+	const char *bad = NULL;
+	ck_assert_int_eq(settings_load_env(&s, &bad), 0);
+	ck_assert_uint_eq(s.spin_us, 21);
+	ck_assert_int_eq(s.source[SET_spin_us], SRC_ENV);
+	ck_assert_int_eq(settings_env_deprecated(&s, SET_spin_us), 1);
+	ck_assert_str_eq(s.runtime_dir, "/tmp/daemon-dir");
+	ck_assert_int_eq(settings_env_deprecated(&s, SET_runtime_dir), 0);
+	ck_assert_int_eq(settings_env_deprecated(&s, SET_batch), 0);
+	/* a flag overrides it: the variable is not used, nothing to say */
+	ck_assert_int_eq(settings_set(&s, "spin_us", "22", SRC_FLAG), 0);
+	ck_assert_int_eq(settings_env_deprecated(&s, SET_spin_us), 0);
+
+	ck_assert_int_eq(setenv("HOIST_BATCH", "lots", 1), 0);
+	ck_assert_int_eq(settings_load_env(&s, &bad), -EINVAL);
 	ck_assert_str_eq(bad, "HOIST_BATCH");
+	ck_assert_int_eq(setenv("HOISTD_BATCH", "7", 1), 0); /* the bad old one is not read */
+	ck_assert_int_eq(settings_load_env(&s, &bad), 0);
+	ck_assert_uint_eq(s.batch, 7);
+	ck_assert_int_eq(settings_env_deprecated(&s, SET_batch), 0);
 	clear_env();
 }
 END_TEST
@@ -369,8 +400,8 @@ END_TEST
 START_TEST(test_precedence)
 {
 	const char *path = write_file("prec.conf", "spin_us = 10\nbatch = 32\nsq_entries = 256\n");
-	ck_assert_int_eq(setenv("HOIST_SPIN_US", "20", 1), 0);
-	ck_assert_int_eq(setenv("HOIST_SQ_ENTRIES", "512", 1), 0);
+	ck_assert_int_eq(setenv("HOISTD_SPIN_US", "20", 1), 0);
+	ck_assert_int_eq(setenv("HOISTD_SQ_ENTRIES", "512", 1), 0);
 	int line = 0;
 	const char *bad = NULL;
 	/* hoistd's order: defaults, file, environment, flags. */
@@ -550,6 +581,7 @@ static Suite *settings_suite(void)
 	tcase_add_test(tc, test_file_errors);
 	tcase_add_test(tc, test_file_error_words);
 	tcase_add_test(tc, test_env);
+	tcase_add_test(tc, test_env_deprecated);
 	tcase_add_test(tc, test_precedence);
 	tcase_add_test(tc, test_check);
 	tcase_add_test(tc, test_check_transport);

@@ -1,0 +1,135 @@
+/*
+ * The bottom of libhoist: this process's side of its SQ/CQ pair in the
+ * shared ring region (layout, ordering helpers: shm/hoist_shm.h).
+ *
+ * Mechanism only, all static inline: take a free SQE, publish it, kick the
+ * daemon's doorbell, reap completions. Nothing here waits, retries or
+ * knows about operations, staging or quiet: a full SQ is -EAGAIN, and what
+ * to do about it (make progress, quiet, retry) is wait.c's policy. This
+ * header includes nothing of the client but shm/, so nothing above it can
+ * be reached from here.
+ *
+ * Layering of client/, bottom first: each file calls only files on the
+ * lines before its own (internal.h has the same list):
+ *
+ *   shm/hoist_shm.h            ABI: ring layout, memory-ordering helpers
+ *   ring.h                     this file: SQE get/submit, kick, reap
+ *   staging.c symheap.c        leaf allocators (staging arena, heap)
+ *   env.c error.c              environment, error strings
+ *   ctx.c                      hoist__g and its plain accessors
+ *   wait.c                     progress and waiting; the "full -> make
+ *                              progress / quiet, retry" policy (SQ, op
+ *                              slots, staging); quiet
+ *   ptr.c                      same-node peers (hoist_ptr, direct path)
+ *   agg.c                      aggregation regions
+ *   rma.c                      put / get
+ *   vec.c sync.c coll.c        strided/vector, ordering and barriers,
+ *                              collectives
+ *   attach.c                   hoist_init / hoist_finalize
+ *
+ * Single producer (this PE, single-threaded library), single consumer
+ * (the daemon's progress thread). Per descriptor the fast path is one
+ * release store of sq_tail and one relaxed load of sq_flags; no fence, no
+ * read-modify-write, no system call unless the daemon announced it sleeps.
+ */
+#ifndef HOIST_CLIENT_RING_H
+#define HOIST_CLIENT_RING_H
+
+#include <errno.h>
+#include <stdint.h>
+#include <unistd.h>
+
+#include "hoist_shm.h"
+
+/* The client's view of its rings (mapped at attach). */
+struct hoist_ring {
+	struct hoist_ctrl *ctrl;
+	struct hoist_sqe *sq;
+	struct hoist_cqe *cq;
+	uint32_t sq_mask, cq_mask;
+	uint32_t sq_tail;      /* local copy of what we published */
+	uint32_t sq_head_seen; /* last daemon head we read */
+	uint32_t cq_head;
+	int doorbell;          /* eventfd of the daemon's progress thread */
+};
+
+/* 0 and the next free SQE in *out (filled by the caller, published by
+ * hoist_ring_submit), or -EAGAIN: the SQ is full as far as the last look
+ * at the daemon's head (hoist_ring_sq_head) tells. Never waits. */
+static inline int hoist_ring_sqe_get(struct hoist_ring *r, struct hoist_sqe **out)
+{
+	if (r->sq_tail - r->sq_head_seen >= r->sq_mask + 1)
+		return -EAGAIN;
+	*out = &r->sq[r->sq_tail & r->sq_mask];
+	return 0;
+}
+
+static inline void hoist_ring_doorbell(struct hoist_ring *r)
+{
+	uint64_t one = 1;
+	ssize_t w = write(r->doorbell, &one, sizeof(one));
+	(void)w; /* EAGAIN: counter saturated, the daemon wakes anyway */
+}
+
+/* Publish the SQE hoist_ring_sqe_get handed out. */
+static inline void hoist_ring_submit(struct hoist_ring *r)
+{
+	struct hoist_ctrl *ctrl = r->ctrl;
+	r->sq_tail++;
+	/* pairs with hoist_load_acquire(&ctrl->sq_tail) in the daemon's drain() */
+	hoist_store_release(&ctrl->sq_tail, r->sq_tail);
+	/* No full fence per descriptor: it was most of a put's cost (the line
+	 * holding the tail and the SQE must come back from the daemon's core).
+	 * A stale flag here is covered twice: the daemon keeps looking at the
+	 * rings for a grace period after it sets the flag, and every call that
+	 * waits for the daemon first runs hoist_ring_kick() with the fence. */
+	if (hoist_load_relaxed(&ctrl->sq_flags) & HOIST_SQ_NEED_WAKEUP)
+		hoist_ring_doorbell(r);
+}
+
+/* Before waiting for the daemon: wake it if it announced it sleeps. The
+ * full fence orders our tail store before the flag load and pairs with the
+ * daemon's fence between setting HOIST_SQ_NEED_WAKEUP and its last look
+ * at the rings (Dekker): one of the two sees the other's store. */
+static inline void hoist_ring_kick(struct hoist_ring *r)
+{
+	hoist_smp_mb();
+	if (hoist_load_relaxed(&r->ctrl->sq_flags) & HOIST_SQ_NEED_WAKEUP)
+		hoist_ring_doorbell(r);
+}
+
+/* Hand every CQE the daemon posted to fn(arg, cqe), in order, then give
+ * their slots back. Returns how many. (Inlined into its one caller, fn
+ * with it.) */
+static inline int hoist_ring_reap(struct hoist_ring *r,
+				  void (*fn)(void *arg, const struct hoist_cqe *e), void *arg)
+{
+	struct hoist_ctrl *ctrl = r->ctrl;
+	/* pairs with hoist_store_release(&ctrl->cq_tail) in the daemon's cq_flush */
+	uint32_t tail = hoist_load_acquire(&ctrl->cq_tail);
+	int n = 0;
+	while (r->cq_head != tail) {
+		fn(arg, &r->cq[r->cq_head & r->cq_mask]);
+		r->cq_head++;
+		n++;
+	}
+	if (n) /* pairs with the daemon's hoist_load_acquire(&ctrl->cq_head) */
+		hoist_store_release(&ctrl->cq_head, r->cq_head);
+	return n;
+}
+
+/* Look at the daemon's SQ head: 1 (and *head) if it moved since the last
+ * look, i.e. SQEs were consumed and their slots (and put payloads) are
+ * free again; else 0. */
+static inline int hoist_ring_sq_head(struct hoist_ring *r, uint32_t *head)
+{
+	/* pairs with the daemon's release of sq_head: payloads are consumed */
+	uint32_t h = hoist_load_acquire(&r->ctrl->sq_head);
+	if (h == r->sq_head_seen)
+		return 0;
+	r->sq_head_seen = h;
+	*head = h;
+	return 1;
+}
+
+#endif
