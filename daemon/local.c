@@ -37,5 +37,5 @@ static enum xp_result self_rma(struct daemon *d, const struct xp_req *rq, int *e
 const struct transport_ops self_transport = {
 	.name = "self",
 	.rma = self_rma,
-	.ordered = 1, /* a copy during the call */
+	/* in order: a copy during the call */
 };

@@ -45,7 +45,7 @@ int overlap_create(struct daemon *d, struct client *c)
 		goto fail_all;
 	}
 	o->conf_cap = (uint32_t)d->cfg.max_outstanding_puts;
-	o->ordered = d->xport ? d->xport->ordered : 1;
+	o->ordered = xp_ordered(d->xport, d);
 	if (!o->ordered) { /* a later put must not overtake an unfinished get */
 		rc = conflict_init(&o->gconf, c->job->size, o->conf_cap);
 		if (rc)

@@ -7,11 +7,13 @@
  *   completions come (each put retires alone). The conflict stage decides
  *   the order: a get or put (or the bounding box of a strided/vector one)
  *   that overlaps an outstanding put of the same client goes right behind
- *   it when the transport delivers in order per peer (transport_ops
- *   .ordered), and otherwise waits at the ring head until every
- *   overlapping put completed (conflict_waits); there a put also waits
- *   for overlapping unfinished gets of the client (tracked only on such
- *   transports). verbs keeps two rules of its own on top: it holds a get
+ *   it when the transport delivers in order per peer (xp_ordered(): no
+ *   transport_ops.reorders, or it says no), and otherwise (tcp with
+ *   tcp_lanes > 1) waits at the ring head until every overlapping put
+ *   completed (conflict_waits); there a put also waits for overlapping
+ *   unfinished gets of the client (tracked only on such transports).
+ *   Without this stage (HOIST_AUTO=0: no struct overlap) only a fence or
+ *   quiet orders. verbs keeps two rules of its own on top: it holds a get
  *   (put) that overlaps an unfinished put (get) on its queue pair until
  *   that completes (ring_overlap), and an operation that does not go
  *   packed waits until the node answered every earlier pack (the node's

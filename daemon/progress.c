@@ -729,7 +729,7 @@ static enum exec_result execute(struct daemon *d, struct client *c, const struct
 		 * in order (same node: at once; tcp with one connection per peer;
 		 * verbs: RC) orders the puts already. On any other one a fence
 		 * waits until everything issued before it completed. */
-		if (d->xport && !d->xport->ordered && c->outstanding)
+		if (!xp_ordered(d->xport, d) && c->outstanding)
 			return cap_stall(d, c);
 		STAT_INC(&c->st, fences);
 		return EXEC_DONE;

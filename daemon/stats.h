@@ -73,6 +73,7 @@
 	X(coll_early, COUNTER, "collective chunks that arrived before this node was ready for them")        \
 	X(xp_kind_refused, COUNTER, "transport operations of a kind the transport does not run (refused, never executed)") \
 	X(tcp_requests, COUNTER, "requests and messages queued on tcp connections")                         \
+	X(tcp_stripes, COUNTER, "puts/gets of at least 256 KiB striped over several tcp lanes (tcp_lanes)") \
 	X(peer_conns_dropped, COUNTER, "incoming peer connections dropped unauthenticated (deadline or cap)") \
 	X(accept_pauses, COUNTER, "times accepting peer connections paused: out of file descriptors")
 

@@ -155,15 +155,24 @@ struct transport_ops {
 	int (*mem_reg)(struct daemon *d, struct client *c, char *why, size_t whylen);
 	void (*mem_dereg)(struct daemon *d, struct client *c);
 	void (*mem_retire)(struct daemon *d, struct client *c);
+	/* Optional (NULL: never). Nonzero when this daemon's transport may
+	 * deliver one client's operations to one node out of issue order
+	 * (tcp with tcp_lanes > 1). Otherwise (one connection per peer, an RC
+	 * queue pair, same node) the conflict stage lets an access go right
+	 * behind an overlapping unfinished put; on a reordering one such an
+	 * access waits for the put's completion, a put for an overlapping
+	 * unfinished get, and a fence for every earlier operation. Asked when
+	 * a client attaches; the answer must not change while the daemon runs. */
+	int (*reorders)(const struct daemon *d);
 	uint8_t frames; /* frame_integrity covers what it carries (tcp) */
-	/* Delivers one client's operations to one node in issue order (one
-	 * connection per peer, an RC queue pair): the conflict stage then lets
-	 * an access go right behind an overlapping unfinished put. 0: it may
-	 * reorder (several connections per peer): such an access waits for
-	 * the put's completion, and a fence for every earlier operation. */
-	uint8_t ordered;
 	uint8_t rdma;   /* start() needs an RDMA device for this node's address */
 };
+
+/* Does t (NULL: none, one node) deliver in issue order per peer? */
+static inline int xp_ordered(const struct transport_ops *t, const struct daemon *d)
+{
+	return !t || !t->reorders || !t->reorders(d);
+}
 
 extern const struct transport_ops self_transport;
 extern const struct transport_ops tcp_transport;

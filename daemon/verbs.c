@@ -2218,5 +2218,5 @@ const struct transport_ops verbs_transport = {
 	.mem_dereg = verbs_client_deregister,
 	.mem_retire = verbs_client_retire,
 	.rdma = 1,
-	.ordered = 1, /* one RC queue pair per peer */
+	/* in order: one RC queue pair per peer */
 };
