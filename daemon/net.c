@@ -1394,8 +1394,10 @@ static void net_flush(struct daemon *d)
 	}
 	for (struct netconn *c = n->incoming, *next; c; c = next) {
 		next = c->next;
-		if (c->phase == PH_UP && conn_pending(c) && (rc = conn_flush(d, c)))
+		if (c->phase == PH_UP && conn_pending(c) && (rc = conn_flush(d, c))) {
 			conn_fail(d, c, strerror(-rc));
+			next = n->incoming; /* the peer's other lanes went too */
+		}
 	}
 }
 
@@ -1468,6 +1470,7 @@ static void net_timers(struct daemon *d, uint64_t now)
 			snprintf(why, sizeof(why), "silent longer than peer_timeout_ms (%llu ms)",
 				 (unsigned long long)((now - c->last_rx_ns) / 1000000));
 			conn_fail(d, c, why);
+			next = n->incoming; /* the peer's other lanes went too */
 		}
 	}
 	if (n->accept_paused_until && now >= n->accept_paused_until) {
