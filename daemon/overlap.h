@@ -12,8 +12,9 @@
  *   tcp_lanes > 1) waits at the ring head until every overlapping put
  *   completed (conflict_waits); there a put also waits for overlapping
  *   unfinished gets of the client (tracked only on such transports).
- *   Without this stage (HOIST_AUTO=0: no struct overlap) only a fence or
- *   quiet orders. verbs keeps two rules of its own on top: it holds a get
+ *   Without this stage (HOIST_AUTO=0: no struct overlap) a fence or quiet
+ *   orders, and on such a transport each chunk descriptor of a
+ *   strided/vector put waits for everything earlier (progress.c). verbs keeps two rules of its own on top: it holds a get
  *   (put) that overlaps an unfinished put (get) on its queue pair until
  *   that completes (ring_overlap), and an operation that does not go
  *   packed waits until the node answered every earlier pack (the node's

@@ -571,6 +571,13 @@ static enum exec_result multi_exec(struct daemon *d, struct client *c, const str
 				return EXEC_DONE;
 			}
 		}
+		/* No conflict stage (HOIST_AUTO=0) on a transport that may
+		 * reorder: the library posts a strided/vector put as one
+		 * descriptor per chunk and quiets after the last, and elements
+		 * apply in list order, so each chunk waits until everything
+		 * earlier completed. */
+		if (!t && !c->ov && kind == XP_PUT && c->outstanding && !xp_ordered(d->xport, d))
+			return cap_stall(d, c);
 		uint64_t lo, hi;
 		*res = multi_new(c, sqe, &m, &lo, &hi);
 		if (*res)
