@@ -26,6 +26,7 @@
 #include "control.h"
 #include "hoist.pb-c.h"
 #include "log.h"
+#include "reg.h"
 
 static int reply_error(struct daemon *d, int fd, int status, const char *why)
 {
@@ -167,10 +168,8 @@ void client_free(struct daemon *d, struct client *c)
 	if (c->conn)
 		c->conn->client = NULL;
 	struct job *j = c->job;
-	if (d->xport && d->xport->mem_retire)
-		d->xport->mem_retire(d, c); /* takes over the segments it registered */
-	if (d->xport && d->xport->mem_dereg)
-		d->xport->mem_dereg(d, c);
+	reg_retire(d, c); /* keeps registered segments for the grace period */
+	reg_deregister(d, c);
 	region_destroy(&c->ring);
 	region_destroy(&c->staging);
 	region_destroy(&c->heap);
@@ -616,7 +615,7 @@ int attach_handle(struct daemon *d, struct conn *cn, const void *msg, size_t len
 			job_unlink_free(d, j);
 		goto refuse;
 	}
-	status = d->xport && d->xport->mem_reg ? d->xport->mem_reg(d, c, why, sizeof(why)) : 0;
+	status = reg_register(d, c, why, sizeof(why));
 	if (status) {
 		client_free_regions(c);
 		if (j->live == 0 && j->known == 0)

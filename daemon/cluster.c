@@ -147,7 +147,6 @@ int cluster_configure(struct daemon *d, char *err, size_t errlen)
 	struct net *n = &d->net;
 	const char *spec = d->cfg.nodes;
 	n->listen_fd = -1;
-	n->epfd = -1;
 	n->self = 0;
 	n->nnodes = 1;
 	if (sodium_init() < 0) {

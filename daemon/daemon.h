@@ -31,7 +31,9 @@
 
 #include "cmdq.h"
 #include "hoist_shm.h"
+#include "loop.h"
 #include "net.h"
+#include "reg.h"
 #include "region.h"
 #include "settings.h"
 #include "stats.h"
@@ -82,11 +84,12 @@ struct client {
 	struct client_stats st;   /* written by the progress thread */
 	struct phase_stats_row phase_st[PHASE_STATS_MAX]; /* likewise */
 
-	/* verbs: memory registrations of heap, staging, prefetch region
-	 * (struct ibv_mr *), made by the control thread at attach, released
-	 * by client_free; read-only for the progress thread in between */
-	void *mr[3];
-	uint64_t pinned;          /* bytes they pin (memlock budget) */
+	/* the transport's handles of heap, staging, prefetch region (verbs:
+	 * struct ibv_mr *), made by reg_register on the control thread at
+	 * attach, released by client_free (reg_retire); read-only for the
+	 * progress thread in between */
+	void *mr[REG_NHANDLES];
+	uint64_t pinned;          /* bytes they pin (memlock budget, reg.c) */
 };
 
 struct job {
@@ -179,8 +182,9 @@ struct daemon {
 	uint64_t next_id;
 	int nclients;
 	struct control_stats cst;
-	uint64_t pinned_bytes;   /* verbs: registered client bytes (budget) */
+	uint64_t pinned_bytes;   /* registered bytes (budget; reg.c, atomic) */
 	uint64_t pinned_limit;
+	struct reg reg;          /* registration: grace list, pinned table */
 	struct client_stats retired; /* sums of freed clients */
 
 	/* progress thread */
@@ -188,12 +192,13 @@ struct daemon {
 	int doorbell_fd;         /* eventfd clients ring when we sleep */
 	struct cmdq to_progress; /* its eventfd wakes the progress thread */
 	struct cmdq to_control;  /* its eventfd is watched by libevent */
+	struct loop loop;        /* the progress loop's epoll (loop.h) */
 	struct client *active;   /* progress thread's clients */
 	struct job *pjobs;       /* progress thread's jobs */
 	struct net net;          /* cluster, peers, tcp transport */
-	const struct transport_ops *xport; /* to other nodes */
+	const struct transport_ops *xport; /* to other nodes (self: one node) */
 	struct progress_stats pst;
-	struct verbs_stats vst;  /* verbs transport (and the pinned budget) */
+	struct verbs_stats vst;  /* verbs transport (and the pinned budget, reg.c) */
 	struct verbs *verbs;     /* verbs transport state, NULL with tcp */
 	uint64_t heartbeat;      /* bumped by the progress thread (watchdog) */
 	int more_pending;        /* this pass left descriptors for the next

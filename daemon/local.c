@@ -34,8 +34,26 @@ static enum xp_result self_rma(struct daemon *d, const struct xp_req *rq, int *e
 	return xp_fail(err, xp_kind_refuse(d, rq->kind)); /* not run here, or no kind at all */
 }
 
+/* Another daemon: there is none (one node). */
+static int self_am_send(struct daemon *d, int32_t node, uint8_t type, const void *ext,
+			uint16_t hlen, const void *payload, uint64_t plen)
+{
+	(void)d, (void)node, (void)type, (void)ext, (void)hlen, (void)payload, (void)plen;
+	return -EHOSTUNREACH;
+}
+
+/* Nothing in flight: every operation completed during its call. */
+static void self_orphan(struct daemon *d, struct client *c)
+{
+	(void)d, (void)c;
+}
+
+/* The transport of a one-node daemon too (progress_start): no start, no
+ * descriptors, nothing to flush or time; nothing registered. */
 const struct transport_ops self_transport = {
 	.name = "self",
 	.rma = self_rma,
+	.am_send = self_am_send,
+	.orphan = self_orphan,
 	/* in order: a copy during the call */
 };

@@ -2,8 +2,8 @@
  * tcp transport (progress thread): connections (tcp_lanes per peer), the
  * keyed handshake, framing with partial reads and writes, credits, striping
  * of large transfers over the lanes, the address cache on the request side
- * and the pinned table on the serving side, heartbeats and peer loss. See
- * wire.h for the frames and net.h for the objects.
+ * and the pinned table's keys (reg.c) on the serving side, heartbeats and
+ * peer loss. See wire.h for the frames and net.h for the objects.
  */
 #include "net.h"
 
@@ -15,11 +15,12 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
-#include <infiniband/verbs.h>
 
 #include "am.h"
+#include "loop.h"
 #include "overlap.h"
 #include "pack.h"
+#include "reg.h"
 #include "daemon.h"
 #include "transport.h"
 #include "hoist.pb-c.h"
@@ -30,10 +31,9 @@
 #define RETRY_NS (1000000000ull) /* a lost peer may be retried after 1 s */
 #define ACCEPT_PAUSE_NS (100000000ull) /* out of descriptors: accept again after 100 ms */
 
-/* epoll tags for the fds that are not connections */
-static char EP_LISTEN, EP_DOORBELL, EP_CMDQ;
-
 static void conn_free(struct daemon *d, struct netconn *c);
+static void conn_event(struct daemon *d, struct netconn *c, uint32_t ev);
+static void conn_release(struct netconn *c);
 static void peer_lost(struct daemon *d, struct peer *p, const char *why);
 static void pack_fail_open(struct daemon *d, struct peer *p, int res);
 static void pack_free_slots(struct pack_slot *s);
@@ -92,22 +92,36 @@ static int frame_queue(struct netconn *c, uint8_t type, uint64_t tag, const void
 	return 0;
 }
 
-/* ---- epoll ------------------------------------------------------------- */
+/* ---- the progress loop's epoll (loop.h) --------------------------------- */
+
+/* Events on a connection. A connection closed meanwhile (this event's
+ * handling may lose a peer, closing others) is freed after it, not under
+ * the code still using it (graveyard). */
+static int conn_ready(struct daemon *d, void *arg, uint32_t events)
+{
+	struct net *n = &d->net;
+	struct netconn *c = arg;
+	if (c->dead)
+		return 0;
+	n->in_batch = 1;
+	conn_event(d, c, events);
+	n->in_batch = 0;
+	while (n->graveyard) {
+		struct netconn *g = n->graveyard;
+		n->graveyard = g->next;
+		conn_release(g);
+	}
+	return 1;
+}
 
 static void ep_watch(struct net *n, struct netconn *c, uint32_t events)
 {
-	struct epoll_event ev = {.events = events, .data.ptr = c};
-	int op = c->epoll_events ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
 	if (c->epoll_events == events)
 		return;
-	if (epoll_ctl(n->epfd, op, c->fd, &ev) == 0)
+	int rc = c->epoll_events ? loop_mod(n->loop, c->fd, events)
+				 : loop_add(n->loop, c->fd, events, conn_ready, c);
+	if (rc == 0)
 		c->epoll_events = events;
-}
-
-static int ep_add_tag(struct net *n, int fd, void *tag)
-{
-	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = tag};
-	return epoll_ctl(n->epfd, EPOLL_CTL_ADD, fd, &ev) < 0 ? -errno : 0;
 }
 
 /* ---- sockets ----------------------------------------------------------- */
@@ -456,12 +470,13 @@ static void conn_release(struct netconn *c)
 	free(c);
 }
 
-/* Close now; free now, or after the epoll batch that may still name it. */
+/* Close now; free now, or after the event being handled (conn_ready),
+ * whose code may still use it. */
 static void conn_free(struct daemon *d, struct netconn *c)
 {
 	if (!c->outgoing)
 		conn_unlink(&d->net, c);
-	epoll_ctl(d->net.epfd, EPOLL_CTL_DEL, c->fd, NULL);
+	loop_del(d->net.loop, c->fd);
 	close(c->fd);
 	c->fd = -1;
 	if (d->net.in_batch) {
@@ -587,8 +602,7 @@ static void flood_log(struct net *n, const char *what)
 
 static void listen_watch(struct net *n, uint32_t events)
 {
-	struct epoll_event ev = {.events = events, .data.ptr = &EP_LISTEN};
-	epoll_ctl(n->epfd, EPOLL_CTL_MOD, n->listen_fd, &ev);
+	loop_mod(n->loop, n->listen_fd, events);
 }
 
 /* Out of descriptors: stop looking at the listening socket for a while
@@ -656,17 +670,6 @@ static void accept_all(struct daemon *d)
 
 /* ---- serving a peer's requests ---------------------------------------- */
 
-static void pin_entry(struct daemon *d, const struct client *c, struct wire_entry *e)
-{
-	const struct pin *p = &d->net.pins[c->pin_slot];
-	e->node = d->net.self;
-	e->rkey = (uint32_t)p->tag << 16 | c->pin_slot;
-	e->base = (uint64_t)(uintptr_t)p->base;
-	e->len = p->len;
-	e->gen = p->gen;
-	e->valid = 1;
-}
-
 /* A target by name: (job, PE, segment, offset). */
 static int resolve_name(struct daemon *d, const struct wire_target *t, char **dst,
 			struct wire_entry *entry)
@@ -680,7 +683,8 @@ static int resolve_name(struct daemon *d, const struct wire_target *t, char **ds
 	if (!hoist_range_ok(t->off, t->len, cl->heap.bytes))
 		return -EFAULT;
 	*dst = (char *)cl->heap.base + t->off;
-	pin_entry(d, cl, entry);
+	if (reg_entry(d, cl, entry)) /* not in the pinned table: by name only */
+		memset(entry, 0, sizeof(*entry));
 	return 0;
 }
 
@@ -704,9 +708,8 @@ static int resolve(struct daemon *d, struct netconn *c, char **dst, uint64_t *le
 	*len = w.len;
 	if (w.name.len != w.len)
 		return -EPROTO;
-	uint32_t slot = w.rkey & 0xffff;
-	struct pin *p = slot < d->net.npins ? &d->net.pins[slot] : NULL;
-	if (!p || !p->used || p->tag != (w.rkey >> 16) || p->gen != w.gen)
+	const struct reg_pin *p = reg_find(d, w.rkey, w.gen);
+	if (!p)
 		return resolve_name(d, &w.name, dst, entry); /* stale key */
 	uint64_t base = (uint64_t)(uintptr_t)p->base;
 	if (w.addr < base || !hoist_range_ok(w.addr - base, w.len, p->len))
@@ -1250,26 +1253,24 @@ static void conn_event(struct daemon *d, struct netconn *c, uint32_t ev)
 
 /* ---- public ------------------------------------------------------------ */
 
+static int listen_ready(struct daemon *d, void *arg, uint32_t events)
+{
+	(void)arg;
+	(void)events;
+	accept_all(d);
+	return 1;
+}
+
+/* Started only with peers (one node: progress_start runs self). */
 static int net_start(struct daemon *d)
 {
 	struct net *n = &d->net;
-	n->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (n->epfd < 0)
-		return -errno;
 	int rc;
-	if ((rc = ep_add_tag(n, d->doorbell_fd, &EP_DOORBELL)) ||
-	    (rc = ep_add_tag(n, d->to_progress.efd, &EP_CMDQ)))
-		return rc;
-	n->npins = (uint32_t)d->cfg.max_clients;
-	if (n->npins > 65536)
-		n->npins = 65536;
-	n->pins = calloc(n->npins, sizeof(*n->pins));
-	if (!n->pins)
-		return -ENOMEM;
+	n->loop = &d->loop;
 	if ((rc = addr_cache_init(&n->cache, (uint32_t)d->cfg.addr_cache_entries)))
 		return rc;
 	if (!n->enabled)
-		return 0;
+		return 0; /* nothing to listen for */
 	for (int32_t i = 0; i < n->nnodes; i++) {
 		struct peer *p = &n->peers[i];
 		p->window = (uint32_t)d->cfg.credit_window;
@@ -1294,7 +1295,7 @@ static int net_start(struct daemon *d)
 		return rc;
 	}
 	n->listen_fd = fd;
-	if ((rc = ep_add_tag(n, fd, &EP_LISTEN)))
+	if ((rc = loop_add(n->loop, fd, EPOLLIN, listen_ready, NULL)))
 		return rc;
 	hlog_info("node %d of %d, listening on %s", n->self, n->nnodes, me->name);
 	return 0;
@@ -1325,46 +1326,12 @@ static void net_stop(struct daemon *d)
 	}
 	free(n->peers);
 	n->peers = NULL;
-	if (n->listen_fd >= 0)
+	if (n->listen_fd >= 0) {
+		loop_del(n->loop, n->listen_fd);
 		close(n->listen_fd);
-	if (n->epfd >= 0)
-		close(n->epfd);
-	free(n->pins);
+	}
 	addr_cache_fini(&n->cache);
 	sodium_memzero(n->key, sizeof(n->key));
-}
-
-static int net_poll(struct daemon *d, int timeout_ms)
-{
-	struct net *n = &d->net;
-	struct epoll_event ev[64];
-	int k = epoll_wait(n->epfd, ev, 64, timeout_ms);
-	int handled = 0;
-	n->in_batch = 1;
-	for (int i = 0; i < k; i++) {
-		void *tag = ev[i].data.ptr;
-		if (tag == &EP_DOORBELL) {
-			uint64_t v;
-			ssize_t r = read(d->doorbell_fd, &v, sizeof(v));
-			(void)r;
-			STAT_INC(&d->pst, doorbells);
-		} else if (tag == &EP_CMDQ) {
-			/* the main loop takes the commands */
-		} else if (tag == &EP_LISTEN) {
-			accept_all(d);
-			handled++;
-		} else if (!((struct netconn *)tag)->dead) {
-			conn_event(d, tag, ev[i].events);
-			handled++;
-		}
-	}
-	n->in_batch = 0;
-	while (n->graveyard) {
-		struct netconn *c = n->graveyard;
-		n->graveyard = c->next;
-		conn_release(c);
-	}
-	return handled;
 }
 
 static void net_flush(struct daemon *d)
@@ -1761,36 +1728,6 @@ static int net_am_send(struct daemon *d, int32_t node, uint8_t type, const void 
 	return frame_queue(p->lanes[0].conn, type, 0, ext, hlen, payload, plen);
 }
 
-int pin_register(struct daemon *d, struct client *c)
-{
-	struct net *n = &d->net;
-	for (uint32_t i = 0; i < n->npins; i++) {
-		struct pin *p = &n->pins[i];
-		if (p->used)
-			continue;
-		p->used = 1;
-		p->client = c;
-		p->base = c->heap.base;
-		p->len = c->heap.bytes;
-		p->gen++;
-		p->tag = (uint16_t)(randombytes_random() | 1);
-		p->rkey = c->mr[0] ? ((struct ibv_mr *)c->mr[0])->rkey : 0;
-		c->pin_slot = i;
-		return 0;
-	}
-	return -ENOSPC;
-}
-
-void pin_unregister(struct daemon *d, struct client *c)
-{
-	struct pin *p = &d->net.pins[c->pin_slot];
-	if (p->used && p->client == c) {
-		p->used = 0;
-		p->client = NULL;
-		p->tag = 0;
-	}
-}
-
 /* Client c left: the lane's requests forget it, and a reply's data being
  * received for it right now (into its prefetch arena, staging or heap)
  * goes nowhere. */
@@ -1841,7 +1778,6 @@ const struct transport_ops tcp_transport = {
 	.stop = net_stop,
 	.rma = net_rma,
 	.am_send = net_am_send,
-	.poll = net_poll,
 	.flush = net_flush,
 	.timers = net_timers,
 	.orphan = net_orphan_client,

@@ -31,6 +31,7 @@
 struct daemon;
 struct client;
 struct job;
+struct loop;
 
 /* per-peer counters (progress thread writes, stats reads) */
 #define HOISTD_PEER_STATS(X)                                                                       \
@@ -192,36 +193,21 @@ struct peer {
 	struct peer_stats st;
 };
 
-/* Pinned table (seed 001): every local segment that remote daemons may
- * address directly. With tcp "registration" is just an entry; verbs will
- * keep its MR here. rkey = tag << 16 | slot. */
-struct pin {
-	struct client *client;
-	char *base;
-	uint64_t len;
-	uint32_t gen;
-	uint16_t tag;
-	uint8_t used;
-	uint32_t rkey;  /* verbs: the heap MR's remote key (0 with tcp) */
-};
-
 struct net {
 	int enabled;          /* more than one node configured */
 	int32_t self;
 	int32_t nnodes;
 	struct peer *peers;   /* [nnodes]; peers[self] unused */
 	int listen_fd;
-	int epfd;
+	struct loop *loop;    /* the progress loop's epoll (d->loop) */
 	struct netconn *incoming;
-	struct netconn *graveyard; /* closed while an epoll batch is handled */
+	struct netconn *graveyard; /* closed while an event is handled */
 	int in_batch;
 	uint8_t key[32];      /* cluster key digest */
 	int frames_mode;      /* enum frames_mode (setting frame_integrity) */
 	int frames_aes;       /* this CPU runs AES-256-GCM */
 	uint8_t job_id_key[32]; /* keys cluster_job_id: from the cluster key, or random on one node */
 	struct addr_cache cache;
-	struct pin *pins;
-	uint32_t npins;
 	uint64_t next_ping_check_ns;
 	uint64_t accept_paused_until; /* 0: the listening socket is watched */
 	uint64_t next_flood_log_ns;   /* rate limit of the refusal log lines */
@@ -276,9 +262,5 @@ static inline uint64_t peer_silence_limit_ns(uint64_t heartbeat_ms, uint64_t pee
 /* A peer node is gone (any transport): jobs with ranks there fail,
  * nothing of it stays cached. */
 void net_node_lost(struct daemon *d, int32_t node);
-
-/* Pinned table. */
-int pin_register(struct daemon *d, struct client *c);
-void pin_unregister(struct daemon *d, struct client *c);
 
 #endif

@@ -5,9 +5,10 @@
  *
  * Adaptive polling: after its last work the thread spins for spin_us, then
  * sets HOIST_SQ_NEED_WAKEUP in every client's control page, rechecks every
- * ring (Dekker with the client's tail store) and sleeps in poll() on the
- * doorbell eventfd and the command queue. Clients ring the doorbell only
- * when they see the flag.
+ * ring (Dekker with the client's tail store) and sleeps in the loop's one
+ * epoll (loop.h): the doorbell eventfd, the command queue and the
+ * transport's descriptors. Clients ring the doorbell only when they see
+ * the flag.
  */
 #include "daemon.h"
 
@@ -15,11 +16,15 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "am.h"
 #include "coll.h"
+#include "loop.h"
 #include "overlap.h"
+#include "reg.h"
 #include "hoist_futex.h"
 #include "log.h"
 #include "validate.h"
@@ -878,7 +883,7 @@ static void client_retire(struct daemon *d, struct client *c)
 		d->xport->pack_release(d);
 	d->xport->orphan(d, c);
 	overlap_destroy(c);
-	pin_unregister(d, c);
+	reg_unpin(d, c);
 	barrier_depart(d, j, c, c->clean_detach);
 	if (--j->local == 0) { /* the job has no client here any more */
 		struct job **jp = &d->pjobs;
@@ -904,7 +909,7 @@ static void client_add(struct daemon *d, struct client *c)
 	if (!c->blocking && overlap_create(d, c))
 		hlog_warn("job %s rank %d: no memory for automatic overlap; running without it",
 			  j->key, c->rank);
-	if (pin_register(d, c))
+	if (reg_pin(d, c))
 		hlog_warn("pinned table full: job %s rank %d is reachable by name only", j->key,
 			  c->rank);
 	c->prog_next = d->active;
@@ -1009,12 +1014,37 @@ static void set_need_wakeup(struct daemon *d, int on)
 	}
 }
 
+/* The doorbell rang (a client saw HOIST_SQ_NEED_WAKEUP): it only wakes
+ * the loop up; the rings are looked at on the next pass. */
+static int doorbell_event(struct daemon *d, void *arg, uint32_t events)
+{
+	(void)arg;
+	(void)events;
+	uint64_t v;
+	ssize_t r = read(d->doorbell_fd, &v, sizeof(v));
+	(void)r;
+	STAT_INC(&d->pst, doorbells);
+	return 0;
+}
+
+/* Commands are waiting: the next pass takes them (handle_commands), which
+ * also drains the eventfd. */
+static int cmdq_event(struct daemon *d, void *arg, uint32_t events)
+{
+	(void)d;
+	(void)arg;
+	(void)events;
+	return 0;
+}
+
 static void *progress_main(void *arg)
 {
 	struct daemon *d = arg;
 	uint64_t spin_ns = d->cfg.spin_us * 1000u;
 	uint64_t last_work = now_ns();
-	unsigned idle = 0;
+	unsigned idle = 0, passes = 0;
+	/* a network transport runs (more than one node); with one node only
+	 * the rings, the commands and the doorbell need looking at */
 	int net = d->net.enabled;
 
 	for (;;) {
@@ -1023,11 +1053,17 @@ static void *progress_main(void *arg)
 		d->more_pending = 0;
 		unsigned work = poll_all(d);
 		if (net) {
-			/* the sockets are checked on every pass: a remote reply is
-			 * what a waiting client needs next. What the drain queued
-			 * leaves first (verbs: one doorbell for the batch). */
+			/* the transport is looked at on every pass: a remote reply
+			 * is what a waiting client needs next. What the drain
+			 * queued leaves first (verbs: one doorbell for the batch).
+			 * Its descriptors: every pass (tcp: the sockets are its
+			 * completions) or every few (verbs: the completion queue
+			 * is polled in user space, poll()). */
 			d->xport->flush(d);
-			work += (unsigned)d->xport->poll(d, 0);
+			if (d->xport->poll)
+				work += (unsigned)d->xport->poll(d);
+			if ((++passes & d->xport->fd_pass_mask) == 0)
+				work += (unsigned)loop_wait(&d->loop, 0);
 			d->xport->flush(d);
 		}
 		if (work) {
@@ -1047,6 +1083,7 @@ static void *progress_main(void *arg)
 			last_work = t;
 		if (net)
 			d->xport->timers(d, t);
+		reg_timers(d, t); /* registrations whose grace period ended */
 		if (t - last_work < spin_ns) {
 			/* a PE waiting for us may share this core: let it run */
 			sched_yield();
@@ -1069,13 +1106,19 @@ static void *progress_main(void *arg)
 			continue;
 		}
 		STAT_INC(&d->pst, sleeps);
-		/* doorbell, commands, sockets. Bounded: the safety net behind
-		 * the grace period, heartbeats, and the watchdog's proof of life */
+		/* doorbell, commands, the transport's descriptors. Bounded: the
+		 * safety net behind the grace period, heartbeats, and the
+		 * watchdog's proof of life. The transport arms what must wake
+		 * us (verbs: the completion channel); work it found meanwhile
+		 * means no sleep. */
 		int timeout = SLEEP_MAX_MS;
 		if (net && (int)(d->cfg.heartbeat_ms / 4) + 1 < timeout)
 			timeout = (int)(d->cfg.heartbeat_ms / 4) + 1;
-		d->xport->poll(d, timeout);
-		d->xport->flush(d);
+		if (net && d->xport->arm && d->xport->arm(d))
+			timeout = 0;
+		loop_wait(&d->loop, timeout);
+		if (net)
+			d->xport->flush(d);
 		__atomic_store_n(&d->heartbeat, d->heartbeat + 1, __ATOMIC_RELAXED);
 		set_need_wakeup(d, 0);
 		idle = 0;
@@ -1101,8 +1144,8 @@ const struct transport_ops *transport_find(const char *name)
 }
 
 /* Setting transport=: the transports to start, the first that starts
- * wins. Without peers only tcp (it carries nothing then, but is the
- * daemon's table all the same). */
+ * wins. Without peers (one node): self, which starts nothing - no network
+ * transport, no socket, same-node copies only. */
 static const struct {
 	const char *setting;
 	const char *order[2];
@@ -1114,15 +1157,27 @@ static const struct {
 
 int progress_start(struct daemon *d)
 {
-	int rc = -EINVAL;
+	int rc = reg_init(d);
+	if (rc)
+		return rc;
+	if ((rc = loop_init(&d->loop, d)) ||
+	    (rc = loop_add(&d->loop, d->doorbell_fd, EPOLLIN, doorbell_event, NULL)) ||
+	    (rc = loop_add(&d->loop, d->to_progress.efd, EPOLLIN, cmdq_event, NULL))) {
+		loop_fini(&d->loop);
+		reg_fini(d);
+		return rc;
+	}
+	rc = -EINVAL;
 	const char *want = d->cfg.transport;
 	const char *const *order = NULL;
-	static const char *const no_peers[2] = {"tcp", NULL};
+	static const char *const no_peers[2] = {"self", NULL};
 	for (size_t i = 0; i < sizeof(transport_choices) / sizeof(transport_choices[0]); i++)
 		if (!strcmp(transport_choices[i].setting, want))
 			order = transport_choices[i].order;
 	if (!order) {
 		hlog_err("transport %s: not one of auto, verbs, tcp", want);
+		loop_fini(&d->loop);
+		reg_fini(d);
 		return -EINVAL;
 	}
 	if (!d->net.enabled)
@@ -1131,12 +1186,12 @@ int progress_start(struct daemon *d)
 	for (size_t i = 0; i < 2 && order[i]; i++) {
 		const struct transport_ops *t = transport_find(order[i]);
 		d->xport = t;
-		rc = t->start(d);
+		rc = t->start ? t->start(d) : 0;
 		if (!rc)
 			break;
 		d->xport = NULL;
 		if (!t->rdma)
-			return rc;
+			break;
 		if (i + 1 < 2 && order[i + 1])
 			hlog_info("transport %s: no usable RDMA device for this node's address; using %s",
 				  want, order[i + 1]);
@@ -1144,10 +1199,16 @@ int progress_start(struct daemon *d)
 			hlog_err("transport %s: no usable RDMA device for this node's address (%s)",
 				 t->name, strerror(-rc));
 	}
-	if (!d->xport)
+	if (!d->xport) {
+		loop_fini(&d->loop);
+		reg_fini(d);
 		return rc;
+	}
 	if (d->net.enabled)
 		hlog_info("transport: %s (setting transport=%s)", d->xport->name, want);
+	else
+		hlog_info("transport: %s (one node: no network transport, same-node copies only)",
+			  d->xport->name);
 	if (d->net.enabled && !d->xport->frames && d->net.frames_mode != FRAMES_OFF)
 		hlog_warn("frame_integrity=%s does not cover transport %s: RDMA WRITE/READ are placed "
 			  "by the NIC and daemon messages travel as plain SENDs; only the connection "
@@ -1155,6 +1216,12 @@ int progress_start(struct daemon *d)
 			  "integrity-protected",
 			  frames_mode_name(d->net.frames_mode), d->xport->name);
 	rc = pthread_create(&d->progress_tid, NULL, progress_main, d);
+	if (rc) {
+		if (d->xport->stop)
+			d->xport->stop(d);
+		loop_fini(&d->loop);
+		reg_fini(d);
+	}
 	return -rc;
 }
 
@@ -1167,5 +1234,12 @@ void progress_stop(struct daemon *d)
 		j->nodes = NULL;
 		coll_job_free(j);
 	}
-	d->xport->stop(d);
+	reg_release_all(d); /* before the transport that made the handles stops */
+	if (d->xport->stop)
+		d->xport->stop(d);
+	loop_fini(&d->loop);
+	reg_fini(d);
+	/* the cluster: a transport that started frees it in stop */
+	free(d->net.peers);
+	d->net.peers = NULL;
 }

@@ -191,9 +191,11 @@ static int visible(const struct stats_stream *ss, const struct client *c)
 	return ss->see_all || c->uid == ss->viewer;
 }
 
+/* The transport progress_start ran: self on a daemon of its own (one
+ * node), tcp or verbs with peers. */
 static const char *transport_name(const struct daemon *d)
 {
-	return d->verbs ? "verbs" : d->net.enabled ? "tcp" : "none";
+	return d->xport ? d->xport->name : "none";
 }
 
 static int pack_into(struct stats_stream *ss, Hoist__StatsReply *rep)

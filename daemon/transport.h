@@ -15,8 +15,10 @@
  * rounds, membership, departures; see am.c).
  *
  * Users: self (PEs of this node: one copy between mapped segments,
- * local.c), tcp (net.c) and verbs (verbs.c), picked by name
- * (transport_find()).
+ * local.c; the whole transport of a one-node daemon, which starts no
+ * network transport), tcp (net.c) and verbs (verbs.c), picked by name
+ * (transport_find()). Memory registration goes through reg.h, waking up
+ * through the progress loop (loop.h).
  */
 #ifndef HOISTD_TRANSPORT_H
 #define HOISTD_TRANSPORT_H
@@ -134,9 +136,16 @@ struct transport_ops {
 	 * connects on first use. 0 or -errno. */
 	int (*am_send)(struct daemon *d, int32_t node, uint8_t type, const void *ext, uint16_t hlen,
 		       const void *payload, uint64_t plen);
-	/* Make progress: sockets/completion queues; may sleep timeout_ms
-	 * (also on the doorbell and command queue). Returns work done. */
-	int (*poll)(struct daemon *d, int timeout_ms);
+	/* Waking up is the progress loop's (loop.h): a transport adds its
+	 * descriptors to d->loop with a callback at start and removes them
+	 * at stop; it never waits itself. Optional (NULL: nothing to do):
+	 * progress that needs no descriptor, on every busy pass (verbs: poll
+	 * the completion queue). Returns work done. */
+	int (*poll)(struct daemon *d);
+	/* Optional: the loop is about to sleep: arm what must wake it (verbs:
+	 * request a completion event) and return the work found meanwhile
+	 * (non-zero: the loop does not sleep). */
+	int (*arm)(struct daemon *d);
 	void (*flush)(struct daemon *d);               /* push queued output */
 	void (*timers)(struct daemon *d, uint64_t now); /* heartbeats, timeouts */
 	/* The client leaves: forget it in everything still in flight. */
@@ -146,15 +155,22 @@ struct transport_ops {
 	 * open pack across progress passes; this sends every held pack now. */
 	void (*pack_release)(struct daemon *d);
 	/* Optional (NULL: nothing to register; the memory handle a request
-	 * carries then stays empty). Control thread. mem_reg registers the
-	 * client's segments (heap, staging, prefetch region: c->mr) at
-	 * attach, against the memlock budget: 0, or -ENOMEM/-errno with why
-	 * filled for the client. mem_dereg undoes it at once. mem_retire,
-	 * when the client is freed: its registrations and segments stay for
-	 * a grace period (a peer may still use a cached remote key). */
+	 * carries then stays empty, and nothing counts against the memlock
+	 * budget). Only the transport's own part of registration: reg.c does
+	 * the budget, the grace period and the pinned table, and calls these.
+	 * mem_reg (control thread, at attach): make the handles of the
+	 * client's segments that are mapped (heap, staging, prefetch region)
+	 * in c->mr: 0, or -errno with why filled for the client (reg.c then
+	 * hands what it made to mem_dereg). mem_dereg (any thread): release
+	 * the non-NULL handles of mr[XP_NMR]. mem_rkey: the remote key a peer
+	 * addresses the heap's handle with (NULL: the pinned table's own). */
 	int (*mem_reg)(struct daemon *d, struct client *c, char *why, size_t whylen);
-	void (*mem_dereg)(struct daemon *d, struct client *c);
-	void (*mem_retire)(struct daemon *d, struct client *c);
+	void (*mem_dereg)(struct daemon *d, void *const *mr);
+	uint32_t (*mem_rkey)(const void *mr);
+	/* busy passes look at the loop's descriptors when (pass & mask) == 0:
+	 * 0 every pass (tcp: the sockets are its completions), 31 every 32nd
+	 * (verbs: rdma_cm events, rare, cost a system call) */
+	uint32_t fd_pass_mask;
 	/* Optional (NULL: never). Nonzero when this daemon's transport may
 	 * deliver one client's operations to one node out of issue order
 	 * (tcp with tcp_lanes > 1). Otherwise (one connection per peer, an RC

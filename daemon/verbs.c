@@ -37,8 +37,11 @@
  *   peer_timeout_ms with a ping unanswered that long: the peer is lost
  *   (RDMA completions prove nothing: the device answers for a stopped
  *   daemon).
- * - A departed client's registrations and segments stay for a grace period
- *   (struct vdefer): a peer's cached rkey of it stays harmless.
+ * - Registration: this file makes and releases the memory regions of a
+ *   client's segments (mem_reg, mem_dereg) and names the heap's rkey
+ *   (mem_rkey); the memlock budget, the grace period a departed client's
+ *   regions are kept for (a peer's cached rkey of it stays harmless) and
+ *   the pinned table are reg.c's.
  */
 #include "net.h"
 
@@ -56,9 +59,11 @@
 #include <unistd.h>
 
 #include "am.h"
+#include "loop.h"
 #include "daemon.h"
 #include "log.h"
 #include "pack.h"
+#include "reg.h"
 #include "transport.h"
 
 #define V_RESOLVE_MS 2000       /* rdma_cm address/route resolution (rxe: >= 2000) */
@@ -72,7 +77,6 @@
 #define V_AUTH_WINDOW_NS (120ull * 1000000000ull)
 #define V_REJECT_AUTH "hoist-auth"
 #define V_REJECT_BUSY "hoist-busy" /* out of resources for now: try again */
-#define V_GRACE_MIN_MS 2000ull  /* a departed client's registrations outlive it */
 #define V_PACKS_INFLIGHT 16     /* packs awaiting their reply, per peer */
 
 _Static_assert(sizeof(struct wire_hdr) + WIRE_MAX_EXT + WIRE_AM_MAX_PAYLOAD <= V_RECV_BUF,
@@ -82,7 +86,6 @@ enum { VK_PUT = 1, VK_GET, VK_SEND };
 enum { VC_ADDR, VC_ROUTE, VC_CONNECT, VC_ACCEPT, VC_UP };
 enum { RES_WAIT, RES_DONE, RES_FAILED };
 
-static char EP_DOORBELL, EP_CMDQ, EP_CM, EP_CQ;
 
 /* One work request, built by rma()/am_send() and posted by flush(). */
 struct vop {
@@ -152,23 +155,6 @@ struct vres {
 	struct addr_entry entry;
 };
 
-/* A departed client's registrations and the memory under them, kept for a
- * grace period: a peer may still hold its heap's rkey (the PE_GONE notice
- * that invalidates it is on its way) and post an RDMA WRITE or READ with
- * it. With the registration gone that is a remote access error, which puts
- * the whole queue pair, and every other job's operations on it, in error;
- * with it kept the operation lands in (or reads) memory nobody looks at
- * any more, and the requester's client gets -ECONNRESET from pe_gone.
- * Staging and the prefetch arena stay too: this daemon's own operations
- * of the client may still be in flight with their lkeys. */
-struct vdefer {
-	struct vdefer *next;
-	uint64_t due_ns;
-	void *mr[3];
-	struct region rg[3]; /* heap, staging, prefetch region */
-	uint64_t pinned;
-};
-
 struct verbs {
 	struct rdma_event_channel *ch;
 	struct rdma_cm_id *listen;
@@ -179,9 +165,8 @@ struct verbs {
 	struct ibv_srq *srq;
 	char *rbufs;
 	struct ibv_mr *rmr;
-	int epfd;
+	int watched;           /* its channels are in the progress loop's epoll */
 	int armed;
-	uint32_t passes;
 	uint32_t max_inline;
 	uint32_t W;
 	uint32_t rd_atom, init_rd_atom;
@@ -195,13 +180,9 @@ struct verbs {
 	uint32_t nseen;
 	uint64_t *last_ts;     /* [nnodes]: newest connect timestamp accepted */
 	uint64_t sent_ts;      /* newest connect timestamp we sent */
-	/* deferred deregistrations, oldest (earliest due) first: pushed by
-	 * the control thread, released by the progress thread's timers */
-	pthread_mutex_t defer_lock;
-	struct vdefer *defer, **defer_tail;
-	uint64_t defer_due; /* due time of the oldest, 0: none (atomic) */
+	uint64_t charged;      /* bytes of its own buffers in the memlock budget */
 	char *pkreply;         /* a pack's reply being built (WIRE_AM_MAX_PAYLOAD) */
-	int own_net;           /* pins and cache are ours to free */
+	int own_net;           /* the address cache is ours to free */
 	int started;           /* start succeeded: stop frees the cluster too */
 };
 
@@ -209,10 +190,8 @@ static void conn_close(struct daemon *d, struct vconn *cn, int res);
 static void vpeer_lost(struct daemon *d, int32_t node, const char *why);
 static void vpack_fail_inflight(struct daemon *d, int32_t node, int res);
 static void vpack_fail_open(struct daemon *d, int32_t node, int res);
-static void verbs_client_deregister(struct daemon *d, struct client *c);
 static void vpack_fail_tag(struct daemon *d, int32_t node, uint64_t tag, int res);
 static int vpack_close(struct daemon *d, int32_t node);
-static uint64_t defer_release_due(struct daemon *d, uint64_t now, uint64_t need);
 
 static uint64_t wall_ns(void)
 {
@@ -221,10 +200,11 @@ static uint64_t wall_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* this transport's own registered buffers, in the memlock budget */
 static void pinned_add(struct daemon *d, int64_t delta)
 {
-	uint64_t v = __atomic_add_fetch(&d->pinned_bytes, (uint64_t)delta, __ATOMIC_RELAXED);
-	__atomic_store_n(&d->vst.pinned_bytes, v, __ATOMIC_RELAXED);
+	d->verbs->charged += (uint64_t)delta;
+	reg_pinned_add(d, delta);
 }
 
 /* ---- authentication ------------------------------------------------------ */
@@ -938,14 +918,8 @@ static void serve_resolve(struct daemon *d, int32_t from, uint64_t tag, const st
 	} else if (t->seg != HOIST_SEG_HEAP) {
 		rep.r.status = -EINVAL;
 	} else {
-		const struct pin *p = &d->net.pins[cl->pin_slot];
-		if (!cl->mr[0] || !p->used || p->client != cl) {
+		if (reg_entry(d, cl, &rep.r.entry))
 			rep.r.status = -ENOMEM; /* not registered */
-		} else {
-			rep.r.entry = (struct wire_entry){.node = d->net.self, .rkey = p->rkey,
-							  .base = (uint64_t)(uintptr_t)p->base,
-							  .len = p->len, .gen = p->gen, .valid = 1};
-		}
 	}
 	if (am_frame(d, from, W_VRESOLVE_REPLY, tag, &rep, sizeof(rep), NULL, 0))
 		hlog_debug("cannot answer a resolve from node %d", from);
@@ -1639,48 +1613,48 @@ static int cm_drain(struct daemon *d)
 
 /* ---- progress ---------------------------------------------------------------------- */
 
-static int verbs_poll(struct daemon *d, int timeout_ms)
+/* Busy passes poll the CQ (user space); the channels' descriptors are in
+ * the progress loop's epoll, looked at every 32nd busy pass (fd_pass_mask:
+ * rdma_cm events are rare, and the completion channel only matters when
+ * armed, i.e. when the loop sleeps), and whenever it sleeps. */
+static int verbs_poll(struct daemon *d)
+{
+	return cq_drain(d);
+}
+
+/* The loop is about to sleep: arm the completion channel, then look once
+ * more (a completion between the last poll and the arming raises no
+ * event). */
+static int verbs_arm(struct daemon *d)
 {
 	struct verbs *v = d->verbs;
 	int work = cq_drain(d);
 	if (work)
-		timeout_ms = 0;
-	if (timeout_ms > 0) {
-		/* arm, then look once more: a completion between the last poll
-		 * and the arming raises no event */
-		if (!v->armed && ibv_req_notify_cq(v->cq, 0) == 0)
-			v->armed = 1;
-		if ((work = cq_drain(d)))
-			timeout_ms = 0;
-	}
-	/* Busy passes poll the CQ (user space) only: the file descriptors
-	 * (rdma_cm events, the doorbell nobody rings while we are awake) are
-	 * looked at every 32nd pass, saving a system call per pass on the
-	 * latency path. */
-	if (timeout_ms == 0 && (++v->passes & 31u) != 0)
 		return work;
-	struct epoll_event ev[8];
-	int k = epoll_wait(v->epfd, ev, 8, timeout_ms);
-	for (int i = 0; i < k; i++) {
-		void *tag = ev[i].data.ptr;
-		if (tag == &EP_DOORBELL) {
-			uint64_t x;
-			ssize_t r = read(d->doorbell_fd, &x, sizeof(x));
-			(void)r;
-			STAT_INC(&d->pst, doorbells);
-		} else if (tag == &EP_CM) {
-			work += cm_drain(d);
-		} else if (tag == &EP_CQ) {
-			struct ibv_cq *cq;
-			void *ctx;
-			while (ibv_get_cq_event(v->cch, &cq, &ctx) == 0) {
-				ibv_ack_cq_events(cq, 1);
-				v->armed = 0;
-			}
-			work += cq_drain(d);
-		}
+	if (!v->armed && ibv_req_notify_cq(v->cq, 0) == 0)
+		v->armed = 1;
+	return cq_drain(d);
+}
+
+static int cm_ready(struct daemon *d, void *arg, uint32_t events)
+{
+	(void)arg;
+	(void)events;
+	return cm_drain(d);
+}
+
+static int cq_ready(struct daemon *d, void *arg, uint32_t events)
+{
+	(void)arg;
+	(void)events;
+	struct verbs *v = d->verbs;
+	struct ibv_cq *cq;
+	void *ctx;
+	while (ibv_get_cq_event(v->cch, &cq, &ctx) == 0) {
+		ibv_ack_cq_events(cq, 1);
+		v->armed = 0;
 	}
-	return work;
+	return cq_drain(d);
 }
 
 /* Heartbeats on an outgoing connection that is up, as tcp has them: a PING
@@ -1716,9 +1690,6 @@ static void verbs_timers(struct daemon *d, uint64_t now)
 	struct verbs *v = d->verbs;
 	struct net *n = &d->net;
 	uint64_t to = d->cfg.peer_timeout_ms * 1000000ull;
-	uint64_t due = __atomic_load_n(&v->defer_due, __ATOMIC_RELAXED);
-	if (due && now >= due)
-		defer_release_due(d, now, 0);
 	/* answers nobody picked up (the cache served the waiting operation) */
 	for (struct vres **pp = &v->res, *r; (r = *pp);) {
 		if (r->state != RES_WAIT && now - r->sent_ns > 1000000000ull) {
@@ -1791,82 +1762,16 @@ static void verbs_orphan(struct daemon *d, struct client *c)
 	}
 }
 
-/* ---- registration (control thread) ------------------------------------------------- */
+/* ---- registration (reg.c calls these) ------------------------------------------------ */
 
-static void defer_free(struct daemon *d, struct vdefer *e)
-{
-	for (int i = 0; i < 3; i++) {
-		if (e->mr[i])
-			ibv_dereg_mr(e->mr[i]);
-		region_destroy(&e->rg[i]);
-	}
-	pinned_add(d, -(int64_t)e->pinned);
-	free(e);
-}
-
-/* Release the deferred registrations due by now, or (need) the oldest ones
- * until need more bytes fit the budget. Any thread. Returns the bytes
- * released. */
-static uint64_t defer_release_due(struct daemon *d, uint64_t now, uint64_t need)
-{
-	struct verbs *v = d->verbs;
-	struct vdefer *done = NULL, **tail = &done;
-	uint64_t freed = 0;
-	pthread_mutex_lock(&v->defer_lock);
-	uint64_t used = __atomic_load_n(&d->pinned_bytes, __ATOMIC_RELAXED);
-	while (v->defer) {
-		struct vdefer *e = v->defer;
-		if (need ? used - freed + need <= d->pinned_limit : e->due_ns > now)
-			break;
-		v->defer = e->next;
-		freed += e->pinned;
-		e->next = NULL;
-		*tail = e;
-		tail = &e->next;
-	}
-	if (!v->defer)
-		v->defer_tail = &v->defer;
-	__atomic_store_n(&v->defer_due, v->defer ? v->defer->due_ns : 0, __ATOMIC_RELAXED);
-	pthread_mutex_unlock(&v->defer_lock);
-	while (done) {
-		struct vdefer *e = done;
-		done = e->next;
-		if (need)
-			STAT_INC(&d->vst, pinned_grace_cut);
-		defer_free(d, e);
-	}
-	return freed;
-}
-
-/* mem_reg: registration of a client's segments against the memlock
- * budget (control thread, at attach). 0, or -ENOMEM/-errno with why
- * filled for the client. */
-static int verbs_client_register(struct daemon *d, struct client *c, char *why, size_t whylen)
+/* mem_reg: the memory regions of a client's mapped segments (control
+ * thread, at attach; reg.c checked the budget). The heap is remotely
+ * readable and writable, staging and the prefetch region local only. */
+static int verbs_mem_reg(struct daemon *d, struct client *c, char *why, size_t whylen)
 {
 	struct verbs *v = d->verbs;
 	if (!v)
 		return 0;
-	uint64_t need = c->heap.bytes + c->staging.bytes + (c->pf.base ? c->pf.bytes : 0);
-	uint64_t used = __atomic_load_n(&d->pinned_bytes, __ATOMIC_RELAXED);
-	if ((used + need > d->pinned_limit || used + need < used) &&
-	    __atomic_load_n(&v->defer_due, __ATOMIC_RELAXED)) {
-		/* the budget before the grace period of departed clients: a
-		 * peer's stale key is unlikely this late, a refusal certain */
-		defer_release_due(d, 0, need);
-		used = __atomic_load_n(&d->pinned_bytes, __ATOMIC_RELAXED);
-	}
-	if (used + need > d->pinned_limit || used + need < used) {
-		STAT_INC(&d->vst, pinned_refused);
-		snprintf(why, whylen,
-			 "cannot pin %llu bytes (heap %llu + staging %llu + prefetch %llu): the daemon's "
-			 "memlock budget is %llu bytes and %llu are pinned; raise the memlock limit "
-			 "(ulimit -l / RLIMIT_MEMLOCK, LimitMEMLOCK= in systemd) or hoistd's memlock_bytes",
-			 (unsigned long long)need, (unsigned long long)c->heap.bytes,
-			 (unsigned long long)c->staging.bytes,
-			 (unsigned long long)(c->pf.base ? c->pf.bytes : 0),
-			 (unsigned long long)d->pinned_limit, (unsigned long long)used);
-		return -ENOMEM;
-	}
 	const struct region *rg[3] = {&c->heap, &c->staging, &c->pf};
 	const int acc[3] = {IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE,
 			    IBV_ACCESS_LOCAL_WRITE, IBV_ACCESS_LOCAL_WRITE};
@@ -1880,62 +1785,23 @@ static int verbs_client_register(struct daemon *d, struct client *c, char *why, 
 				 "cannot register %llu bytes with the RDMA device: %s (raise the memlock "
 				 "limit: ulimit -l / RLIMIT_MEMLOCK, LimitMEMLOCK= in systemd)",
 				 (unsigned long long)rg[i]->bytes, strerror(-rc));
-			verbs_client_deregister(d, c);
-			STAT_INC(&d->vst, pinned_refused);
-			return rc;
+			return rc; /* reg.c releases the ones made */
 		}
 	}
-	c->pinned = need;
-	pinned_add(d, (int64_t)need);
 	return 0;
 }
 
-/* The client is being freed (control thread): its registrations, and the
- * segments they cover, go on the deferred list for max(peer_timeout_ms,
- * V_GRACE_MIN_MS) - every peer was sent its PE_GONE before (barrier_depart
- * in the progress thread retires it before CMD_CLIENT_FREE). The client's
- * regions are left unmapped (base NULL) for region_destroy. */
-static void verbs_client_retire(struct daemon *d, struct client *c)
+static void verbs_mem_dereg(struct daemon *d, void *const *mr)
 {
-	struct verbs *v = d->verbs;
-	if (!v || (!c->mr[0] && !c->mr[1] && !c->mr[2]))
-		return;
-	struct vdefer *e = calloc(1, sizeof(*e));
-	if (!e) {
-		verbs_client_deregister(d, c);
-		return;
-	}
-	struct region *rg[3] = {&c->heap, &c->staging, &c->pf};
-	for (int i = 0; i < 3; i++) {
-		e->mr[i] = c->mr[i];
-		c->mr[i] = NULL;
-		e->rg[i] = *rg[i];
-		region_close_fd(&e->rg[i]); /* the mapping is what stays */
-		rg[i]->base = NULL;
-		rg[i]->fd = -1;
-	}
-	e->pinned = c->pinned;
-	c->pinned = 0;
-	uint64_t grace = d->cfg.peer_timeout_ms > V_GRACE_MIN_MS ? d->cfg.peer_timeout_ms : V_GRACE_MIN_MS;
-	e->due_ns = now_ns() + grace * 1000000ull;
-	pthread_mutex_lock(&v->defer_lock);
-	*v->defer_tail = e;
-	v->defer_tail = &e->next;
-	__atomic_store_n(&v->defer_due, v->defer->due_ns, __ATOMIC_RELAXED);
-	pthread_mutex_unlock(&v->defer_lock);
-	STAT_INC(&d->vst, pinned_deferred);
+	(void)d;
+	for (int i = 0; i < XP_NMR; i++)
+		if (mr[i])
+			ibv_dereg_mr(mr[i]);
 }
 
-static void verbs_client_deregister(struct daemon *d, struct client *c)
+static uint32_t verbs_mem_rkey(const void *mr)
 {
-	for (int i = 0; i < 3; i++) {
-		if (c->mr[i])
-			ibv_dereg_mr(c->mr[i]);
-		c->mr[i] = NULL;
-	}
-	if (c->pinned)
-		pinned_add(d, -(int64_t)c->pinned);
-	c->pinned = 0;
+	return ((const struct ibv_mr *)mr)->rkey;
 }
 
 /* ---- start / stop -------------------------------------------------------------------- */
@@ -1944,12 +1810,6 @@ static int set_nonblock(int fd)
 {
 	int fl = fcntl(fd, F_GETFL);
 	return fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0 ? -errno : 0;
-}
-
-static int ep_add(int epfd, int fd, void *tag)
-{
-	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = tag};
-	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) < 0 ? -errno : 0;
 }
 
 /* The GID index of ip's IPv4-mapped RoCE v2 GID on (ctx, port), or -1. */
@@ -1983,9 +1843,6 @@ static int verbs_start(struct daemon *d)
 	if (!v)
 		return -ENOMEM;
 	d->verbs = v;
-	v->epfd = -1;
-	pthread_mutex_init(&v->defer_lock, NULL);
-	v->defer_tail = &v->defer;
 	int rc = -ENODEV;
 	if (!(v->ch = rdma_create_event_channel()) ||
 	    rdma_create_id(v->ch, &v->listen, NULL, RDMA_PS_TCP)) {
@@ -2084,21 +1941,15 @@ static int verbs_start(struct daemon *d)
 		goto fail;
 	}
 	v->armed = 1;
-	v->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (v->epfd < 0 || (rc = ep_add(v->epfd, d->doorbell_fd, &EP_DOORBELL)) ||
-	    (rc = ep_add(v->epfd, d->to_progress.efd, &EP_CMDQ)) ||
-	    (rc = ep_add(v->epfd, v->ch->fd, &EP_CM)) || (rc = ep_add(v->epfd, v->cch->fd, &EP_CQ))) {
-		rc = rc ? rc : -errno;
+	if ((rc = loop_add(&d->loop, v->ch->fd, EPOLLIN, cm_ready, NULL)))
+		goto fail;
+	if ((rc = loop_add(&d->loop, v->cch->fd, EPOLLIN, cq_ready, NULL))) {
+		loop_del(&d->loop, v->ch->fd);
 		goto fail;
 	}
-	/* the pinned table and the address cache, as tcp has them */
-	n->npins = (uint32_t)d->cfg.max_clients;
-	if (n->npins > 65536)
-		n->npins = 65536;
-	n->pins = calloc(n->npins, sizeof(*n->pins));
-	if (!n->pins || (rc = addr_cache_init(&n->cache, (uint32_t)d->cfg.addr_cache_entries))) {
-		free(n->pins);
-		n->pins = NULL;
+	v->watched = 1;
+	/* the address cache, as tcp has it */
+	if ((rc = addr_cache_init(&n->cache, (uint32_t)d->cfg.addr_cache_entries))) {
 		rc = -ENOMEM;
 		goto fail;
 	}
@@ -2159,10 +2010,12 @@ static void verbs_stop(struct daemon *d)
 		v->res = r->next;
 		free(r);
 	}
-	/* the clients still attached (the control thread has stopped) */
-	for (struct client *c = d->clients; c; c = c->ctl_next)
-		verbs_client_deregister(d, c);
-	defer_release_due(d, UINT64_MAX, 0); /* the connections are closed */
+	/* the clients' regions: reg_release_all (progress_stop) released
+	 * them before, the protection domain goes now */
+	if (v->watched) {
+		loop_del(&d->loop, v->ch->fd);
+		loop_del(&d->loop, v->cch->fd);
+	}
 	if (v->listen)
 		rdma_destroy_id(v->listen);
 	if (v->rmr)
@@ -2177,29 +2030,22 @@ static void verbs_stop(struct daemon *d)
 		ibv_dealloc_pd(v->pd);
 	if (v->ch)
 		rdma_destroy_event_channel(v->ch);
-	if (v->epfd >= 0)
-		close(v->epfd);
 	free(v->rbufs);
 	free(v->pkreply);
 	free(v->peers);
 	free(v->slots);
 	free(v->gens);
 	free(v->last_ts);
-	if (v->own_net) {
-		free(n->pins);
-		n->pins = NULL;
+	if (v->own_net)
 		addr_cache_fini(&n->cache);
-	}
 	if (v->started) {
 		free(n->peers);
 		n->peers = NULL;
 		sodium_memzero(n->key, sizeof(n->key));
 	}
-	pthread_mutex_destroy(&v->defer_lock);
+	reg_pinned_add(d, -(int64_t)v->charged);
 	free(v);
 	d->verbs = NULL;
-	__atomic_store_n(&d->pinned_bytes, 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&d->vst.pinned_bytes, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&d->vst.transport_verbs, 0, __ATOMIC_RELAXED);
 }
 
@@ -2210,13 +2056,15 @@ const struct transport_ops verbs_transport = {
 	.rma = verbs_rma,
 	.am_send = verbs_am_send,
 	.poll = verbs_poll,
+	.arm = verbs_arm,
+	.fd_pass_mask = 31,
 	.flush = verbs_flush,
 	.timers = verbs_timers,
 	.orphan = verbs_orphan,
 	.pack_release = verbs_pack_release,
-	.mem_reg = verbs_client_register,
-	.mem_dereg = verbs_client_deregister,
-	.mem_retire = verbs_client_retire,
+	.mem_reg = verbs_mem_reg,
+	.mem_dereg = verbs_mem_dereg,
+	.mem_rkey = verbs_mem_rkey,
 	.rdma = 1,
 	/* in order: one RC queue pair per peer */
 };

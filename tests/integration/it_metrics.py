@@ -63,7 +63,7 @@ if f and f.samples[0].value < here:
 fam("hoist_client_pf_history", "gauge")
 fam("hoist_uptime_seconds", "gauge")
 f = fam("hoist_info", "gauge")
-want_tr = "tcp" if tcp else "none"
+want_tr = "tcp" if tcp else "self"  # one node: no network transport
 if f and f.samples[0].labels.get("transport") != want_tr:
     bad.append("hoist_info transport %r, expected %r" % (f.samples[0].labels, want_tr))
 f = fam("hoist_transport_verbs", "gauge")

@@ -259,16 +259,24 @@ START_TEST(test_find)
 	/* only verbs registers memory; only tcp's frames carry the integrity */
 	ck_assert_ptr_nonnull(verbs->mem_reg);
 	ck_assert_ptr_nonnull(verbs->mem_dereg);
-	ck_assert_ptr_nonnull(verbs->mem_retire);
+	ck_assert_ptr_nonnull(verbs->mem_rkey);
 	ck_assert_ptr_null(tcp->mem_reg);
-	ck_assert_ptr_null(tcp->mem_retire);
+	ck_assert_ptr_null(tcp->mem_rkey);
 	ck_assert(tcp->frames && !verbs->frames);
 	ck_assert(verbs->rdma && !tcp->rdma);
-	/* every transport the daemon can run has the whole data path */
+	/* every network transport has the whole data path; waking up is the
+	 * loop's: tcp's sockets are looked at every pass, verbs polls its
+	 * completion queue and arms it before the loop sleeps */
 	const struct transport_ops *all_x[] = {tcp, verbs};
 	for (int i = 0; i < 2; i++)
 		ck_assert(all_x[i]->start && all_x[i]->stop && all_x[i]->rma && all_x[i]->am_send &&
-			  all_x[i]->poll && all_x[i]->flush && all_x[i]->timers && all_x[i]->orphan);
+			  all_x[i]->flush && all_x[i]->timers && all_x[i]->orphan);
+	ck_assert(verbs->poll && verbs->arm && verbs->fd_pass_mask == 31);
+	ck_assert(!tcp->poll && !tcp->arm && tcp->fd_pass_mask == 0);
+	/* self: a one-node daemon's whole transport; starts nothing */
+	const struct transport_ops *self = transport_find("self");
+	ck_assert(!self->start && !self->stop && !self->poll && self->rma && self->am_send &&
+		  self->orphan && !self->mem_reg);
 }
 END_TEST
 
