@@ -89,6 +89,8 @@ static void multi_finish(struct client *c, struct xp_multi *m)
 	if (c) {
 		if (m->seq && c->ov)
 			overlap_put_done(c, m->pe, m->seq);
+		if (m->gseq)
+			overlap_get_done(c, m->pe, m->gseq);
 		if (m->res || m->want_cqe)
 			progress_cqe(c, m->user_data, m->res, m->opcode);
 	}
@@ -122,6 +124,8 @@ void progress_complete(struct daemon *d, const struct xp_cookie *ck, int32_t res
 	}
 	if (op->seq && c->ov)
 		overlap_put_done(c, ck->pe, op->seq);
+	if (op->gseq)
+		overlap_get_done(c, ck->pe, op->gseq);
 	c->outstanding--;
 	if (!res && !ck->want_cqe)
 		return;

@@ -244,7 +244,14 @@ static void active_del(struct conflict *c, int32_t pe)
 
 int conflict_add(struct conflict *c, int32_t pe, uint64_t start, uint64_t len, uint64_t seq)
 {
-	if (pe < 0 || pe >= c->npes || seq <= c->last_seq || len > UINT64_MAX - start)
+	return conflict_add_run(c, pe, start, len, seq, seq, 1);
+}
+
+int conflict_add_run(struct conflict *c, int32_t pe, uint64_t start, uint64_t len, uint64_t first,
+		     uint64_t seq, uint32_t n)
+{
+	if (pe < 0 || pe >= c->npes || first <= c->last_seq || first > seq || n == 0 ||
+	    len > UINT64_MAX - start)
 		return -EINVAL;
 	if (c->free_head == CF_NIL) {
 		CF_INC(c->st.cap_hits);
@@ -256,6 +263,8 @@ int conflict_add(struct conflict *c, int32_t pe, uint64_t start, uint64_t len, u
 	x->start = start;
 	x->end = start + len;
 	x->seq = seq;
+	x->first = first;
+	x->pending = n;
 	x->next = CF_NIL;
 	x->left = x->right = CF_NIL;
 	x->height = 0;
@@ -355,6 +364,45 @@ void conflict_retire(struct conflict *c, int32_t pe, uint64_t seq)
 	CF_ADD(c->st.retired, n);
 }
 
+int conflict_complete(struct conflict *c, int32_t pe, uint64_t seq)
+{
+	if (pe < 0 || pe >= c->npes)
+		return -ENOENT;
+	struct conflict_target *t = &c->t[pe];
+	uint32_t prev = CF_NIL, i = t->head;
+	/* the FIFO is sorted by sequence: stop at the first node past seq */
+	while (i != CF_NIL && c->n[i].seq < seq) {
+		prev = i;
+		i = c->n[i].next;
+	}
+	if (i == CF_NIL || c->n[i].first > seq || c->n[i].pending == 0)
+		return -ENOENT;
+	struct conflict_node *x = &c->n[i];
+	if (--x->pending > 0)
+		return 0;
+	if (prev == CF_NIL) {
+		t->head = x->next;
+	} else {
+		c->n[prev].next = x->next;
+		CF_INC(c->st.out_of_order);
+	}
+	if (t->tail == i)
+		t->tail = prev;
+	int in_tree = x->height > 0;
+	if (in_tree)
+		t->root = tree_erase(c, t->root, i);
+	node_free(c, i);
+	c->count--;
+	CF_INC(c->st.retired);
+	if (--t->count == 0) {
+		active_del(c, pe);
+		target_reset(t);
+	} else if (in_tree) {
+		box_recompute(c, t);
+	}
+	return 1;
+}
+
 void conflict_retire_all(struct conflict *c)
 {
 	while (c->nactive > 0)
@@ -445,7 +493,9 @@ int conflict_validate(const struct conflict *c)
 		uint64_t prev = 0, lo = UINT64_MAX, hi = 0;
 		uint32_t last = CF_NIL;
 		for (uint32_t i = t->head; i != CF_NIL; i = c->n[i].next) {
-			if (i >= c->cap || n > c->cap || c->n[i].seq <= prev || c->n[i].seq > c->last_seq)
+			if (i >= c->cap || n > c->cap || c->n[i].first <= prev ||
+			    c->n[i].first > c->n[i].seq || c->n[i].pending == 0 ||
+			    c->n[i].seq > c->last_seq)
 				return -EUCLEAN;
 			prev = c->n[i].seq;
 			const struct conflict_node *x = &c->n[i];

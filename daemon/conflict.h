@@ -4,8 +4,10 @@
  * that a later access to a remote range can find the puts it must wait for.
  *
  * Per target:
- *   - a FIFO list in program order (completions arrive in this order, so
- *     retirement always pops the head);
+ *   - a FIFO list in program order. Completions may arrive in any order
+ *     (a transport with several connections per peer, tcp_lanes):
+ *     conflict_complete() retires one put wherever it is in the list;
+ *     conflict_retire() pops a prefix (in-order completion, quiet);
  *   - a bounding box [lo, hi) of the remote ranges of the outstanding puts,
  *     kept exact: a check outside it is answered in O(1) (the common
  *     monotonic pattern: walking through a remote array);
@@ -14,8 +16,13 @@
  *     Intervals may overlap (several puts to one location may be
  *     outstanding together; they keep program order in the FIFO).
  *
- * conflict_check returns the HIGHEST seq among the overlapping puts: since a
- * target completes in FIFO order, waiting for that one covers all of them.
+ * conflict_check returns the HIGHEST seq among the overlapping puts. On a
+ * transport that delivers in order per peer, being behind that one orders
+ * an access after all of them; otherwise the caller waits until
+ * conflict_check answers 0 (every overlapping put completed).
+ *
+ * A node may stand for a run of puts (conflict_add_run: sequences first..seq,
+ * n puts, one contiguous range): it leaves when all n completed.
  * The tree search is branch-and-bound on (max end, max seq): O(log n) for
  * non-overlapping intervals and for stacks of identical or nested ones;
  * pathological mixes (many long old puts overlapping the query plus many
@@ -34,7 +41,9 @@
 
 struct conflict_node {
 	uint64_t start, end;     /* remote range [start, end) */
-	uint64_t seq;            /* client sequence number, > 0 */
+	uint64_t seq;            /* client sequence number, > 0 (a run's newest) */
+	uint64_t first;          /* a run's oldest sequence (= seq for one put) */
+	uint32_t pending;        /* puts of the node not yet complete */
 	uint64_t maxend, maxseq; /* over the subtree (tree nodes only) */
 	uint32_t left, right;    /* tree children */
 	uint32_t next;           /* FIFO successor, or free-list link */
@@ -56,6 +65,7 @@ struct conflict_stats {
 	uint64_t precise;   /* checks that searched the tree */
 	uint64_t conflicts; /* checks that found an overlapping put */
 	uint64_t retired;   /* puts retired */
+	uint64_t out_of_order; /* conflict_complete of a put that was not the head */
 	uint64_t cap_hits;  /* conflict_add refused with -ENOSPC */
 	uint64_t visits;    /* debug: tree nodes visited by all searches */
 };
@@ -84,6 +94,21 @@ void conflict_fini(struct conflict *c);
  * -ENOSPC (cap outstanding puts: the caller forces a quiet, retires, and
  * retries with the same seq). */
 int conflict_add(struct conflict *c, int32_t pe, uint64_t start, uint64_t len, uint64_t seq);
+
+/* A run of n puts (sequences first..seq, n >= 1, first <= seq; together the
+ * range [start, start+len)) as one node: it retires when conflict_complete
+ * was called for n sequences of it. conflict_add is the run of one put.
+ * Same errors as conflict_add, and -EINVAL for n == 0 or first > seq. */
+int conflict_add_run(struct conflict *c, int32_t pe, uint64_t start, uint64_t len, uint64_t first,
+		     uint64_t seq, uint32_t n);
+
+/* The put with sequence seq to pe completed, in whatever order: the node
+ * holding it (one put, or a run containing seq) counts it; when all of its
+ * puts completed it leaves the FIFO and the tree, and the box is
+ * recomputed. O(position of the node in pe's FIFO) + O(log n): O(1) search
+ * when completions arrive in order. 1: the node left, 0: it still waits
+ * for other puts of its run, -ENOENT: no such put (not recorded). */
+int conflict_complete(struct conflict *c, int32_t pe, uint64_t seq);
 
 /* Highest seq of an outstanding put to pe overlapping [start, start+len);
  * 0 if none (also for a zero-length range or pe out of range). A range that

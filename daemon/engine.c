@@ -71,9 +71,12 @@ static enum exec_result execute(struct daemon *d, struct client *c, const struct
 		STAT_INC(&c->st, quiets);
 		return EXEC_DONE;
 	case HOIST_OP_FENCE:
-		/* Every transport delivers one client's puts to one PE in order
-		 * (same node: at once; tcp: one connection per peer), so a
-		 * fence needs no action. */
+		/* A transport that delivers one client's operations to one node
+		 * in order (same node: at once; tcp with one connection per peer;
+		 * verbs: RC) orders the puts already. On any other one a fence
+		 * waits until everything issued before it completed. */
+		if (!xp_ordered(d->xport, d) && c->outstanding)
+			return cap_stall(d, c);
 		STAT_INC(&c->st, fences);
 		return EXEC_DONE;
 	case HOIST_OP_BARRIER_NOTIFY:

@@ -55,4 +55,5 @@ const struct transport_ops self_transport = {
 	.rma = self_rma,
 	.am_send = self_am_send,
 	.orphan = self_orphan,
+	/* in order: a copy during the call */
 };

@@ -219,6 +219,13 @@ enum exec_result multi_exec(struct daemon *d, struct client *c, const struct hoi
 				return EXEC_DONE;
 			}
 		}
+		/* No conflict stage (HOIST_AUTO=0) on a transport that may
+		 * reorder: the library posts a strided/vector put as one
+		 * descriptor per chunk and quiets after the last, and elements
+		 * apply in list order, so each chunk waits until everything
+		 * earlier completed. */
+		if (!t && !c->ov && kind == XP_PUT && c->outstanding && !xp_ordered(d->xport, d))
+			return cap_stall(d, c);
 		uint64_t lo, hi;
 		*res = multi_new(c, sqe, &m, &lo, &hi);
 		if (*res)
@@ -250,6 +257,8 @@ enum exec_result multi_exec(struct daemon *d, struct client *c, const struct hoi
 				int hit = overlap_get_box(d, c, sqe->pe, lo, hi - lo, bytes, node, &pf);
 				if (hit < 0) {
 					multi_free(m);
+					if (hit == -EBUSY) /* behind an unfinished put */
+						return cap_stall(d, c);
 					return EXEC_STALL; /* its box is in flight */
 				}
 				if (hit) {
@@ -259,6 +268,10 @@ enum exec_result multi_exec(struct daemon *d, struct client *c, const struct hoi
 					multi_free(m);
 					return EXEC_DONE;
 				}
+				/* unordered transport: a later put waits until the
+				 * box was read (retired when the descriptor completes) */
+				m->gseq = overlap_get_seq(c);
+				overlap_get_issued(c, sqe->pe, lo, hi - lo, m->gseq);
 				break;
 			}
 			case XP_AMO:

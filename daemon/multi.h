@@ -24,6 +24,7 @@ struct xp_multi {
 	int32_t pe;
 	int32_t res;        /* the first element error */
 	uint64_t seq;       /* overlap: the bounding box's put sequence, 0 none */
+	uint64_t gseq;      /* overlap: the bounding box's get sequence, 0 none */
 	uint64_t pending;   /* elements issued, not complete */
 	uint64_t next;      /* next element to issue */
 	uint64_t count;

@@ -1,8 +1,9 @@
 /*
- * tcp transport (progress thread): connections, the keyed handshake,
- * framing with partial reads and writes, credits, the address cache on the
- * request side and the pinned table's keys (reg.c) on the serving side,
- * heartbeats and peer loss. See wire.h for the frames and net.h for the objects.
+ * tcp transport (progress thread): connections (tcp_lanes per peer), the
+ * keyed handshake, framing with partial reads and writes, credits, striping
+ * of large transfers over the lanes, the address cache on the request side
+ * and the pinned table's keys (reg.c) on the serving side, heartbeats and
+ * peer loss. See wire.h for the frames and net.h for the objects.
  */
 #include "net.h"
 
@@ -37,6 +38,9 @@ static void peer_lost(struct daemon *d, struct peer *p, const char *why);
 static void pack_fail_open(struct daemon *d, struct peer *p, int res);
 static void pack_free_slots(struct pack_slot *s);
 static int pack_close(struct daemon *d, struct peer *p);
+static struct lane *lane_for(const struct daemon *d, struct peer *p, const struct xp_req *rq,
+			     uint64_t plen);
+static uint32_t lane_bound(const struct peer *p, const struct xp_req *rq);
 
 /* ---- output buffers ---------------------------------------------------- */
 
@@ -295,6 +299,15 @@ static int conn_records_start(struct net *n, struct netconn *c, const uint8_t *p
 	return 0;
 }
 
+/* Every lane of the peer finished its handshake. */
+static int peer_lanes_up(const struct peer *p)
+{
+	for (uint32_t k = 0; k < p->nlanes; k++)
+		if (!p->lanes[k].conn || p->lanes[k].conn->phase != PH_UP)
+			return 0;
+	return 1;
+}
+
 static int hs_check(struct daemon *d, const Hoist__PeerHello *h)
 {
 	return h && h->proto_version == WIRE_VERSION && h->cluster_nodes == (uint32_t)d->net.nnodes &&
@@ -330,9 +343,12 @@ static int hs_frame(struct daemon *d, struct netconn *c, const uint8_t *payload,
 		if ((rc = conn_records_start(n, c, h->nonce.data, h->frame_aes == 1)))
 			goto out;
 		c->phase = PH_UP;
-		__atomic_store_n(&p->state, PEER_UP, __ATOMIC_RELAXED);
 		STAT_INC(&p->st, connects);
-		hlog_info("connected to node %d (%s)", p->node, p->name);
+		if (peer_lanes_up(p)) {
+			__atomic_store_n(&p->state, PEER_UP, __ATOMIC_RELAXED);
+			hlog_info("connected to node %d (%s, %u lane%s)", p->node, p->name, p->nlanes,
+				  p->nlanes == 1 ? "" : "s");
+		}
 		rc = conn_flush(d, c); /* requests queued while connecting */
 	} else if (!c->outgoing && c->phase == PH_WAIT_FIRST && c->hdr.type == W_HELLO) {
 		if (!hs_check(d, h) || h->nonce.len != 32) {
@@ -374,9 +390,10 @@ out:
 
 /* ---- connections ------------------------------------------------------- */
 
-static int peer_connect(struct daemon *d, struct peer *p)
+/* Open lane k of the peer: each lane is a connection of its own, with its
+ * own handshake, records and ring of requests. */
+static int lane_connect(struct daemon *d, struct peer *p, uint32_t k)
 {
-	struct net *n = &d->net;
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
@@ -392,11 +409,26 @@ static int peer_connect(struct daemon *d, struct peer *p)
 		return -ENOMEM;
 	}
 	c->phase = PH_CONNECTING;
-	p->conn = c;
-	p->ring_head = p->ring_tail = 0;
-	p->last_ping_ns = now_ns();
+	c->lane = k;
+	struct lane *l = &p->lanes[k];
+	l->conn = c;
+	l->ring_head = l->ring_tail = 0;
+	l->ping_due = 0;
+	ep_watch(&d->net, c, EPOLLIN | EPOLLOUT);
+	return 0;
+}
+
+/* Open every lane (a failure leaves the ones opened to peer_lost). */
+static int peer_connect(struct daemon *d, struct peer *p)
+{
 	__atomic_store_n(&p->state, PEER_CONNECTING, __ATOMIC_RELAXED);
-	ep_watch(n, c, EPOLLIN | EPOLLOUT);
+	p->last_ping_ns = now_ns();
+	p->ping_sent_ns = 0;
+	for (uint32_t k = 0; k < p->nlanes; k++) {
+		int rc = lane_connect(d, p, k);
+		if (rc)
+			return rc;
+	}
 	return 0;
 }
 
@@ -456,28 +488,30 @@ static void conn_free(struct daemon *d, struct netconn *c)
 	conn_release(c);
 }
 
-/* Every request still waiting for this peer fails; its jobs cannot
- * synchronise any more; nothing of it stays cached. */
-static void peer_lost(struct daemon *d, struct peer *p, const char *why)
+/* Request f (not a pack) ended with res: complete its operation, or, one
+ * chunk of a striped one, the operation once its last chunk ended (with
+ * the first error of any chunk). f may be reused by what the completion
+ * issues. */
+static void inflight_complete(struct daemon *d, const struct inflight *f, int32_t res)
 {
-	struct net *n = &d->net;
-	if (p->state != PEER_LOST) {
-		hlog_warn("peer node %d (%s) lost: %s", p->node, p->name, why);
-		STAT_INC(&p->st, losses);
+	struct xp_cookie ck = f->ck;
+	struct stripe *s = f->stripe;
+	if (s) {
+		if (res && !s->res)
+			s->res = res;
+		if (--s->left)
+			return;
+		res = s->res;
+		free(s);
 	}
-	__atomic_store_n(&p->state, PEER_LOST, __ATOMIC_RELAXED);
-	p->retry_after_ns = now_ns() + RETRY_NS;
-	if (p->conn) {
-		conn_free(d, p->conn);
-		p->conn = NULL;
-	}
-	for (struct netconn *c = n->incoming, *next; c; c = next) {
-		next = c->next;
-		if (c->node == p->node)
-			conn_free(d, c);
-	}
-	while (p->ring_head != p->ring_tail) {
-		struct inflight *f = &p->ring[p->ring_head++ % p->window];
+	progress_complete(d, &ck, res);
+}
+
+/* Every request still waiting on the lane fails. */
+static void lane_fail(struct daemon *d, const struct peer *p, struct lane *l)
+{
+	while (l->ring_head != l->ring_tail) {
+		struct inflight *f = &l->ring[l->ring_head++ % p->window];
 		if (f->type == W_PACK) {
 			struct pack_slot *s = f->pk;
 			uint32_t ns = f->npk;
@@ -488,9 +522,37 @@ static void peer_lost(struct daemon *d, struct peer *p, const char *why)
 			pack_free_slots(s);
 			continue;
 		}
-		progress_complete(d, &f->ck, -ECONNRESET);
+		inflight_complete(d, f, -ECONNRESET);
 	}
-	p->ring_head = p->ring_tail = 0;
+	l->ring_head = l->ring_tail = 0;
+}
+
+/* Every request still waiting for this peer, on any lane, fails (losing
+ * one lane loses the peer); its jobs cannot synchronise any more; nothing
+ * of it stays cached. */
+static void peer_lost(struct daemon *d, struct peer *p, const char *why)
+{
+	struct net *n = &d->net;
+	if (p->state != PEER_LOST) {
+		hlog_warn("peer node %d (%s) lost: %s", p->node, p->name, why);
+		STAT_INC(&p->st, losses);
+	}
+	__atomic_store_n(&p->state, PEER_LOST, __ATOMIC_RELAXED);
+	p->retry_after_ns = now_ns() + RETRY_NS;
+	for (uint32_t k = 0; k < p->nlanes; k++) {
+		struct lane *l = &p->lanes[k];
+		if (l->conn) {
+			conn_free(d, l->conn);
+			l->conn = NULL;
+		}
+	}
+	for (struct netconn *c = n->incoming, *next; c; c = next) {
+		next = c->next;
+		if (c->node == p->node)
+			conn_free(d, c);
+	}
+	for (uint32_t k = 0; k < p->nlanes; k++)
+		lane_fail(d, p, &p->lanes[k]);
 	if (p->pack.nelem)
 		pack_fail_open(d, p, -ECONNRESET);
 	net_node_lost(d, p->node);
@@ -750,7 +812,7 @@ static void pack_stream(struct netconn *c, struct inflight *f, const char *in, u
 }
 
 /* The reply to our pack f is complete: every element in order. */
-static int pack_reply(struct daemon *d, struct netconn *c, struct peer *p, struct inflight *f)
+static int pack_reply(struct daemon *d, struct netconn *c, struct lane *l, struct inflight *f)
 {
 	struct wire_pack_reply rep;
 	memcpy(&rep, c->ext, sizeof(rep));
@@ -761,7 +823,7 @@ static int pack_reply(struct daemon *d, struct netconn *c, struct peer *p, struc
 	uint32_t ns = f->npk;
 	f->pk = NULL;
 	f->npk = 0;
-	p->ring_head++; /* completions may issue more into this ring */
+	l->ring_head++; /* completions may issue more into this ring */
 	for (uint32_t k = 0; k < ns; k++)
 		progress_complete(d, &s[k].ck, rep.status ? rep.status : s[k].res);
 	pack_free_slots(s);
@@ -770,17 +832,29 @@ static int pack_reply(struct daemon *d, struct netconn *c, struct peer *p, struc
 
 /* ---- completing our own requests -------------------------------------- */
 
-static struct inflight *ring_front(struct peer *p, uint64_t tag)
+/* The lane an outgoing connection is (our requests, their replies). */
+static struct lane *conn_lane(struct daemon *d, const struct netconn *c)
 {
-	if (p->ring_head == p->ring_tail)
+	return &d->net.peers[c->node].lanes[c->lane];
+}
+
+/* The oldest request on c's lane, if its tag is tag (replies come in order
+ * per connection); NULL otherwise, and on a connection a peer opened. */
+static struct inflight *ring_front(struct daemon *d, const struct netconn *c, uint64_t tag)
+{
+	if (!c->outgoing)
 		return NULL;
-	struct inflight *f = &p->ring[p->ring_head % p->window];
+	struct lane *l = conn_lane(d, c);
+	if (l->ring_head == l->ring_tail)
+		return NULL;
+	struct inflight *f = &l->ring[l->ring_head % d->net.peers[c->node].window];
 	return f->tag == tag ? f : NULL;
 }
 
-static void reply_done(struct daemon *d, struct peer *p, struct inflight *f,
+static void reply_done(struct daemon *d, struct netconn *c, struct inflight *f,
 		       const struct wire_reply *r)
 {
+	struct peer *p = &d->net.peers[c->node];
 	if (r->entry.valid && r->status == 0) {
 		struct addr_entry e = {.key = f->key, .node = p->node, .base = r->entry.base,
 				       .len = r->entry.len, .rkey = r->entry.rkey, .gen = r->entry.gen};
@@ -790,8 +864,8 @@ static void reply_done(struct daemon *d, struct peer *p, struct inflight *f,
 		addr_cache_invalidate(&d->net.cache, &f->key, UINT32_MAX);
 	}
 	struct inflight done = *f; /* the completion may issue more into this slot */
-	p->ring_head++;
-	progress_complete(d, &done.ck, r->status);
+	conn_lane(d, c)->ring_head++;
+	inflight_complete(d, &done, r->status);
 }
 
 /* ---- receive state machine -------------------------------------------- */
@@ -833,8 +907,8 @@ static int rx_begin(struct daemon *d, struct netconn *c)
 		return 0;
 	}
 	case W_GET_REPLY: {
-		struct inflight *f = ring_front(p, h->tag);
-		if (!c->outgoing || !f || f->type == W_PACK || h->hlen != sizeof(struct wire_reply))
+		struct inflight *f = ring_front(d, c, h->tag);
+		if (!f || f->type == W_PACK || h->hlen != sizeof(struct wire_reply))
 			return -EPROTO;
 		struct wire_reply r;
 		memcpy(&r, c->ext, sizeof(r));
@@ -858,8 +932,8 @@ static int rx_begin(struct daemon *d, struct netconn *c)
 			if (c->outgoing || h->hlen != sizeof(struct wire_pack))
 				goto bad_pack;
 		} else {
-			struct inflight *f = ring_front(p, h->tag);
-			if (!c->outgoing || !f || f->type != W_PACK ||
+			struct inflight *f = ring_front(d, c, h->tag);
+			if (!f || f->type != W_PACK ||
 			    h->hlen != sizeof(struct wire_pack_reply) || h->plen > WIRE_AM_MAX_PAYLOAD)
 				goto bad_pack;
 			struct wire_pack_reply rep;
@@ -919,12 +993,12 @@ static int rx_end(struct daemon *d, struct netconn *c)
 		return 0;
 	case W_ACK:
 	case W_GET_REPLY: {
-		struct inflight *f = ring_front(p, h->tag);
-		if (!c->outgoing || !f || f->type == W_PACK || h->hlen != sizeof(struct wire_reply))
+		struct inflight *f = ring_front(d, c, h->tag);
+		if (!f || f->type == W_PACK || h->hlen != sizeof(struct wire_reply))
 			return -EPROTO;
 		struct wire_reply r;
 		memcpy(&r, c->ext, sizeof(r));
-		reply_done(d, p, f, &r);
+		reply_done(d, c, f, &r);
 		return 0;
 	}
 	case W_PACK:
@@ -932,7 +1006,7 @@ static int rx_end(struct daemon *d, struct netconn *c)
 		if (h->type == W_PACK)
 			rc = serve_pack(d, c, p);
 		else
-			rc = pack_reply(d, c, p, ring_front(p, h->tag));
+			rc = pack_reply(d, c, conn_lane(d, c), ring_front(d, c, h->tag));
 		if (rc == -EPROTO) {
 			STAT_INC(&p->st, packs_refused);
 			hlog_warn("node %d sent a malformed pack; dropping the connection", c->node);
@@ -954,7 +1028,10 @@ static int rx_end(struct daemon *d, struct netconn *c)
 	case W_PING:
 		return frame_queue(c, W_PONG, h->tag, NULL, 0, NULL, 0);
 	case W_PONG:
-		if (c->outgoing && h->tag == p->ping_tag && p->ping_sent_ns) {
+		if (!c->outgoing || h->tag != p->ping_tag)
+			return 0;
+		conn_lane(d, c)->ping_due = 0;
+		if (p->ping_sent_ns) { /* the first lane to answer times it */
 			__atomic_store_n(&p->st.rtt_us, (now_ns() - p->ping_sent_ns) / 1000,
 					 __ATOMIC_RELAXED);
 			p->ping_sent_ns = 0;
@@ -1121,7 +1198,7 @@ static int conn_read(struct daemon *d, struct netconn *c)
 			if (c->pdst && take)
 				memcpy(c->pdst + c->pgot, c->rin + c->rpos, take);
 			else if (c->pk_stream && take)
-				pack_stream(c, ring_front(&d->net.peers[c->node], c->hdr.tag),
+				pack_stream(c, ring_front(d, c, c->hdr.tag),
 					    c->rin + c->rpos, take);
 			c->rpos += (uint32_t)take;
 			c->pgot += take;
@@ -1197,9 +1274,13 @@ static int net_start(struct daemon *d)
 	for (int32_t i = 0; i < n->nnodes; i++) {
 		struct peer *p = &n->peers[i];
 		p->window = (uint32_t)d->cfg.credit_window;
-		p->ring = calloc(p->window, sizeof(*p->ring));
-		if (!p->ring)
+		p->lanes = calloc(d->cfg.tcp_lanes, sizeof(*p->lanes));
+		if (!p->lanes)
 			return -ENOMEM;
+		p->nlanes = (uint32_t)d->cfg.tcp_lanes;
+		for (uint32_t k = 0; k < p->nlanes; k++)
+			if (!(p->lanes[k].ring = calloc(p->window, sizeof(*p->lanes[k].ring))))
+				return -ENOMEM;
 	}
 	struct peer *me = &n->peers[n->self];
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -1227,11 +1308,19 @@ static void net_stop(struct daemon *d)
 		conn_free(d, n->incoming);
 	for (int32_t i = 0; n->peers && i < n->nnodes; i++) {
 		struct peer *p = &n->peers[i];
-		if (p->conn)
-			conn_free(d, p->conn);
-		for (uint64_t k = p->ring_head; p->ring && k != p->ring_tail; k++)
-			pack_free_slots(p->ring[k % p->window].pk);
-		free(p->ring);
+		for (uint32_t k = 0; k < p->nlanes; k++) {
+			struct lane *l = &p->lanes[k];
+			if (l->conn)
+				conn_free(d, l->conn);
+			for (uint64_t s = l->ring_head; l->ring && s != l->ring_tail; s++) {
+				struct inflight *f = &l->ring[s % p->window];
+				pack_free_slots(f->pk);
+				if (f->stripe && --f->stripe->left == 0)
+					free(f->stripe);
+			}
+			free(l->ring);
+		}
+		free(p->lanes);
 		free(p->pack.buf);
 		free(p->pack.slots);
 	}
@@ -1248,6 +1337,7 @@ static void net_stop(struct daemon *d)
 static void net_flush(struct daemon *d)
 {
 	struct net *n = &d->net;
+	int rc;
 	if (!n->enabled)
 		return;
 	for (int32_t i = 0; i < n->nnodes; i++) {
@@ -1261,20 +1351,42 @@ static void net_flush(struct daemon *d)
 				hlog_err("out of memory sending a pack to node %d", i);
 		}
 		p->pack.grew = 0;
-		if (p->conn && p->conn->phase == PH_UP && conn_pending(p->conn)) {
-			int rc = conn_flush(d, p->conn);
-			if (rc)
+		for (uint32_t k = 0; k < p->nlanes; k++) {
+			struct netconn *c = p->lanes[k].conn;
+			if (c && c->phase == PH_UP && conn_pending(c) && (rc = conn_flush(d, c))) {
 				peer_lost(d, p, strerror(-rc));
+				break;
+			}
 		}
 	}
 	for (struct netconn *c = n->incoming, *next; c; c = next) {
 		next = c->next;
-		if (c->phase == PH_UP && conn_pending(c)) {
-			int rc = conn_flush(d, c);
-			if (rc)
-				conn_fail(d, c, strerror(-rc));
+		if (c->phase == PH_UP && conn_pending(c) && (rc = conn_flush(d, c))) {
+			conn_fail(d, c, strerror(-rc));
+			next = n->incoming; /* the peer's other lanes went too */
 		}
 	}
+}
+
+/* A lane of the peer that waits for an answer (its handshake, a pong, a
+ * reply) heard nothing for longer than silent: the peer is lost, 1. */
+static int lanes_silent(struct daemon *d, struct peer *p, uint64_t now, uint64_t silent)
+{
+	for (uint32_t k = 0; k < p->nlanes; k++) {
+		const struct lane *l = &p->lanes[k];
+		const struct netconn *c = l->conn;
+		if (!c || now - c->last_rx_ns <= silent)
+			continue;
+		if (c->phase != PH_UP || l->ping_due || l->ring_head != l->ring_tail) {
+			char why[120];
+			snprintf(why, sizeof(why),
+				 "no answer within peer_timeout_ms (lane %u silent for %llu ms)", k,
+				 (unsigned long long)((now - c->last_rx_ns) / 1000000));
+			peer_lost(d, p, why);
+			return 1;
+		}
+	}
+	return 0;
 }
 
 static void net_timers(struct daemon *d, uint64_t now)
@@ -1287,23 +1399,21 @@ static void net_timers(struct daemon *d, uint64_t now)
 	n->next_ping_check_ns = now + peer_check_interval_ns(d->cfg.heartbeat_ms, d->cfg.peer_timeout_ms);
 	for (int32_t i = 0; i < n->nnodes; i++) {
 		struct peer *p = &n->peers[i];
-		struct netconn *c = p->conn;
-		if (!c || i == n->self)
+		if (i == n->self || !p->nlanes || !p->lanes[0].conn || lanes_silent(d, p, now, silent))
 			continue;
-		if (now - c->last_rx_ns > silent && (c->phase != PH_UP || p->ping_sent_ns ||
-						      p->ring_head != p->ring_tail)) {
-			char why[120];
-			snprintf(why, sizeof(why), "no answer within peer_timeout_ms (silent for %llu ms)",
-				 (unsigned long long)((now - c->last_rx_ns) / 1000000));
-			peer_lost(d, p, why);
+		if (now - p->last_ping_ns <= hb || !peer_lanes_up(p))
 			continue;
-		}
-		if (c->phase == PH_UP && now - p->last_ping_ns > hb) {
-			p->last_ping_ns = now;
-			if (!p->ping_sent_ns) {
-				p->ping_sent_ns = now;
-				frame_queue(c, W_PING, ++p->ping_tag, NULL, 0, NULL, 0);
-			}
+		p->last_ping_ns = now;
+		if (p->ping_sent_ns)
+			continue;
+		/* every lane is pinged (the peer judges each connection by what
+		 * it hears on it); a lane whose pong does not come is silent */
+		p->ping_sent_ns = now;
+		p->ping_tag++;
+		for (uint32_t k = 0; k < p->nlanes; k++) {
+			struct lane *l = &p->lanes[k];
+			if (!l->ping_due && !frame_queue(l->conn, W_PING, p->ping_tag, NULL, 0, NULL, 0))
+				l->ping_due = 1;
 		}
 	}
 	uint64_t hs = d->cfg.handshake_timeout_ms * 1000000ull;
@@ -1327,6 +1437,7 @@ static void net_timers(struct daemon *d, uint64_t now)
 			snprintf(why, sizeof(why), "silent longer than peer_timeout_ms (%llu ms)",
 				 (unsigned long long)((now - c->last_rx_ns) / 1000000));
 			conn_fail(d, c, why);
+			next = n->incoming; /* the peer's other lanes went too */
 		}
 	}
 	if (n->accept_paused_until && now >= n->accept_paused_until) {
@@ -1345,9 +1456,10 @@ static struct peer *peer_for(struct daemon *d, int32_t node)
 
 /* ---- packs (wire.h: W_PACK) ---------------------------------------------
  * The open pack of a peer collects puts and gets for its PEs; it leaves
- * when full, before any other request to that peer (one connection, in
- * order), and at the end of each progress pass (net_flush) unless it holds
- * only operations of aggregation regions, which wait for pack_release. */
+ * (on the lane its first operation reserved a ring slot on) when full,
+ * before any other request to that peer (with one lane: in issue order),
+ * and at the end of each progress pass (net_flush) unless it holds only
+ * operations of aggregation regions, which wait for pack_release. */
 
 #define PACK_MAX WIRE_AM_MAX_PAYLOAD
 
@@ -1364,10 +1476,11 @@ static int pack_close(struct daemon *d, struct peer *p)
 		return 0;
 	struct wire_pack w = {.job = pk->job, .nelem = pk->nelem};
 	uint64_t tag = ++p->next_tag;
-	int rc = frame_queue(p->conn, W_PACK, tag, &w, sizeof(w), pk->buf, pk->plen);
+	struct lane *l = &p->lanes[p->pack_lane];
+	int rc = frame_queue(l->conn, W_PACK, tag, &w, sizeof(w), pk->buf, pk->plen);
 	if (rc)
 		return rc; /* stays open; peer_lost or a later close handles it */
-	struct inflight *f = &p->ring[p->ring_tail++ % p->window];
+	struct inflight *f = &l->ring[l->ring_tail++ % p->window];
 	*f = (struct inflight){.tag = tag, .type = W_PACK, .pk = pk->slots, .npk = pk->nelem};
 	pack_count_sent(&p->st, pk);
 	pack_reset(pk);
@@ -1395,18 +1508,21 @@ static enum xp_result pack_add(struct daemon *d, struct peer *p, const struct xp
 	int rc = pack_elem_size(rq->kind, rq->len, &req, &rep);
 	if (rc)
 		return xp_fail(err, rc);
-	if (pack_must_close(pk, rq, req, rep) && (rc = pack_close(d, p)))
+	/* an element bound to another lane than the pack's must not overtake
+	 * its descriptor's earlier elements */
+	int elsewhere = pk->nelem && lane_bound(p, rq) < p->nlanes && lane_bound(p, rq) != p->pack_lane;
+	if ((pack_must_close(pk, rq, req, rep) || elsewhere) && (rc = pack_close(d, p)))
 		return xp_fail(err, rc);
-	struct netconn *cn = p->conn;
 	if (!pk->nelem) {
 		/* a pack takes one ring slot and goes to the send buffer whole */
-		if (p->ring_tail - p->ring_head >= p->window ||
-		    (ob_pending(&cn->out) && ob_pending(&cn->out) + PACK_MAX > d->cfg.tcp_buffer_bytes)) {
+		struct lane *l = lane_for(d, p, rq, PACK_MAX);
+		if (!l) {
 			STAT_INC(&p->st, stalls);
 			return XP_STALL;
 		}
 		if ((rc = pack_begin(pk, rq)))
 			return xp_fail(err, rc);
+		p->pack_lane = (uint32_t)(l - p->lanes);
 	}
 	if ((rc = pack_append(pk, rq)))
 		return xp_fail(err, rc);
@@ -1426,21 +1542,138 @@ static void net_pack_release(struct daemon *d)
 			hlog_err("out of memory sending a pack to node %d", i);
 }
 
+/* ---- lanes ---------------------------------------------------------------
+ * Requests to a peer are spread over its lanes: each goes on the lane with
+ * the fewest requests in flight (ties: the search starts one lane further
+ * each time). A put or get of at least TCP_STRIPE_MIN bytes, with several
+ * lanes, is cut into one chunk per lane (equal sizes, multiples of 64
+ * bytes, the last one shorter), sent as requests of their own; the
+ * operation completes with its last chunk (struct stripe). The elements of
+ * one strided/vector descriptor may overlap each other and are applied in
+ * list order (hoist.h): they all take one lane (picked by the descriptor),
+ * alone or in packs on that lane, and are never striped. */
+
+/* The lane every element of rq's strided/vector descriptor takes, or
+ * p->nlanes: rq may take any lane. */
+static uint32_t lane_bound(const struct peer *p, const struct xp_req *rq)
+{
+	if (!rq->ck.op.multi)
+		return p->nlanes;
+	return (uint32_t)(((uintptr_t)rq->ck.op.multi / 64) % p->nlanes);
+}
+
+/* The lane can take one more request carrying plen payload bytes. */
+static int lane_room(const struct daemon *d, const struct peer *p, const struct lane *l,
+		     uint64_t plen)
+{
+	const struct outbuf *o = &l->conn->out;
+	return l->ring_tail - l->ring_head < p->window &&
+	       !(ob_pending(o) && ob_pending(o) + plen > d->cfg.tcp_buffer_bytes);
+}
+
+/* The least busy lane that has room for plen payload bytes, or NULL. */
+static struct lane *lane_pick(const struct daemon *d, struct peer *p, uint64_t plen)
+{
+	struct lane *best = NULL;
+	uint32_t start = p->next_lane++;
+	for (uint32_t i = 0; i < p->nlanes; i++) {
+		struct lane *l = &p->lanes[(start + i) % p->nlanes];
+		if (lane_room(d, p, l, plen) &&
+		    (!best || l->ring_tail - l->ring_head < best->ring_tail - best->ring_head))
+			best = l;
+	}
+	return best;
+}
+
+/* The lane rq goes on (its descriptor's, or the least busy) if it has room
+ * for plen payload bytes, else NULL. */
+static struct lane *lane_for(const struct daemon *d, struct peer *p, const struct xp_req *rq,
+			     uint64_t plen)
+{
+	uint32_t k = lane_bound(p, rq);
+	if (k == p->nlanes)
+		return lane_pick(d, p, plen);
+	return lane_room(d, p, &p->lanes[k], plen) ? &p->lanes[k] : NULL;
+}
+
+/* Send bytes [at, at + len) of operation rq on lane l as one request (by
+ * address when the target's registration is cached, by name otherwise);
+ * s: the stripe it is a chunk of, or NULL. 0 or -errno (nothing queued). */
+static int lane_request(struct daemon *d, struct peer *p, struct lane *l, const struct xp_req *rq,
+			uint64_t at, uint64_t len, struct stripe *s)
+{
+	int put = rq->kind == XP_PUT; /* net_rma let only XP_PUT and XP_GET through */
+	struct addr_key key = {.job = rq->job, .pe = rq->pe, .seg = rq->seg};
+	const struct addr_entry *e = addr_cache_lookup(&d->net.cache, &key);
+	struct wire_target t = {.job = rq->job, .pe = rq->pe, .seg = rq->seg, .off = rq->off + at,
+				.len = len};
+	uint64_t tag = ++p->next_tag;
+	uint8_t type;
+	int rc;
+	if (e) {
+		struct wire_direct w = {.rkey = e->rkey, .gen = e->gen, .addr = e->base + t.off,
+					.len = len, .name = t};
+		type = put ? W_PUT_DIRECT : W_GET_DIRECT;
+		rc = frame_queue(l->conn, type, tag, &w, sizeof(w), rq->laddr + at, put ? len : 0);
+	} else {
+		type = put ? W_PUT_AM : W_GET_AM;
+		rc = frame_queue(l->conn, type, tag, &t, sizeof(t), rq->laddr + at, put ? len : 0);
+	}
+	if (rc)
+		return rc;
+	struct inflight *f = &l->ring[l->ring_tail++ % p->window];
+	*f = (struct inflight){.tag = tag, .type = type, .ck = rq->ck, .len = len, .key = key,
+			       .stripe = s};
+	if (!put) /* where its reply's data lands */
+		f->dst = rq->laddr + at;
+	STAT_INC(&p->st, ops_out);
+	STAT_ADD(&p->st, bytes_out, len);
+	STAT_INC(&d->pst, tcp_requests);
+	return 0;
+}
+
+/* rq striped over the peer's lanes: every chunk's lane must have room, or
+ * nothing is sent. */
+static enum xp_result rma_striped(struct daemon *d, struct peer *p, const struct xp_req *rq,
+				  int *err)
+{
+	uint64_t chunk = ((rq->len + p->nlanes - 1) / p->nlanes + 63) & ~63ull;
+	uint32_t n = (uint32_t)((rq->len + chunk - 1) / chunk);
+	uint64_t plen = rq->kind == XP_PUT ? chunk : 0;
+	for (uint32_t k = 0; k < n; k++)
+		if (!lane_room(d, p, &p->lanes[k], plen)) {
+			STAT_INC(&p->st, stalls);
+			return XP_STALL;
+		}
+	struct stripe *s = malloc(sizeof(*s));
+	if (!s)
+		return xp_fail(err, -ENOMEM);
+	*s = (struct stripe){.left = n};
+	for (uint32_t k = 0; k < n; k++) {
+		uint64_t at = k * chunk, len = rq->len - at < chunk ? rq->len - at : chunk;
+		int rc = lane_request(d, p, &p->lanes[k], rq, at, len, s);
+		if (rc && !k) {
+			free(s);
+			return xp_fail(err, rc);
+		}
+		if (rc) { /* the chunks sent complete the operation, with rc */
+			s->res = rc;
+			s->left = k;
+			break;
+		}
+	}
+	STAT_INC(&d->pst, tcp_stripes);
+	return XP_STARTED;
+}
+
 static enum xp_result net_rma(struct daemon *d, const struct xp_req *rq, int *err)
 {
-	/* the request type: by address when the target's registration is
-	 * cached (DIRECT), by name otherwise (AM) */
-	uint8_t by_addr, by_name;
-	uint64_t plen;
+	uint64_t plen; /* payload bytes the request carries */
 	switch (rq->kind) {
 	case XP_PUT:
-		by_addr = W_PUT_DIRECT;
-		by_name = W_PUT_AM;
 		plen = rq->len;
 		break;
 	case XP_GET:
-		by_addr = W_GET_DIRECT;
-		by_name = W_GET_AM;
 		plen = 0;
 		break;
 	case XP_AMO:
@@ -1448,7 +1681,6 @@ static enum xp_result net_rma(struct daemon *d, const struct xp_req *rq, int *er
 	default: /* refused before anything is looked at, let alone sent */
 		return xp_fail(err, xp_kind_refuse(d, rq->kind));
 	}
-	struct net *n = &d->net;
 	struct peer *p = peer_for(d, rq->node);
 	if (!p)
 		return xp_fail(err, -EINVAL);
@@ -1459,46 +1691,25 @@ static enum xp_result net_rma(struct daemon *d, const struct xp_req *rq, int *er
 		return xp_fail(err, rc);
 	if (pack_eligible(d, rq))
 		return pack_add(d, p, rq, err);
-	/* one connection, in order: what was packed before goes first */
+	/* what was packed before goes first (with one lane: in issue order) */
 	if (p->pack.nelem && (rc = pack_close(d, p)))
 		return xp_fail(err, rc);
-	if (p->ring_tail - p->ring_head >= p->window) {
+	if (p->nlanes > 1 && rq->len >= TCP_STRIPE_MIN && lane_bound(p, rq) == p->nlanes)
+		return rma_striped(d, p, rq, err);
+	struct lane *l = lane_for(d, p, rq, plen);
+	if (!l) {
 		STAT_INC(&p->st, stalls);
 		return XP_STALL;
 	}
-	struct netconn *cn = p->conn;
-	if (ob_pending(&cn->out) && ob_pending(&cn->out) + plen > d->cfg.tcp_buffer_bytes) {
-		STAT_INC(&p->st, stalls);
-		return XP_STALL;
-	}
-	struct addr_key key = {.job = rq->job, .pe = rq->pe, .seg = rq->seg};
-	const struct addr_entry *e = addr_cache_lookup(&n->cache, &key);
-	const void *payload = plen ? rq->laddr : NULL;
-	uint64_t tag = ++p->next_tag;
-	uint8_t type;
-	if (e) {
-		struct wire_direct w = {.rkey = e->rkey, .gen = e->gen, .addr = e->base + rq->off,
-					.len = rq->len,
-					.name = {.job = rq->job, .pe = rq->pe, .seg = rq->seg,
-						 .off = rq->off, .len = rq->len}};
-		type = by_addr;
-		rc = frame_queue(cn, type, tag, &w, sizeof(w), payload, plen);
-	} else {
-		struct wire_target t = {.job = rq->job, .pe = rq->pe, .seg = rq->seg, .off = rq->off,
-					.len = rq->len};
-		type = by_name;
-		rc = frame_queue(cn, type, tag, &t, sizeof(t), payload, plen);
-	}
-	if (rc)
+	if ((rc = lane_request(d, p, l, rq, 0, rq->len, NULL)))
 		return xp_fail(err, rc);
-	struct inflight *f = &p->ring[p->ring_tail++ % p->window];
-	*f = (struct inflight){.tag = tag, .type = type, .ck = rq->ck, .len = rq->len, .key = key};
-	if (rq->kind == XP_GET) /* where its reply's data lands */
-		f->dst = rq->laddr;
-	STAT_INC(&p->st, ops_out);
-	STAT_ADD(&p->st, bytes_out, rq->len);
-	STAT_INC(&d->pst, tcp_requests);
 	return XP_STARTED;
+}
+
+/* Several lanes deliver a client's operations out of issue order. */
+static int net_reorders(const struct daemon *d)
+{
+	return d->cfg.tcp_lanes > 1;
 }
 
 static int net_am_send(struct daemon *d, int32_t node, uint8_t type, const void *ext, uint16_t hlen,
@@ -1513,7 +1724,30 @@ static int net_am_send(struct daemon *d, int32_t node, uint8_t type, const void 
 	if (p->pack.nelem && (rc = pack_close(d, p)))
 		return rc;
 	STAT_INC(&d->pst, tcp_requests);
-	return frame_queue(p->conn, type, 0, ext, hlen, payload, plen);
+	/* lane 0: the messages to a node stay in order among themselves */
+	return frame_queue(p->lanes[0].conn, type, 0, ext, hlen, payload, plen);
+}
+
+/* Client c left: the lane's requests forget it, and a reply's data being
+ * received for it right now (into its prefetch arena, staging or heap)
+ * goes nowhere. */
+static void lane_orphan(const struct peer *p, struct lane *l, struct client *c)
+{
+	for (uint64_t k = l->ring_head; k != l->ring_tail; k++) {
+		struct inflight *f = &l->ring[k % p->window];
+		if (f->ck.client == c)
+			f->ck.client = NULL;
+		for (uint32_t e = 0; e < f->npk; e++)
+			if (f->pk[e].ck.client == c)
+				f->pk[e].ck.client = NULL;
+	}
+	struct netconn *cn = l->conn;
+	if (cn && cn->rx == RX_PAYLOAD && cn->pdst &&
+	    (overlap_owns(c, cn->pdst) ||
+	     (cn->pdst >= (char *)c->staging.base &&
+	      cn->pdst < (char *)c->staging.base + c->staging.bytes) ||
+	     (cn->pdst >= (char *)c->heap.base && cn->pdst < (char *)c->heap.base + c->heap.bytes)))
+		cn->pdst = NULL;
 }
 
 static void net_orphan_client(struct daemon *d, struct client *c)
@@ -1523,40 +1757,22 @@ static void net_orphan_client(struct daemon *d, struct client *c)
 		return;
 	for (int32_t i = 0; i < n->nnodes; i++) {
 		struct peer *p = &n->peers[i];
-		for (uint64_t k = p->ring_head; k != p->ring_tail; k++) {
-			struct inflight *f = &p->ring[k % p->window];
-			if (f->ck.client == c)
-				f->ck.client = NULL;
-			for (uint32_t e = 0; e < f->npk; e++)
-				if (f->pk[e].ck.client == c)
-					f->pk[e].ck.client = NULL;
-		}
+		for (uint32_t k = 0; k < p->nlanes; k++)
+			lane_orphan(p, &p->lanes[k], c);
 		for (uint32_t e = 0; e < p->pack.nelem; e++)
 			if (p->pack.slots[e].ck.client == c)
 				p->pack.slots[e].ck.client = NULL;
 	}
 	/* a payload being received for it right now goes nowhere */
-	for (int32_t i = 0; i < n->nnodes; i++) {
-		struct netconn *cn = n->peers[i].conn;
-		if (cn && cn->rx == RX_PAYLOAD && cn->pdst && overlap_owns(c, cn->pdst))
-			cn->pdst = NULL;
-	}
 	for (struct netconn *cn = n->incoming; cn; cn = cn->next)
 		if (cn->rx == RX_PAYLOAD && cn->pdst >= (char *)c->heap.base &&
 		    cn->pdst < (char *)c->heap.base + c->heap.bytes)
 			cn->pdst = NULL;
-	for (int32_t i = 0; i < n->nnodes; i++) {
-		struct netconn *cn = n->peers[i].conn;
-		if (cn && cn->rx == RX_PAYLOAD && cn->pdst &&
-		    ((cn->pdst >= (char *)c->staging.base &&
-		      cn->pdst < (char *)c->staging.base + c->staging.bytes) ||
-		     (cn->pdst >= (char *)c->heap.base && cn->pdst < (char *)c->heap.base + c->heap.bytes)))
-			cn->pdst = NULL;
-	}
 }
 
 const struct transport_ops tcp_transport = {
 	.frames = 1,
+	.reorders = net_reorders, /* tcp_lanes > 1 */
 	.name = "tcp",
 	.start = net_start,
 	.stop = net_stop,

@@ -1,10 +1,20 @@
 /*
  * The tcp transport and the cluster it connects (progress thread).
  *
- * Each daemon opens one connection to every peer it sends to and carries
- * its requests there; the peer answers on the same connection, in order.
- * Connections a peer opened to us carry that peer's requests, which we
- * serve. Every connection starts with the keyed handshake (PeerHello).
+ * Each daemon opens tcp_lanes connections (lanes) to every peer it sends
+ * to and carries its requests there; the peer answers each request on the
+ * connection it came by, in that connection's order. Requests are spread
+ * over the lanes (the one with the fewest in flight), and a put or get of
+ * at least TCP_STRIPE_MIN bytes is cut into one chunk per lane whose
+ * completions make one completion (struct stripe). With one lane a peer's
+ * requests are served in issue order; with several they are not, and the
+ * transport says so (transport_ops.reorders): the conflict stage orders
+ * overlapping accesses. Active messages (barrier, membership,
+ * collectives) always take lane 0, so they stay in order among
+ * themselves. Connections a peer opened to us carry that peer's requests,
+ * which we serve. Every connection starts with the keyed handshake
+ * (PeerHello) and has its own frame_integrity records and sequence. Losing
+ * any lane loses the peer (all of its lanes and requests).
  */
 #ifndef HOISTD_NET_H
 #define HOISTD_NET_H
@@ -66,6 +76,7 @@ struct netconn {
 	int fd;
 	int outgoing;          /* 1: we connected (requests out, replies in) */
 	int32_t node;          /* peer node (incoming: known after hello) */
+	uint32_t lane;         /* outgoing: its index in the peer's lanes */
 	enum conn_phase phase;
 	struct outbuf out;
 	uint32_t epoll_events;
@@ -129,7 +140,15 @@ struct pack_open {
 	struct client *first;  /* the client of its first op (cookie) */
 };
 
-/* A request we sent and await the reply of (ring per peer). */
+/* Chunks of one striped put/get still in flight, and the first error:
+ * the operation completes (its cookie, which every chunk carries) with
+ * the last chunk. */
+struct stripe {
+	uint32_t left;
+	int32_t res;
+};
+
+/* A request we sent and await the reply of (ring per lane). */
 struct inflight {
 	uint64_t tag;
 	uint8_t type;        /* W_PUT_* / W_GET_* */
@@ -140,7 +159,20 @@ struct inflight {
 	struct addr_key key; /* to fill the cache from the reply */
 	struct pack_slot *pk; /* W_PACK: its elements (owned) */
 	uint32_t npk;
+	struct stripe *stripe; /* one chunk of a striped operation, or NULL */
 };
+
+/* One connection to a peer and the requests it carries, answered in order. */
+struct lane {
+	struct netconn *conn;
+	struct inflight *ring;
+	uint64_t ring_head, ring_tail; /* free-running */
+	uint8_t ping_due;              /* a ping went on it, its pong not back */
+};
+
+/* Puts and gets of at least this many bytes are striped over the lanes
+ * (tcp_lanes > 1): one chunk per lane. */
+#define TCP_STRIPE_MIN (256u * 1024u)
 
 enum peer_state { PEER_IDLE, PEER_CONNECTING, PEER_UP, PEER_LOST };
 
@@ -149,11 +181,12 @@ struct peer {
 	char name[128];         /* host:port as configured */
 	struct sockaddr_in addr;
 	enum peer_state state;  /* written by progress, read by stats */
-	struct netconn *conn;   /* our outgoing connection */
-	struct inflight *ring;
-	uint64_t ring_head, ring_tail; /* free-running */
-	uint32_t window;
-	uint64_t next_tag;
+	struct lane *lanes;     /* tcp: our outgoing connections [nlanes] */
+	uint32_t nlanes;
+	uint32_t next_lane;     /* where the search for the least busy starts */
+	uint32_t pack_lane;     /* the lane the open pack reserved a slot on */
+	uint32_t window;        /* requests in flight per lane at most */
+	uint64_t next_tag;      /* unique over the peer's lanes */
 	uint64_t ping_sent_ns, ping_tag, last_ping_ns;
 	uint64_t retry_after_ns;
 	struct pack_open pack;

@@ -45,6 +45,12 @@ int overlap_create(struct daemon *d, struct client *c)
 		goto fail_all;
 	}
 	o->conf_cap = (uint32_t)d->cfg.max_outstanding_puts;
+	o->ordered = xp_ordered(d->xport, d);
+	if (!o->ordered) { /* a later put must not overtake an unfinished get */
+		rc = conflict_init(&o->gconf, c->job->size, o->conf_cap);
+		if (rc)
+			goto fail_all;
+	}
 	c->ov = o;
 	return 0;
 fail_all:
@@ -67,6 +73,7 @@ void overlap_destroy(struct client *c)
 	/* a gauge: what the client remembered is gone with it */
 	__atomic_store_n(&c->st.pf_history, 0, __ATOMIC_RELAXED);
 	conflict_fini(&o->conf);
+	conflict_fini(&o->gconf);
 	phase_fini(&o->ph);
 	free(o->slots);
 	free(o->node_out);
@@ -95,10 +102,15 @@ static void count_conflict(struct client *c, uint64_t before_box, uint64_t befor
 		STAT_INC(&c->st, conflict_precise);
 }
 
-/* An access to [off, off+len) at pe: is it behind an outstanding put? The
- * transports deliver one client's operations to one node in order, so
- * being found is enough to be ordered; it is counted. */
-static void check(struct client *c, int32_t pe, uint64_t off, uint64_t len)
+/* An access to [off, off+len) at pe: is it behind an outstanding put of
+ * this client (or, a write, behind an outstanding get)? This stage decides
+ * the order: on a transport that delivers one client's operations to one
+ * node in order (o->ordered), being found is enough (the access leaves
+ * right behind the put); on any other one the access waits until every
+ * overlapping put (and, for a put, every overlapping get) completed. 1:
+ * wait (the descriptor stays at the ring head and comes back here), 0: go.
+ * A descriptor that waits is counted once in conflicts and conflict_waits. */
+static int check(struct client *c, int32_t pe, uint64_t off, uint64_t len, int write)
 {
 	struct overlap *o = c->ov;
 	uint64_t b = o->conf.st.box_clear, p = o->conf.st.precise;
@@ -106,13 +118,64 @@ static void check(struct client *c, int32_t pe, uint64_t off, uint64_t len)
 	struct put_run *r = &o->run;
 	if (r->active && r->pe == pe && len && off < r->end && off + len > r->start)
 		seq = r->seq;
-	count_conflict(c, b, p, seq);
+	if (write && !seq && o->gconf.count)
+		seq = conflict_check(&o->gconf, pe, off, len);
+	int again = o->waiting == c->sq_head + 1; /* this descriptor waited before */
+	if (!again)
+		count_conflict(c, b, p, seq);
+	if (!seq || o->ordered) {
+		o->waiting = 0;
+		return 0;
+	}
+	if (!c->outstanding) {
+		/* nothing of the client is in flight: what the lists still hold
+		 * completed without being reported to them */
+		overlap_quiesced(c);
+		o->waiting = 0;
+		return 0;
+	}
+	if (!again) {
+		o->waiting = c->sq_head + 1;
+		STAT_INC(&c->st, conflict_waits);
+	}
+	return 1;
 }
 
-void overlap_access(struct client *c, int32_t pe, uint64_t off, uint64_t len)
+void overlap_quiesced(struct client *c)
 {
-	if (c->ov)
-		check(c, pe, off, len);
+	struct overlap *o = c->ov;
+	if (!o)
+		return;
+	conflict_retire_all(&o->conf);
+	if (o->gconf.cap)
+		conflict_retire_all(&o->gconf);
+	o->run.active = 0;
+	o->nputs = 0;
+}
+
+int overlap_access(struct client *c, int32_t pe, uint64_t off, uint64_t len, int write)
+{
+	return c->ov ? check(c, pe, off, len, write) : 0;
+}
+
+uint64_t overlap_get_seq(struct client *c)
+{
+	struct overlap *o = c->ov;
+	return o && o->gconf.cap ? o->gconf.last_seq + 1 : 0;
+}
+
+void overlap_get_issued(struct client *c, int32_t pe, uint64_t off, uint64_t len, uint64_t gseq)
+{
+	struct overlap *o = c->ov;
+	if (o && gseq && conflict_add(&o->gconf, pe, off, len, gseq) != 0)
+		STAT_INC(&c->st, forced_completions); /* not tracked: cannot happen below the cap */
+}
+
+void overlap_get_done(struct client *c, int32_t pe, uint64_t gseq)
+{
+	struct overlap *o = c->ov;
+	if (o && gseq && o->gconf.cap)
+		conflict_complete(&o->gconf, pe, gseq);
 }
 
 int overlap_put_begin(struct client *c, const struct hoist_sqe *sqe, uint64_t *seq)
@@ -124,7 +187,10 @@ int overlap_put_begin(struct client *c, const struct hoist_sqe *sqe, uint64_t *s
 		STAT_INC(&c->st, forced_completions);
 		return 1;
 	}
-	check(c, sqe->pe, sqe->remote_off, sqe->len);
+	/* a put overlapping an unfinished put must land after it (and, on
+	 * an unordered transport, after an unfinished get read the range) */
+	if (check(c, sqe->pe, sqe->remote_off, sqe->len, 1))
+		return 1;
 	if (phase_invalidate(&o->ph, sqe->pe, sqe->remote_off, sqe->len)) {
 		STAT_INC(&c->st, pf_invalidated);
 		/* the client must not serve them itself either: it looks only
@@ -146,7 +212,9 @@ static void run_flush(struct overlap *o)
 	if (!r->active)
 		return;
 	r->active = 0;
-	if (conflict_add(&o->conf, r->pe, r->start, r->end - r->start, r->seq) != 0)
+	/* the puts of the run that completed already are not waited for */
+	if (conflict_add_run(&o->conf, r->pe, r->start, r->end - r->start, r->first, r->seq,
+			     r->n - r->done) != 0)
 		o->nputs--; /* not tracked (cannot happen below the cap) */
 }
 
@@ -158,6 +226,7 @@ void overlap_put_issued(struct client *c, const struct hoist_sqe *sqe, uint64_t 
 	    sqe->remote_off + sqe->len > r->end) {
 		r->end += sqe->len;
 		r->seq = seq;
+		r->n++;
 		o->put_seq = seq;
 		STAT_INC(&c->st, deferred_puts);
 		return;
@@ -165,7 +234,8 @@ void overlap_put_issued(struct client *c, const struct hoist_sqe *sqe, uint64_t 
 	run_flush(o);
 	if (sqe->len && seq > o->conf.last_seq) {
 		*r = (struct put_run){.active = 1, .pe = sqe->pe, .start = sqe->remote_off,
-				      .end = sqe->remote_off + sqe->len, .first = seq, .seq = seq};
+				      .end = sqe->remote_off + sqe->len, .first = seq, .seq = seq,
+				      .n = 1};
 		o->put_seq = seq;
 		o->nputs++;
 		STAT_INC(&c->st, deferred_puts);
@@ -182,14 +252,17 @@ void overlap_put_done(struct client *c, int32_t pe, uint64_t seq)
 {
 	struct overlap *o = c->ov;
 	struct put_run *r = &o->run;
-	uint32_t before = conflict_outstanding(&o->conf, pe);
-	conflict_retire(&o->conf, pe, seq);
-	o->nputs -= before - conflict_outstanding(&o->conf, pe);
-	/* the run is complete with its newest put (one connection, in order) */
-	if (r->active && r->pe == pe && seq >= r->seq) {
-		r->active = 0;
-		o->nputs--;
+	/* completions come in any order (several connections per peer): each
+	 * put retires alone; a run leaves when all of its puts completed */
+	if (r->active && r->pe == pe && seq >= r->first && seq <= r->seq) {
+		if (++r->done == r->n) {
+			r->active = 0;
+			o->nputs--;
+		}
+		return;
 	}
+	if (conflict_complete(&o->conf, pe, seq) == 1)
+		o->nputs--;
 }
 
 /* ---- prefetch ------------------------------------------------------------ */
@@ -411,7 +484,12 @@ int overlap_get(struct daemon *d, struct client *c, const struct hoist_sqe *sqe,
 {
 	struct overlap *o = c->ov;
 	(void)d;
-	check(c, sqe->pe, sqe->remote_off, sqe->len);
+	if (check(c, sqe->pe, sqe->remote_off, sqe->len, 0))
+		return 3; /* behind an unfinished put: wait */
+	if (o->gconf.cap && o->gconf.count >= o->gconf.cap) {
+		STAT_INC(&c->st, forced_completions); /* unordered: gets tracked, capped */
+		return 3;
+	}
 	if (!o->in_phase)
 		return 0;
 	uint32_t n_before;
@@ -477,7 +555,12 @@ int overlap_get_box(struct daemon *d, struct client *c, int32_t pe, uint64_t off
 		o->box_wait = -1;
 		goto landed;
 	}
-	check(c, pe, off, len);
+	if (check(c, pe, off, len, 0))
+		return -EBUSY; /* behind an unfinished put: wait */
+	if (o->gconf.cap && o->gconf.count >= o->gconf.cap) {
+		STAT_INC(&c->st, forced_completions); /* unordered: gets tracked, capped */
+		return -EBUSY;
+	}
 	/* a sparse box would move up to stride/len times the data */
 	if (!o->in_phase || !len || len > 4 * payload || len > o->half_bytes)
 		return 0;

@@ -3,14 +3,19 @@
  *
  * - Put deferral: a put leaves at once and is completed lazily (quiet,
  *   fence, barrier notify); its remote range stays in the client's conflict
- *   lists (conflict.c) until its completion arrives. The conflict stage
- *   only finds and counts a get or put that overlaps an outstanding put
- *   (conflicts, conflict_box, conflict_precise); it holds nothing back.
- *   The order comes from the transports: same node, each operation is done
- *   at once; tcp carries the daemon's requests to a node on one
- *   connection, an open pack ahead of the next request, and the node
- *   serves them in that order; verbs posts them on one RC queue pair,
- *   holds a get (put) that overlaps an unfinished put (get) on it until
+ *   lists (conflict.c) until its completion arrives, in whatever order
+ *   completions come (each put retires alone). The conflict stage decides
+ *   the order: a get or put (or the bounding box of a strided/vector one)
+ *   that overlaps an outstanding put of the same client goes right behind
+ *   it when the transport delivers in order per peer (xp_ordered(): no
+ *   transport_ops.reorders, or it says no), and otherwise (tcp with
+ *   tcp_lanes > 1) waits at the ring head until every overlapping put
+ *   completed (conflict_waits); there a put also waits for overlapping
+ *   unfinished gets of the client (tracked only on such transports).
+ *   Without this stage (HOIST_AUTO=0: no struct overlap) a fence or quiet
+ *   orders, and on such a transport each chunk descriptor of a
+ *   strided/vector put waits for everything earlier (progress.c). verbs keeps two rules of its own on top: it holds a get
+ *   (put) that overlaps an unfinished put (get) on its queue pair until
  *   that completes (ring_overlap), and an operation that does not go
  *   packed waits until the node answered every earlier pack (the node's
  *   CPU executes packs, after the SEND arrives). A cap on outstanding puts
@@ -67,15 +72,20 @@ struct put_run {
 	int32_t pe;
 	uint64_t start, end;
 	uint64_t first, seq; /* sequences of its oldest and newest put */
+	uint32_t n, done;    /* its puts, and how many of them completed */
 };
 
 struct overlap {
 	struct conflict conf;
+	struct conflict gconf;  /* unfinished gets (unordered transports only;
+				 * cap 0 otherwise) */
 	struct put_run run;
 	struct phase_table ph;
 	uint64_t put_seq;
 	uint32_t nputs, conf_cap; /* outstanding puts, and their cap */
 	uint32_t decided;       /* sq index + 1 whose overlap check is done */
+	uint32_t waiting;       /* sq index + 1 waiting for a conflicting put */
+	int ordered;            /* the transport delivers in order per peer */
 	/* phases */
 	int in_phase;
 	int32_t box_wait;   /* slot a strided/vector get waits for (stalled), -1 none */
@@ -105,18 +115,32 @@ int overlap_create(struct daemon *d, struct client *c); /* 0 or -errno */
 void overlap_destroy(struct client *c);
 
 /* A remote put is about to be issued: conflict and invalidation checks.
- * 0: go (*seq is its sequence for overlap_put_issued), 1: stall (cap). */
+ * 0: go (*seq is its sequence for overlap_put_issued), 1: stall (the cap,
+ * or behind an unfinished overlapping put on an unordered transport). */
 int overlap_put_begin(struct client *c, const struct hoist_sqe *sqe, uint64_t *seq);
 void overlap_put_issued(struct client *c, const struct hoist_sqe *sqe, uint64_t seq);
 void overlap_put_done(struct client *c, int32_t pe, uint64_t seq);
 
-/* A remote access to [off, off+len) that is not a plain get (the bounding
- * box of a strided/vector get): conflict check only, not recorded for
- * prefetch. */
-void overlap_access(struct client *c, int32_t pe, uint64_t off, uint64_t len);
+/* A remote access to [off, off+len) (write: a put) that is not a plain
+ * get: conflict check only, not recorded for prefetch. 1: wait (behind an
+ * unfinished put, or a put behind an unfinished get), 0: go. */
+int overlap_access(struct client *c, int32_t pe, uint64_t off, uint64_t len, int write);
+
+/* Unfinished gets, tracked on an unordered transport only (so that a later
+ * overlapping put waits until they read their range): the sequence the
+ * next get gets (0: not tracked), its record once issued, its completion
+ * (any order). */
+uint64_t overlap_get_seq(struct client *c);
+void overlap_get_issued(struct client *c, int32_t pe, uint64_t off, uint64_t len, uint64_t gseq);
+void overlap_get_done(struct client *c, int32_t pe, uint64_t gseq);
+
+/* Nothing of the client is in flight (quiet, barrier): every put it
+ * recorded completed. */
+void overlap_quiesced(struct client *c);
 
 /* A remote get: 1 = served now (*res), 2 = will complete when its
- * prefetch lands, 0 = issue it normally (it was checked and recorded). */
+ * prefetch lands, 3 = wait (behind an unfinished put; call again), 0 =
+ * issue it normally (it was checked and recorded). */
 int overlap_get(struct daemon *d, struct client *c, const struct hoist_sqe *sqe, int32_t node,
 		int *res);
 
@@ -126,7 +150,8 @@ int overlap_get(struct daemon *d, struct client *c, const struct hoist_sqe *sqe,
  * half the arena). 1 = the box has landed: *box points at its data in the
  * arena (the caller gathers the elements), 0 = issue it normally, -EAGAIN =
  * the box is in flight: stall the descriptor and call again with the same
- * box (the phase table is not consulted twice). */
+ * box (the phase table is not consulted twice), -EBUSY = the box overlaps
+ * an unfinished put: stall and call again. */
 int overlap_get_box(struct daemon *d, struct client *c, int32_t pe, uint64_t off, uint64_t len,
 		    uint64_t payload, int32_t node, const char **box);
 

@@ -138,6 +138,8 @@ enum exec_result rma(struct daemon *d, struct client *c, const struct hoist_sqe 
 				break;
 			case XP_GET: {
 				int hit = overlap_get(d, c, sqe, node, res);
+				if (hit == 3)
+					return cap_stall(d, c); /* behind an unfinished put */
 				if (hit) {
 					count_rma(c, kind, sqe->len);
 					return hit == 1 ? EXEC_DONE : EXEC_ASYNC;
@@ -152,11 +154,15 @@ enum exec_result rma(struct daemon *d, struct client *c, const struct hoist_sqe 
 		} else if (o && kind == XP_PUT) {
 			op->seq = o->put_seq + 1;
 		}
+		if (o && kind == XP_GET)
+			op->gseq = overlap_get_seq(c);
 		r = d->xport->rma(d, &rq, &err);
 		if (r == XP_STARTED)
 			c->outstanding++; /* until the cookie comes back */
 		if (o && kind == XP_PUT && r == XP_STARTED)
 			overlap_put_issued(c, sqe, op->seq);
+		if (op->gseq && r == XP_STARTED)
+			overlap_get_issued(c, sqe->pe, sqe->remote_off, sqe->len, op->gseq);
 	}
 	switch (r) {
 	case XP_STALL:

@@ -49,9 +49,13 @@
 	X(max_pending_peers, UINT, "256", 1, 65536,                                                \
 	  "incoming peer connections still in their handshake at most; beyond, the oldest goes")   \
 	X(addr_cache_entries, UINT, "1024", 1, 1048576, "remote-address cache entries (LRU)")      \
-	X(credit_window, UINT, "256", 1, 65536, "requests in flight per peer at most")             \
+	X(credit_window, UINT, "256", 1, 65536,                                                    \
+	  "requests in flight per peer (tcp: per connection) at most")                             \
 	X(tcp_buffer_bytes, SIZE, "8m", 65536, 1ull << 32,                                         \
-	  "per-peer send buffer; draining a client pauses while it is full")                      \
+	  "send buffer per tcp connection; draining a client pauses while it is full")            \
+	X(tcp_lanes, UINT, "1", 1, 16,                                                             \
+	  "tcp connections per peer; requests spread over them, puts/gets of 256 KiB or more "   \
+	  "striped; more than 1: order per peer is not kept, the conflict stage orders")          \
 	X(max_outstanding_puts, UINT, "4096", 1, 1u << 24,                                         \
 	  "deferred puts per client at most; reaching it waits for completions")                   \
 	X(phase_max, UINT, "32", 1, 4096, "phases whose gets are remembered, per client (LRU)")    \

@@ -279,7 +279,7 @@ static int build_header(struct daemon *d, struct stats_stream *ss)
 #define X(name, kind, help) ADD(&sum, name, kind, help, 1)
 	HOISTD_CLIENT_STATS(X)
 #undef X
-#define X(name, kind, help) ADD(&d->pst, name, kind, help, tcp || strcmp(#name, "tcp_requests"))
+#define X(name, kind, help) ADD(&d->pst, name, kind, help, tcp || strncmp(#name, "tcp_", 4))
 	HOISTD_PROGRESS_STATS(X)
 #undef X
 #define X(name, kind, help) ADD(&d->cst, name, kind, help, 1)

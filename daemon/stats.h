@@ -51,7 +51,8 @@
 	X(multi_ops, COUNTER, "strided and vector descriptors executed")                                    \
 	X(multi_elems, COUNTER, "elements of strided and vector descriptors")                               \
 	X(agg_ops, COUNTER, "puts/gets issued inside aggregation regions")                                  \
-	X(agg_releases, COUNTER, "aggregation regions whose held packs were sent (end or early end)")
+	X(agg_releases, COUNTER, "aggregation regions whose held packs were sent (end or early end)")     \
+	X(conflict_waits, COUNTER, "accesses that waited for an overlapping put to complete (unordered transport)")
 
 /* per daemon; progress-thread counters (control-thread ones are separate) */
 #define HOISTD_PROGRESS_STATS(X)                                                                   \
@@ -73,6 +74,7 @@
 	X(am_refused, COUNTER, "active messages refused: a type no stage registered, malformed, or refused by its handler") \
 	X(xp_kind_refused, COUNTER, "transport operations of a kind the transport does not run (refused, never executed)") \
 	X(tcp_requests, COUNTER, "requests and messages queued on tcp connections")                         \
+	X(tcp_stripes, COUNTER, "puts/gets of at least 256 KiB striped over several tcp lanes (tcp_lanes)") \
 	X(peer_conns_dropped, COUNTER, "incoming peer connections dropped unauthenticated (deadline or cap)") \
 	X(accept_pauses, COUNTER, "times accepting peer connections paused: out of file descriptors")
 

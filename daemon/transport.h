@@ -68,6 +68,8 @@ struct xp_op {
 	uint32_t slot;
 	uint64_t gen;
 	uint64_t seq;     /* a put's sequence in the conflict lists, 0 none */
+	uint64_t gseq;    /* a get's sequence in the unfinished-get lists
+			   * (unordered transports), 0 none */
 	struct xp_multi *multi; /* one element of a strided/vector descriptor:
 				 * the descriptor completes with its last one */
 };
@@ -171,9 +173,24 @@ struct transport_ops {
 	 * 0 every pass (tcp: the sockets are its completions), 31 every 32nd
 	 * (verbs: rdma_cm events, rare, cost a system call) */
 	uint32_t fd_pass_mask;
+	/* Optional (NULL: never). Nonzero when this daemon's transport may
+	 * deliver one client's operations to one node out of issue order
+	 * (tcp with tcp_lanes > 1). Otherwise (one connection per peer, an RC
+	 * queue pair, same node) the conflict stage lets an access go right
+	 * behind an overlapping unfinished put; on a reordering one such an
+	 * access waits for the put's completion, a put for an overlapping
+	 * unfinished get, and a fence for every earlier operation. Asked when
+	 * a client attaches; the answer must not change while the daemon runs. */
+	int (*reorders)(const struct daemon *d);
 	uint8_t frames; /* frame_integrity covers what it carries (tcp) */
 	uint8_t rdma;   /* start() needs an RDMA device for this node's address */
 };
+
+/* Does t (NULL: none, one node) deliver in issue order per peer? */
+static inline int xp_ordered(const struct transport_ops *t, const struct daemon *d)
+{
+	return !t || !t->reorders || !t->reorders(d);
+}
 
 extern const struct transport_ops self_transport;
 extern const struct transport_ops tcp_transport;

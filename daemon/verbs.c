@@ -2053,4 +2053,5 @@ const struct transport_ops verbs_transport = {
 	.mem_dereg = verbs_mem_dereg,
 	.mem_rkey = verbs_mem_rkey,
 	.rdma = 1,
+	/* in order: one RC queue pair per peer */
 };

@@ -431,6 +431,97 @@ START_TEST(test_log_visits)
 }
 END_TEST
 
+/* Completions in any order (several connections per peer): each put
+ * leaves alone, wherever it is in its FIFO, and a check never reports a
+ * completed put. A run node leaves with its last put. */
+START_TEST(test_complete_out_of_order)
+{
+	struct conflict c;
+	ck_assert_int_eq(conflict_init(&c, 2, 64), 0);
+	ck_assert_int_eq(conflict_add(&c, 0, 0, 100, 1), 0);     /* [0,100) */
+	ck_assert_int_eq(conflict_add(&c, 0, 50, 100, 2), 0);    /* [50,150) */
+	ck_assert_int_eq(conflict_add(&c, 0, 1000, 10, 3), 0);   /* [1000,1010) */
+	ck_assert_int_eq(conflict_add(&c, 1, 0, 10, 4), 0);
+	/* the middle one completes first: the head still conflicts */
+	ck_assert_int_eq(conflict_complete(&c, 0, 2), 1);
+	ck_assert_int_eq(conflict_validate(&c), 0);
+	CHK_EQ(conflict_check(&c, 0, 120, 10), 0);
+	CHK_EQ(conflict_check(&c, 0, 60, 10), 1);
+	ck_assert_uint_eq(conflict_outstanding(&c, 0), 2);
+	/* the tail next: the box shrinks to the head */
+	ck_assert_int_eq(conflict_complete(&c, 0, 3), 1);
+	ck_assert_int_eq(conflict_validate(&c), 0);
+	ck_assert_uint_eq(c.t[0].hi, 100);
+	CHK_EQ(conflict_check(&c, 0, 1000, 10), 0);
+	ck_assert_int_eq(conflict_complete(&c, 0, 3), -ENOENT); /* twice */
+	ck_assert_int_eq(conflict_complete(&c, 0, 4), -ENOENT); /* another PE's */
+	ck_assert_int_eq(conflict_complete(&c, 0, 1), 1);
+	ck_assert_uint_eq(conflict_outstanding(&c, 0), 0);
+	ck_assert_int_eq(conflict_validate(&c), 0);
+	/* a run of three puts (sequences 5..7) leaves with its last one, in
+	 * any order */
+	ck_assert_int_eq(conflict_add_run(&c, 0, 0, 300, 5, 7, 3), 0);
+	ck_assert_int_eq(conflict_add(&c, 0, 200, 10, 8), 0);
+	ck_assert_int_eq(conflict_complete(&c, 0, 7), 0);
+	ck_assert_int_eq(conflict_complete(&c, 0, 5), 0);
+	CHK_EQ(conflict_check(&c, 0, 10, 1), 7);
+	ck_assert_int_eq(conflict_complete(&c, 0, 6), 1);
+	CHK_EQ(conflict_check(&c, 0, 10, 1), 0);
+	CHK_EQ(conflict_check(&c, 0, 205, 1), 8);
+	ck_assert_int_eq(conflict_validate(&c), 0);
+	ck_assert_int_eq(conflict_add_run(&c, 0, 0, 1, 10, 9, 1), -EINVAL); /* first > seq */
+	ck_assert_int_eq(conflict_add_run(&c, 0, 0, 1, 9, 9, 0), -EINVAL);  /* no put */
+	ck_assert_int_eq(conflict_complete(&c, 1, 4), 1);
+	ck_assert_int_eq(conflict_complete(&c, 0, 8), 1);
+	ck_assert_uint_eq(c.count, 0);
+	ck_assert_int_eq(conflict_validate(&c), 0);
+	conflict_fini(&c);
+}
+END_TEST
+
+/* Random adds and out-of-order completions against a brute-force list:
+ * every check answers the highest overlapping outstanding sequence. */
+START_TEST(test_complete_random_vs_model)
+{
+	enum { NPES = 3, CAP = 96, ROUNDS = 20000 };
+	struct conflict c;
+	ck_assert_int_eq(conflict_init(&c, NPES, CAP), 0);
+	struct mput live[CAP];
+	int livepe[CAP];
+	uint32_t nlive = 0;
+	uint64_t seq = 0, rs = 12345;
+	for (int r = 0; r < ROUNDS; r++) {
+		uint64_t x = rng_next(&rs);
+		int pe = (int)(x % NPES);
+		if ((x >> 8) % 3 != 0 && nlive < CAP) {
+			uint64_t start = rng_next(&rs) % 4096, len = rng_next(&rs) % 200;
+			ck_assert_int_eq(conflict_add(&c, pe, start, len, ++seq), 0);
+			live[nlive] = (struct mput){start, start + len, seq};
+			livepe[nlive++] = pe;
+		} else if (nlive) {
+			uint32_t k = (uint32_t)(rng_next(&rs) % nlive);
+			ck_assert_int_eq(conflict_complete(&c, livepe[k], live[k].seq), 1);
+			live[k] = live[nlive - 1];
+			livepe[k] = livepe[--nlive];
+		}
+		uint64_t qs = rng_next(&rs) % 4200, ql = 1 + rng_next(&rs) % 100;
+		int qpe = (int)(rng_next(&rs) % NPES);
+		uint64_t want = 0;
+		for (uint32_t i = 0; i < nlive; i++)
+			if (livepe[i] == qpe && live[i].start < qs + ql && live[i].end > qs &&
+			    live[i].end > live[i].start && live[i].seq > want)
+				want = live[i].seq;
+		CHK_EQ(conflict_check(&c, qpe, qs, ql), want);
+		if (r % 1000 == 0)
+			ck_assert_int_eq(conflict_validate(&c), 0);
+	}
+	ck_assert_uint_eq(c.count, nlive);
+	ck_assert_int_eq(conflict_validate(&c), 0);
+	ck_assert_uint_gt(c.st.out_of_order, 0);
+	conflict_fini(&c);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("conflict");
@@ -442,6 +533,8 @@ int main(void)
 	tcase_add_test(tc, test_cap_and_args);
 	tcase_add_test(tc, test_random_vs_model);
 	tcase_add_test(tc, test_log_visits);
+	tcase_add_test(tc, test_complete_out_of_order);
+	tcase_add_test(tc, test_complete_random_vs_model);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }
