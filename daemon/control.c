@@ -443,7 +443,7 @@ static void status_cb(evutil_socket_t fd, short what, void *arg)
 		njobs++;
 	for (int32_t p = 0; p < d->net.nnodes; p++)
 		if (p != d->net.self && d->net.peers &&
-		    __atomic_load_n(&d->net.peers[p].state, __ATOMIC_RELAXED) == PEER_UP)
+		    __atomic_load_n(&d->net.peers[p].link.state, __ATOMIC_RELAXED) == PEER_UP)
 			up++;
 	snprintf(msg, sizeof(msg),
 		 "STATUS=%d clients, %d jobs, %d/%d peers up, pinned %llu of %llu MiB", d->nclients,

@@ -28,13 +28,12 @@
 
 #define RBUF_BYTES (256u * 1024u)
 #define HS_MAX 512u
-#define RETRY_NS (1000000000ull) /* a lost peer may be retried after 1 s */
 #define ACCEPT_PAUSE_NS (100000000ull) /* out of descriptors: accept again after 100 ms */
 
 static void conn_free(struct daemon *d, struct netconn *c);
 static void conn_event(struct daemon *d, struct netconn *c, uint32_t ev);
 static void conn_release(struct netconn *c);
-static void peer_lost(struct daemon *d, struct peer *p, const char *why);
+static void tcp_peer_lost(struct daemon *d, struct peer *p, const char *why);
 static void pack_fail_open(struct daemon *d, struct peer *p, int res);
 static void pack_free_slots(struct pack_slot *s);
 static int pack_close(struct daemon *d, struct peer *p);
@@ -218,17 +217,8 @@ static int conn_flush(struct daemon *d, struct netconn *c)
 
 /* ---- handshake --------------------------------------------------------- */
 
-static void hs_mac(const struct net *n, const char *role, const uint8_t *nonce, size_t nlen,
-		   int32_t acceptor, int32_t connector, uint8_t out[32])
-{
-	crypto_auth_hmacsha256_state st;
-	crypto_auth_hmacsha256_init(&st, n->key, sizeof(n->key));
-	crypto_auth_hmacsha256_update(&st, (const uint8_t *)role, strlen(role));
-	crypto_auth_hmacsha256_update(&st, nonce, nlen);
-	crypto_auth_hmacsha256_update(&st, (const uint8_t *)&acceptor, sizeof(acceptor));
-	crypto_auth_hmacsha256_update(&st, (const uint8_t *)&connector, sizeof(connector));
-	crypto_auth_hmacsha256_final(&st, out);
-}
+/* tcp's handshake MACs (peer.h): label "", the 32-byte nonces. */
+#define TCP_HS_LABEL ""
 
 /* Handshake frames go straight to the fresh socket (they are tiny), never
  * through the output buffer that already holds queued requests. */
@@ -310,8 +300,8 @@ static int peer_lanes_up(const struct peer *p)
 
 static int hs_check(struct daemon *d, const Hoist__PeerHello *h)
 {
-	return h && h->proto_version == WIRE_VERSION && h->cluster_nodes == (uint32_t)d->net.nnodes &&
-	       h->node_id < (uint32_t)d->net.nnodes && (int32_t)h->node_id != d->net.self;
+	return h && peer_hello_ok(h->proto_version, h->cluster_nodes, h->node_id, d->net.self,
+				  d->net.nnodes);
 }
 
 /* A handshake frame arrived (payload in c->rbuf-independent scratch). */
@@ -326,9 +316,9 @@ static int hs_frame(struct daemon *d, struct netconn *c, const uint8_t *payload,
 	if (c->outgoing && c->phase == PH_WAIT_HELLO && c->hdr.type == W_HELLO) {
 		/* acceptor's answer: check its mac over our nonce, prove ours */
 		struct peer *p = &n->peers[c->node];
-		hs_mac(n, "acceptor", c->nonce, sizeof(c->nonce), c->node, n->self, mac);
-		if (!hs_check(d, h) || (int32_t)h->node_id != c->node || h->mac.len != 32 ||
-		    sodium_memcmp(mac, h->mac.data, 32) != 0 || h->nonce.len != 32) {
+		if (!hs_check(d, h) || (int32_t)h->node_id != c->node || h->nonce.len != 32 ||
+		    peer_hs_verify(n->key, TCP_HS_LABEL, "acceptor", c->nonce, sizeof(c->nonce),
+				   c->node, n->self, h->mac.data, h->mac.len)) {
 			STAT_INC(&p->st, auth_failures);
 			hlog_warn("peer %s failed authentication (wrong cluster key or node list?)",
 				  p->name);
@@ -337,7 +327,8 @@ static int hs_frame(struct daemon *d, struct netconn *c, const uint8_t *payload,
 		}
 		if ((rc = hs_mode_check(d, h, c->node)))
 			goto out;
-		hs_mac(n, "connector", h->nonce.data, h->nonce.len, c->node, n->self, mac);
+		peer_hs_mac(n->key, TCP_HS_LABEL, "connector", h->nonce.data, h->nonce.len, c->node,
+			    n->self, mac);
 		if ((rc = hs_send(d, c, W_AUTH, mac)))
 			goto out;
 		if ((rc = conn_records_start(n, c, h->nonce.data, h->frame_aes == 1)))
@@ -345,7 +336,7 @@ static int hs_frame(struct daemon *d, struct netconn *c, const uint8_t *payload,
 		c->phase = PH_UP;
 		STAT_INC(&p->st, connects);
 		if (peer_lanes_up(p)) {
-			__atomic_store_n(&p->state, PEER_UP, __ATOMIC_RELAXED);
+			peer_up(&p->link, now_ns());
 			hlog_info("connected to node %d (%s, %u lane%s)", p->node, p->name, p->nlanes,
 				  p->nlanes == 1 ? "" : "s");
 		}
@@ -358,7 +349,8 @@ static int hs_frame(struct daemon *d, struct netconn *c, const uint8_t *payload,
 		c->node = (int32_t)h->node_id;
 		memcpy(c->peer_nonce, h->nonce.data, sizeof(c->peer_nonce));
 		c->peer_aes = h->frame_aes == 1;
-		hs_mac(n, "acceptor", h->nonce.data, h->nonce.len, n->self, c->node, mac);
+		peer_hs_mac(n->key, TCP_HS_LABEL, "acceptor", h->nonce.data, h->nonce.len, n->self,
+			    c->node, mac);
 		if ((rc = hs_send(d, c, W_HELLO, mac)))
 			goto out;
 		/* a mismatch is refused after our hello, so that the connector
@@ -367,8 +359,8 @@ static int hs_frame(struct daemon *d, struct netconn *c, const uint8_t *payload,
 			goto out;
 		c->phase = PH_WAIT_AUTH;
 	} else if (!c->outgoing && c->phase == PH_WAIT_AUTH && c->hdr.type == W_AUTH) {
-		hs_mac(n, "connector", c->nonce, sizeof(c->nonce), n->self, c->node, mac);
-		if (h->mac.len != 32 || sodium_memcmp(mac, h->mac.data, 32) != 0) {
+		if (peer_hs_verify(n->key, TCP_HS_LABEL, "connector", c->nonce, sizeof(c->nonce),
+				   n->self, c->node, h->mac.data, h->mac.len)) {
 			STAT_INC(&n->peers[c->node].st, auth_failures);
 			hlog_warn("refused node %d: it does not hold the cluster key", c->node);
 			rc = -EACCES;
@@ -378,9 +370,7 @@ static int hs_frame(struct daemon *d, struct netconn *c, const uint8_t *payload,
 			goto out;
 		c->phase = PH_UP;
 		/* it is alive: a lost mark from an earlier attempt is void */
-		struct peer *p = &n->peers[c->node];
-		if (p->state == PEER_LOST)
-			p->retry_after_ns = 0;
+		peer_alive(&n->peers[c->node].link);
 		rc = 0;
 	}
 out:
@@ -421,9 +411,7 @@ static int lane_connect(struct daemon *d, struct peer *p, uint32_t k)
 /* Open every lane (a failure leaves the ones opened to peer_lost). */
 static int peer_connect(struct daemon *d, struct peer *p)
 {
-	__atomic_store_n(&p->state, PEER_CONNECTING, __ATOMIC_RELAXED);
-	p->last_ping_ns = now_ns();
-	p->ping_sent_ns = 0;
+	peer_trying(&p->link, now_ns());
 	for (uint32_t k = 0; k < p->nlanes; k++) {
 		int rc = lane_connect(d, p, k);
 		if (rc)
@@ -436,13 +424,13 @@ static int peer_connect(struct daemon *d, struct peer *p)
  * 0, or -ECONNRESET while the peer counts as lost. */
 static int peer_ensure(struct daemon *d, struct peer *p)
 {
-	if (p->state == PEER_UP || p->state == PEER_CONNECTING)
+	if (p->link.state == PEER_UP || p->link.state == PEER_CONNECTING)
 		return 0;
-	if (p->state == PEER_LOST && now_ns() < p->retry_after_ns)
+	if (peer_may_try(&p->link, now_ns()))
 		return -ECONNRESET;
 	int rc = peer_connect(d, p);
 	if (rc) {
-		peer_lost(d, p, strerror(-rc));
+		tcp_peer_lost(d, p, strerror(-rc));
 		return -ECONNRESET;
 	}
 	return 0;
@@ -527,18 +515,13 @@ static void lane_fail(struct daemon *d, const struct peer *p, struct lane *l)
 	l->ring_head = l->ring_tail = 0;
 }
 
-/* Every request still waiting for this peer, on any lane, fails (losing
- * one lane loses the peer); its jobs cannot synchronise any more; nothing
- * of it stays cached. */
-static void peer_lost(struct daemon *d, struct peer *p, const char *why)
+/* The peer layer's loss path drops tcp's wire: every connection to and
+ * from the peer, every request still waiting on any lane (losing one lane
+ * loses the peer), the open pack. */
+static void peer_drop(struct daemon *d, int32_t node, void *arg)
 {
 	struct net *n = &d->net;
-	if (p->state != PEER_LOST) {
-		hlog_warn("peer node %d (%s) lost: %s", p->node, p->name, why);
-		STAT_INC(&p->st, losses);
-	}
-	__atomic_store_n(&p->state, PEER_LOST, __ATOMIC_RELAXED);
-	p->retry_after_ns = now_ns() + RETRY_NS;
+	struct peer *p = arg;
 	for (uint32_t k = 0; k < p->nlanes; k++) {
 		struct lane *l = &p->lanes[k];
 		if (l->conn) {
@@ -548,31 +531,18 @@ static void peer_lost(struct daemon *d, struct peer *p, const char *why)
 	}
 	for (struct netconn *c = n->incoming, *next; c; c = next) {
 		next = c->next;
-		if (c->node == p->node)
+		if (c->node == node)
 			conn_free(d, c);
 	}
 	for (uint32_t k = 0; k < p->nlanes; k++)
 		lane_fail(d, p, &p->lanes[k]);
 	if (p->pack.nelem)
 		pack_fail_open(d, p, -ECONNRESET);
-	net_node_lost(d, p->node);
 }
 
-void net_node_lost(struct daemon *d, int32_t node)
+static void tcp_peer_lost(struct daemon *d, struct peer *p, const char *why)
 {
-	for (struct job *j = d->pjobs; j; j = j->prog_next) {
-		if (!j->prog_ready)
-			continue;
-		int involved = 0;
-		for (int32_t r = 0; r < j->size; r++)
-			if (j->node_of[r] == node && !j->pe_gone[r]) {
-				j->pe_gone[r] = 1;
-				involved = 1;
-			}
-		if (involved)
-			job_fail(j, -ECONNRESET);
-	}
-	addr_cache_invalidate_node(&d->net.cache, node);
+	peer_lost(d, p->node, &p->link, &p->st, p->name, why, peer_drop, p);
 }
 
 /* A connection broke or misbehaved. */
@@ -580,7 +550,7 @@ static void conn_fail(struct daemon *d, struct netconn *c, const char *why)
 {
 	struct net *n = &d->net;
 	if (c->outgoing || c->phase == PH_UP) {
-		peer_lost(d, &n->peers[c->node], why); /* frees c */
+		tcp_peer_lost(d, &n->peers[c->node], why); /* frees c */
 		return;
 	}
 	conn_free(d, c); /* an unauthenticated stranger: just drop it */
@@ -674,12 +644,10 @@ static void accept_all(struct daemon *d)
 static int resolve_name(struct daemon *d, const struct wire_target *t, char **dst,
 			struct wire_entry *entry)
 {
-	struct job *j = progress_job_find(d, t->job);
-	if (!j || t->pe < 0 || t->pe >= j->size || !j->pe[t->pe])
-		return -ECONNRESET; /* the PE is not (any more) here */
-	if (t->seg != HOIST_SEG_HEAP)
-		return -EINVAL;
-	struct client *cl = j->pe[t->pe];
+	struct client *cl;
+	int rc = peer_target_client(d, t, &cl);
+	if (rc)
+		return rc;
 	if (!hoist_range_ok(t->off, t->len, cl->heap.bytes))
 		return -EFAULT;
 	*dst = (char *)cl->heap.base + t->off;
@@ -1028,14 +996,10 @@ static int rx_end(struct daemon *d, struct netconn *c)
 	case W_PING:
 		return frame_queue(c, W_PONG, h->tag, NULL, 0, NULL, 0);
 	case W_PONG:
-		if (!c->outgoing || h->tag != p->ping_tag)
+		if (!c->outgoing || h->tag != p->link.ping_tag)
 			return 0;
 		conn_lane(d, c)->ping_due = 0;
-		if (p->ping_sent_ns) { /* the first lane to answer times it */
-			__atomic_store_n(&p->st.rtt_us, (now_ns() - p->ping_sent_ns) / 1000,
-					 __ATOMIC_RELAXED);
-			p->ping_sent_ns = 0;
-		}
+		peer_pong(&p->link, &p->st, h->tag, now_ns()); /* the first lane to answer times it */
 		return 0;
 	default:
 		return -EPROTO;
@@ -1354,7 +1318,7 @@ static void net_flush(struct daemon *d)
 		for (uint32_t k = 0; k < p->nlanes; k++) {
 			struct netconn *c = p->lanes[k].conn;
 			if (c && c->phase == PH_UP && conn_pending(c) && (rc = conn_flush(d, c))) {
-				peer_lost(d, p, strerror(-rc));
+				tcp_peer_lost(d, p, strerror(-rc));
 				break;
 			}
 		}
@@ -1375,14 +1339,15 @@ static int lanes_silent(struct daemon *d, struct peer *p, uint64_t now, uint64_t
 	for (uint32_t k = 0; k < p->nlanes; k++) {
 		const struct lane *l = &p->lanes[k];
 		const struct netconn *c = l->conn;
-		if (!c || now - c->last_rx_ns <= silent)
+		if (!c)
 			continue;
-		if (c->phase != PH_UP || l->ping_due || l->ring_head != l->ring_tail) {
+		if (peer_silent(now, c->last_rx_ns,
+				c->phase != PH_UP || l->ping_due || l->ring_head != l->ring_tail, silent)) {
 			char why[120];
 			snprintf(why, sizeof(why),
 				 "no answer within peer_timeout_ms (lane %u silent for %llu ms)", k,
 				 (unsigned long long)((now - c->last_rx_ns) / 1000000));
-			peer_lost(d, p, why);
+			tcp_peer_lost(d, p, why);
 			return 1;
 		}
 	}
@@ -1392,27 +1357,22 @@ static int lanes_silent(struct daemon *d, struct peer *p, uint64_t now, uint64_t
 static void net_timers(struct daemon *d, uint64_t now)
 {
 	struct net *n = &d->net;
-	if (!n->enabled || now < n->next_ping_check_ns)
+	if (!n->enabled ||
+	    !peer_check_due(&n->next_ping_check_ns, now, d->cfg.heartbeat_ms, d->cfg.peer_timeout_ms))
 		return;
 	uint64_t hb = d->cfg.heartbeat_ms * 1000000ull;
 	uint64_t silent = peer_silence_limit_ns(d->cfg.heartbeat_ms, d->cfg.peer_timeout_ms);
-	n->next_ping_check_ns = now + peer_check_interval_ns(d->cfg.heartbeat_ms, d->cfg.peer_timeout_ms);
 	for (int32_t i = 0; i < n->nnodes; i++) {
 		struct peer *p = &n->peers[i];
 		if (i == n->self || !p->nlanes || !p->lanes[0].conn || lanes_silent(d, p, now, silent))
 			continue;
-		if (now - p->last_ping_ns <= hb || !peer_lanes_up(p))
-			continue;
-		p->last_ping_ns = now;
-		if (p->ping_sent_ns)
+		if (!peer_lanes_up(p) || !peer_ping_due(&p->link, now, d->cfg.heartbeat_ms))
 			continue;
 		/* every lane is pinged (the peer judges each connection by what
 		 * it hears on it); a lane whose pong does not come is silent */
-		p->ping_sent_ns = now;
-		p->ping_tag++;
 		for (uint32_t k = 0; k < p->nlanes; k++) {
 			struct lane *l = &p->lanes[k];
-			if (!l->ping_due && !frame_queue(l->conn, W_PING, p->ping_tag, NULL, 0, NULL, 0))
+			if (!l->ping_due && !frame_queue(l->conn, W_PING, p->link.ping_tag, NULL, 0, NULL, 0))
 				l->ping_due = 1;
 		}
 	}

@@ -25,6 +25,7 @@
 #include "addr_cache.h"
 #include "frames.h"
 #include "hoist_shm.h"
+#include "peer.h"
 #include "transport.h"
 #include "wire.h"
 
@@ -32,29 +33,6 @@ struct daemon;
 struct client;
 struct job;
 struct loop;
-
-/* per-peer counters (progress thread writes, stats reads) */
-#define HOISTD_PEER_STATS(X)                                                                       \
-	X(ops_out, "requests sent to the peer")                                                    \
-	X(bytes_out, "payload bytes sent to the peer")                                             \
-	X(ops_in, "requests served for the peer")                                                  \
-	X(bytes_in, "payload bytes received from the peer")                                        \
-	X(rtt_us, "last measured round trip (ping/pong), microseconds")                            \
-	X(connects, "connections established to the peer")                                         \
-	X(losses, "times the peer was declared lost")                                              \
-	X(stalls, "times a client waited for credits or send buffer")                              \
-	X(auth_failures, "handshakes from this address that failed authentication")                \
-	X(packs_out, "packed-operation messages sent to the peer")                                 \
-	X(ops_packed, "operations sent inside packs (ops_packed / packs_out: per pack)")          \
-	X(hdr_bytes_saved, "header bytes (request + reply) saved by packing")                      \
-	X(packs_mixed, "packs carrying operations of several local clients (processes)")        \
-	X(packs_in, "packed-operation messages served for the peer")                               \
-	X(packs_refused, "malformed packs or pack replies from the peer (tcp: the connection is dropped; verbs: the pack's operations fail with -EPROTO, the connection stays)") \
-	X(integrity_failures, "records from the peer that failed the frame integrity check (connection dropped)")
-
-#define STATS_FIELD(name, help) uint64_t name;
-struct peer_stats { HOISTD_PEER_STATS(STATS_FIELD) };
-#undef STATS_FIELD
 
 /* Bytes queued for one socket. */
 struct outbuf {
@@ -174,23 +152,22 @@ struct lane {
  * (tcp_lanes > 1): one chunk per lane. */
 #define TCP_STRIPE_MIN (256u * 1024u)
 
-enum peer_state { PEER_IDLE, PEER_CONNECTING, PEER_UP, PEER_LOST };
-
+/* A peer node: what every transport shares (node, address, the peer
+ * layer's link state and counters: peer.h), then tcp's wire. */
 struct peer {
 	int32_t node;
 	char name[128];         /* host:port as configured */
 	struct sockaddr_in addr;
-	enum peer_state state;  /* written by progress, read by stats */
+	struct peer_link link;  /* state, retries, heartbeat (peer.c) */
+	struct peer_stats st;
+	/* tcp (net.c) */
 	struct lane *lanes;     /* tcp: our outgoing connections [nlanes] */
 	uint32_t nlanes;
 	uint32_t next_lane;     /* where the search for the least busy starts */
 	uint32_t pack_lane;     /* the lane the open pack reserved a slot on */
 	uint32_t window;        /* requests in flight per lane at most */
 	uint64_t next_tag;      /* unique over the peer's lanes */
-	uint64_t ping_sent_ns, ping_tag, last_ping_ns;
-	uint64_t retry_after_ns;
-	struct pack_open pack;
-	struct peer_stats st;
+	struct pack_open pack;  /* the open pack (tcp and verbs) */
 };
 
 struct net {
@@ -230,37 +207,7 @@ int cluster_self_index(const struct net *n, const struct in_addr *local, int nlo
  * 0. Any thread (job_id_key is immutable once the threads run). */
 uint64_t cluster_job_id(const struct net *n, uint32_t uid, const char *key);
 
-/* net.c is the tcp transport: see transport.h for its entry points. */
-
-/* How often the transports look for silent peers, and the silence after
- * which a peer counts as lost: peer_timeout_ms less one check interval, so
- * that a peer is declared lost no later than peer_timeout_ms after its
- * last sign of life, whenever within the interval its silence began
- * (before, a stopped peer was noticed 5.06-5.20 s after it stopped with the
- * 5 s default). */
-static inline uint64_t peer_check_interval_ns(uint64_t heartbeat_ms, uint64_t peer_timeout_ms)
-{
-	uint64_t g = heartbeat_ms * 1000000ull / 4, cap = peer_timeout_ms * 1000000ull / 4;
-	return g < cap ? g : cap;
-}
-
-/* Heartbeats serve that promise: a healthy idle peer's answers can come
- * heartbeat_ms plus one check interval apart, which must stay well inside
- * the silence limit (under load too), so pings go at least every quarter
- * of peer_timeout_ms whatever heartbeat_ms says (main.c applies it). */
-static inline uint64_t peer_heartbeat_ms(uint64_t heartbeat_ms, uint64_t peer_timeout_ms)
-{
-	uint64_t q = peer_timeout_ms / 4;
-	return heartbeat_ms < q ? heartbeat_ms : q;
-}
-
-static inline uint64_t peer_silence_limit_ns(uint64_t heartbeat_ms, uint64_t peer_timeout_ms)
-{
-	return peer_timeout_ms * 1000000ull - peer_check_interval_ns(heartbeat_ms, peer_timeout_ms);
-}
-
-/* A peer node is gone (any transport): jobs with ranks there fail,
- * nothing of it stays cached. */
-void net_node_lost(struct daemon *d, int32_t node);
+/* net.c is the tcp transport: see transport.h for its entry points; the
+ * peer layer (peer.h) keeps what it shares with verbs. */
 
 #endif

@@ -330,7 +330,7 @@ static int build_header(struct daemon *d, struct stats_stream *ss)
 		hoist__peer_stats__init(&ps[k]);
 		ps[k].node = pe->node;
 		ps[k].addr = pe->name;
-		ps[k].state = (char *)state_names[__atomic_load_n(&pe->state, __ATOMIC_RELAXED) & 3];
+		ps[k].state = (char *)state_names[__atomic_load_n(&pe->link.state, __ATOMIC_RELAXED) & 3];
 		ps[k].n_counters = pb[k].n;
 		ps[k].counters = pb[k].ptrs;
 		psp[k] = &ps[k];

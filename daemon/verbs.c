@@ -72,10 +72,7 @@
 #define V_NRECV 64              /* pre-posted receive buffers in the SRQ */
 #define V_SIG_EVERY 16          /* signal at least every 16th work request */
 #define V_INLINE_MAX 128        /* inline bytes asked of the device */
-#define V_BACKOFF_MIN_MS 20
-#define V_BACKOFF_MAX_MS 1000
-#define V_RETRY_NS (1000000000ull) /* a lost peer may be retried after 1 s */
-#define V_AUTH_WINDOW_NS (120ull * 1000000000ull)
+#define V_HS_LABEL "verbs-"    /* its handshake MACs (peer.h), apart from tcp's */
 #define V_REJECT_AUTH "hoist-auth"
 #define V_REJECT_BUSY "hoist-busy" /* out of resources for now: try again */
 #define V_PACKS_INFLIGHT 16     /* packs awaiting their reply, per peer */
@@ -127,12 +124,11 @@ struct vam {
 	char buf[];
 };
 
+/* verbs' wire to a peer (its state, retries and heartbeat: the peer
+ * layer's link, d->net.peers[node].link; last_heard_ns is its daemon's
+ * last active message) */
 struct vpeer {
 	struct vconn *out, *in;
-	uint64_t first_try_ns; /* 0: not trying */
-	uint64_t retry_at_ns;  /* 0: no retry scheduled */
-	uint32_t backoff_ms;
-	uint64_t last_rx_ns;   /* its daemon's last active message (heartbeats) */
 	struct vam *amq, **amq_tail;
 	struct vpk *pk, **pk_tail; /* packs sent, awaiting W_PACK_REPLY (in order) */
 	uint32_t npk;
@@ -177,9 +173,7 @@ struct verbs {
 	uint32_t nslots;
 	struct vres *res;
 	uint64_t next_tag;
-	uint8_t seen[128][16]; /* recently accepted nonces (replay) */
-	uint32_t nseen;
-	uint64_t *last_ts;     /* [nnodes]: newest connect timestamp accepted */
+	struct peer_replay replay; /* connect requests accepted (peer.h) */
 	uint64_t sent_ts;      /* newest connect timestamp we sent */
 	uint64_t charged;      /* bytes of its own buffers in the memlock budget */
 	char *pkreply;         /* a pack's reply being built (WIRE_AM_MAX_PAYLOAD) */
@@ -210,18 +204,8 @@ static void pinned_add(struct daemon *d, int64_t delta)
 
 /* ---- authentication ------------------------------------------------------ */
 
-static void v_mac(const struct net *n, const char *role, const uint8_t *nonce, int32_t acceptor,
-		  int32_t connector, uint8_t out[32])
-{
-	crypto_auth_hmacsha256_state st;
-	crypto_auth_hmacsha256_init(&st, n->key, sizeof(n->key));
-	crypto_auth_hmacsha256_update(&st, (const uint8_t *)"verbs-", 6);
-	crypto_auth_hmacsha256_update(&st, (const uint8_t *)role, strlen(role));
-	crypto_auth_hmacsha256_update(&st, nonce, 16);
-	crypto_auth_hmacsha256_update(&st, (const uint8_t *)&acceptor, sizeof(acceptor));
-	crypto_auth_hmacsha256_update(&st, (const uint8_t *)&connector, sizeof(connector));
-	crypto_auth_hmacsha256_final(&st, out);
-}
+/* The MACs and the replay window are the peer layer's (peer.h): label
+ * V_HS_LABEL, the 16-byte timestamped nonce of struct wire_vconnect. */
 
 /* ---- connections --------------------------------------------------------- */
 
@@ -307,14 +291,10 @@ static int connect_start(struct daemon *d, int32_t node)
 		return rc;
 	}
 	vp->out = cn;
-	if (!vp->first_try_ns)
-		vp->first_try_ns = now_ns();
-	vp->retry_at_ns = 0;
+	peer_trying(&n->peers[node].link, now_ns());
 	struct sockaddr_in src = n->peers[n->self].addr;
 	src.sin_port = 0;
 	cn->state = VC_ADDR;
-	if (n->peers[node].state != PEER_UP)
-		__atomic_store_n(&n->peers[node].state, PEER_CONNECTING, __ATOMIC_RELAXED);
 	if (rdma_resolve_addr(cn->id, (struct sockaddr *)&src, (struct sockaddr *)&n->peers[node].addr,
 			      V_RESOLVE_MS)) {
 		int rc = -errno;
@@ -335,11 +315,11 @@ static struct vconn *conn_ready(struct daemon *d, int32_t node, int *rc)
 	*rc = 0;
 	if (vp->out)
 		return vp->out->state == VC_UP ? vp->out : NULL;
-	if (p->state == PEER_LOST && now_ns() < p->retry_after_ns) {
+	if (peer_may_try(&p->link, now_ns())) {
 		*rc = -ECONNRESET;
 		return NULL;
 	}
-	if (vp->retry_at_ns)
+	if (p->link.retry_at_ns)
 		return NULL; /* backing off: timers() retries */
 	int r = connect_start(d, node);
 	if (r) {
@@ -425,23 +405,13 @@ static void amq_fail(struct vpeer *vp)
 	vp->amq_tail = &vp->amq;
 }
 
-/* Every operation waiting for this peer fails; its jobs cannot synchronise
- * any more; nothing of it stays cached. */
-static void vpeer_lost(struct daemon *d, int32_t node, const char *why)
+/* The peer layer's loss path drops verbs' wire: every operation and
+ * active message waiting for this peer fails, its connections close. */
+static void vpeer_drop(struct daemon *d, int32_t node, void *arg)
 {
 	struct verbs *v = d->verbs;
-	struct peer *p = &d->net.peers[node];
 	struct vpeer *vp = &v->peers[node];
-	if (p->state != PEER_LOST) {
-		hlog_warn("peer node %d (%s) lost: %s", node, p->name, why);
-		STAT_INC(&p->st, losses);
-	}
-	__atomic_store_n(&p->state, PEER_LOST, __ATOMIC_RELAXED);
-	p->retry_after_ns = now_ns() + V_RETRY_NS;
-	p->ping_sent_ns = 0;
-	vp->first_try_ns = 0;
-	vp->retry_at_ns = 0;
-	vp->backoff_ms = 0;
+	(void)arg;
 	amq_fail(vp);
 	for (struct vres *r = v->res; r; r = r->next)
 		if (r->node == node && r->state == RES_WAIT) {
@@ -454,28 +424,27 @@ static void vpeer_lost(struct daemon *d, int32_t node, const char *why)
 		conn_close(d, vp->in, -ECONNRESET);
 	vpack_fail_inflight(d, node, -ECONNRESET);
 	vpack_fail_open(d, node, -ECONNRESET);
-	net_node_lost(d, node);
+}
+
+static void vpeer_lost(struct daemon *d, int32_t node, const char *why)
+{
+	struct peer *p = &d->net.peers[node];
+	peer_lost(d, node, &p->link, &p->st, p->name, why, vpeer_drop, NULL);
 }
 
 /* An outgoing attempt failed before it was up: retry with backoff while
  * within peer_timeout_ms of the first attempt. */
 static void connect_failed(struct daemon *d, struct vconn *cn, const char *why)
 {
-	struct verbs *v = d->verbs;
 	int32_t node = cn->node;
-	struct vpeer *vp = &v->peers[node];
+	struct peer_link *l = &d->net.peers[node].link;
 	conn_close(d, cn, -ECONNRESET);
-	uint64_t now = now_ns();
-	if (now - vp->first_try_ns > d->cfg.peer_timeout_ms * 1000000ull) {
+	if (peer_backoff(l, now_ns(), d->cfg.peer_timeout_ms * 1000000ull)) {
 		vpeer_lost(d, node, why);
 		return;
 	}
-	vp->backoff_ms = vp->backoff_ms ? vp->backoff_ms * 2 : V_BACKOFF_MIN_MS;
-	if (vp->backoff_ms > V_BACKOFF_MAX_MS)
-		vp->backoff_ms = V_BACKOFF_MAX_MS;
-	vp->retry_at_ns = now + vp->backoff_ms * 1000000ull;
 	STAT_INC(&d->vst, rdma_cm_retries);
-	hlog_debug("connection to node %d: %s; retrying in %u ms", node, why, vp->backoff_ms);
+	hlog_debug("connection to node %d: %s; retrying in %u ms", node, why, l->backoff_ms);
 }
 
 /* ---- posting --------------------------------------------------------------- */
@@ -898,16 +867,10 @@ static void pack_reply(struct daemon *d, int32_t from, const struct wire_hdr *h,
 static void serve_resolve(struct daemon *d, int32_t from, uint64_t tag, const struct wire_target *t)
 {
 	struct wire_vresolve rep = {.name = *t};
-	struct job *j = progress_job_find(d, t->job);
-	struct client *cl = j && t->pe >= 0 && t->pe < j->size ? j->pe[t->pe] : NULL;
-	if (!cl) {
-		rep.r.status = -ECONNRESET; /* the PE is not (any more) here */
-	} else if (t->seg != HOIST_SEG_HEAP) {
-		rep.r.status = -EINVAL;
-	} else {
-		if (reg_entry(d, cl, &rep.r.entry))
-			rep.r.status = -ENOMEM; /* not registered */
-	}
+	struct client *cl;
+	rep.r.status = peer_target_client(d, t, &cl);
+	if (!rep.r.status && reg_entry(d, cl, &rep.r.entry))
+		rep.r.status = -ENOMEM; /* not registered */
 	if (am_frame(d, from, W_VRESOLVE_REPLY, tag, &rep, sizeof(rep), NULL, 0))
 		hlog_debug("cannot answer a resolve from node %d", from);
 }
@@ -947,7 +910,7 @@ static void am_recv(struct daemon *d, int32_t from, const char *buf, uint32_t le
 	STAT_INC(&d->vst, rdma_recvs);
 	/* only the daemon's own messages prove it alive: the kernel (rxe) or
 	 * the NIC answers RDMA for a stopped process */
-	d->verbs->peers[from].last_rx_ns = now_ns();
+	p->link.last_heard_ns = now_ns();
 	STAT_INC(&p->st, ops_in);
 	STAT_ADD(&p->st, bytes_in, h.plen);
 	if (am_handles(h.type)) {
@@ -983,11 +946,7 @@ static void am_recv(struct daemon *d, int32_t from, const char *buf, uint32_t le
 			hlog_debug("cannot answer a ping from node %d", from);
 		return;
 	case W_PONG:
-		if (h.tag == p->ping_tag && p->ping_sent_ns) {
-			__atomic_store_n(&p->st.rtt_us, (now_ns() - p->ping_sent_ns) / 1000,
-					 __ATOMIC_RELAXED);
-			p->ping_sent_ns = 0;
-		}
+		peer_pong(&p->link, &p->st, h.tag, now_ns());
 		return;
 	default:
 		hlog_warn("node %d sent an active message of unknown type %u", from, h.type);
@@ -1365,58 +1324,31 @@ static void conn_param(struct verbs *v, struct rdma_conn_param *cp, const void *
 	cp->rnr_retry_count = 7; /* an empty SRQ only delays */
 }
 
-static int nonce_seen(struct verbs *v, const uint8_t *nonce)
-{
-	uint32_t k = v->nseen < 128 ? v->nseen : 128;
-	for (uint32_t i = 0; i < k; i++)
-		if (!memcmp(v->seen[i], nonce, 16))
-			return 1;
-	memcpy(v->seen[v->nseen++ % 128], nonce, 16);
-	return 0;
-}
-
-/* A connect request must be new: its timestamp within the window of our
- * clock and later than the last one accepted from that node (connectors
- * send increasing ones). The recent nonces alone are no defence: a request
- * captured on the wire can be replayed within the window once 128 others
- * pushed its nonce out (a large cluster starting). */
-static int connect_fresh(struct verbs *v, int32_t node, uint64_t ts, const uint8_t *nonce,
-			 uint64_t now)
-{
-	if ((ts > now ? ts - now : now - ts) > V_AUTH_WINDOW_NS || ts <= v->last_ts[node] ||
-	    nonce_seen(v, nonce))
-		return 0;
-	v->last_ts[node] = ts;
-	return 1;
-}
-
 static void on_connect_request(struct daemon *d, struct rdma_cm_id *id, const void *pdata,
 			       uint8_t plen)
 {
 	struct verbs *v = d->verbs;
 	struct net *n = &d->net;
 	struct wire_vconnect req;
-	uint8_t mac[32];
 	const char *why = "malformed connect request";
 	const char *rej = V_REJECT_AUTH;
 	if (plen < sizeof(req))
 		goto refuse;
 	memcpy(&req, pdata, sizeof(req));
 	why = "wrong version or node list";
-	if (req.version != WIRE_VERSION || req.nnodes != (uint16_t)n->nnodes || req.node < 0 ||
-	    req.node >= n->nnodes || req.node == n->self)
+	if (!peer_hello_ok(req.version, req.nnodes, req.node, n->self, n->nnodes))
 		goto refuse;
 	uint64_t ts;
 	memcpy(&ts, req.nonce, sizeof(ts));
 	uint64_t now = wall_ns();
-	v_mac(n, "connector", req.nonce, n->self, req.node, mac);
 	why = "it does not hold the cluster key";
-	if (sodium_memcmp(mac, req.mac, 32) != 0) {
+	if (peer_hs_verify(n->key, V_HS_LABEL, "connector", req.nonce, sizeof(req.nonce), n->self,
+			   req.node, req.mac, sizeof(req.mac))) {
 		STAT_INC(&n->peers[req.node].st, auth_failures);
 		goto refuse;
 	}
 	why = "a replayed connect request";
-	if (!connect_fresh(v, req.node, ts, req.nonce, now))
+	if (!peer_fresh(&v->replay, req.node, ts, req.nonce, now))
 		goto refuse;
 	struct vpeer *vp = &v->peers[req.node];
 	if (vp->in) /* it reconnects: its old connection is dead */
@@ -1442,7 +1374,8 @@ static void on_connect_request(struct daemon *d, struct rdma_cm_id *id, const vo
 	struct wire_vconnect rep = {.version = WIRE_VERSION, .nnodes = (uint16_t)n->nnodes,
 				    .node = n->self};
 	memcpy(rep.nonce, req.nonce, 16);
-	v_mac(n, "acceptor", req.nonce, n->self, req.node, rep.mac);
+	peer_hs_mac(n->key, V_HS_LABEL, "acceptor", req.nonce, sizeof(req.nonce), n->self, req.node,
+		    rep.mac);
 	struct rdma_conn_param cp;
 	conn_param(v, &cp, &rep, sizeof(rep));
 	if (rdma_accept(id, &cp)) {
@@ -1450,8 +1383,7 @@ static void on_connect_request(struct daemon *d, struct rdma_cm_id *id, const vo
 		conn_close(d, cn, -ECONNRESET);
 	}
 	/* a peer that reconnects is alive: a lost mark from earlier is void */
-	if (n->peers[req.node].state == PEER_LOST)
-		n->peers[req.node].retry_after_ns = 0;
+	peer_alive(&n->peers[req.node].link);
 	return;
 refuse:
 	hlog_warn("refused an rdma connection: %s", why);
@@ -1468,24 +1400,18 @@ static void on_established(struct daemon *d, struct vconn *cn, const void *pdata
 		return;
 	}
 	struct wire_vconnect rep;
-	uint8_t mac[32];
-	v_mac(n, "acceptor", cn->nonce, cn->node, n->self, mac);
 	if (plen < sizeof(rep) || (memcpy(&rep, pdata, sizeof(rep)), 0) || rep.node != cn->node ||
-	    memcmp(rep.nonce, cn->nonce, 16) || sodium_memcmp(mac, rep.mac, 32) != 0) {
+	    memcmp(rep.nonce, cn->nonce, 16) ||
+	    peer_hs_verify(n->key, V_HS_LABEL, "acceptor", cn->nonce, sizeof(cn->nonce), cn->node,
+			   n->self, rep.mac, sizeof(rep.mac))) {
 		STAT_INC(&p->st, auth_failures);
 		hlog_warn("peer %s failed authentication (wrong cluster key or node list?)", p->name);
 		cn->state = VC_UP; /* so that close disconnects */
 		vpeer_lost(d, cn->node, "authentication failed");
 		return;
 	}
-	struct vpeer *vp = &d->verbs->peers[cn->node];
 	cn->state = VC_UP;
-	vp->first_try_ns = 0;
-	vp->last_rx_ns = now_ns(); /* the accept came from its daemon */
-	p->ping_sent_ns = 0;
-	p->last_ping_ns = vp->last_rx_ns;
-	vp->backoff_ms = 0;
-	__atomic_store_n(&p->state, PEER_UP, __ATOMIC_RELAXED);
+	peer_up(&p->link, now_ns()); /* the accept came from its daemon */
 	STAT_INC(&p->st, connects);
 	hlog_info("connected to node %d (%s) over %s", cn->node, p->name,
 		  ibv_get_device_name(cn->id->verbs->device));
@@ -1532,14 +1458,12 @@ static void cm_event(struct daemon *d, struct rdma_cm_event *ev)
 		}
 		struct wire_vconnect req = {.version = WIRE_VERSION, .nnodes = (uint16_t)n->nnodes,
 					    .node = n->self};
-		uint64_t ts = wall_ns();
-		if (ts <= v->sent_ts)
-			ts = v->sent_ts + 1; /* increasing, whatever the clock does */
-		v->sent_ts = ts;
+		uint64_t ts = peer_next_ts(&v->sent_ts, wall_ns());
 		memcpy(req.nonce, &ts, sizeof(ts));
 		randombytes_buf(req.nonce + 8, 8);
 		memcpy(cn->nonce, req.nonce, 16);
-		v_mac(n, "connector", req.nonce, cn->node, n->self, req.mac);
+		peer_hs_mac(n->key, V_HS_LABEL, "connector", req.nonce, sizeof(req.nonce), cn->node, n->self,
+		    req.mac);
 		struct rdma_conn_param cp;
 		conn_param(v, &cp, &req, sizeof(req));
 		cn->state = VC_CONNECT;
@@ -1644,29 +1568,28 @@ static int cq_ready(struct daemon *d, void *arg, uint32_t events)
 	return cq_drain(d);
 }
 
-/* Heartbeats on an outgoing connection that is up, as tcp has them: a PING
- * every heartbeat_ms while none is unanswered; a peer whose daemon said
- * nothing for peer_timeout_ms while a ping was unanswered that long is
- * lost. Completions of RDMA operations do not count: a stopped (SIGSTOP)
- * or hung daemon's device still completes them. */
+/* Heartbeats on an outgoing connection that is up, as tcp has them (the
+ * peer layer's policy): a PING every heartbeat_ms while none is
+ * unanswered; a peer whose daemon said nothing for the silence limit since
+ * a ping went unanswered is lost. Completions of RDMA operations do not
+ * count: a stopped (SIGSTOP) or hung daemon's device still completes
+ * them. */
 static void heartbeat(struct daemon *d, int32_t node, uint64_t now)
 {
 	struct peer *p = &d->net.peers[node];
-	struct vpeer *vp = &d->verbs->peers[node];
-	uint64_t hb = d->cfg.heartbeat_ms * 1000000ull;
+	struct peer_link *l = &p->link;
 	uint64_t silent = peer_silence_limit_ns(d->cfg.heartbeat_ms, d->cfg.peer_timeout_ms);
-	if (p->ping_sent_ns && now - p->ping_sent_ns > silent && now - vp->last_rx_ns > silent) {
+	uint64_t heard = l->last_heard_ns > l->ping_sent_ns ? l->last_heard_ns : l->ping_sent_ns;
+	if (peer_silent(now, heard, l->ping_sent_ns != 0, silent)) {
 		char why[120];
 		snprintf(why, sizeof(why), "no answer within peer_timeout_ms (silent for %llu ms)",
-			 (unsigned long long)((now - vp->last_rx_ns) / 1000000));
+			 (unsigned long long)((now - l->last_heard_ns) / 1000000));
 		vpeer_lost(d, node, why);
 		return;
 	}
-	if (now - p->last_ping_ns > hb && !p->ping_sent_ns) {
-		p->last_ping_ns = now;
-		p->ping_sent_ns = now;
-		if (am_frame(d, node, W_PING, ++p->ping_tag, NULL, 0, NULL, 0))
-			p->ping_sent_ns = 0;
+	if (peer_ping_due(l, now, d->cfg.heartbeat_ms)) {
+		if (am_frame(d, node, W_PING, l->ping_tag, NULL, 0, NULL, 0))
+			peer_ping_unsent(l);
 		else
 			STAT_INC(&d->vst, rdma_pings);
 	}
@@ -1686,16 +1609,15 @@ static void verbs_timers(struct daemon *d, uint64_t now)
 			pp = &r->next;
 		}
 	}
-	int ping_due = now >= n->next_ping_check_ns;
-	if (ping_due)
-		n->next_ping_check_ns =
-			now + peer_check_interval_ns(d->cfg.heartbeat_ms, d->cfg.peer_timeout_ms);
+	int ping_due = peer_check_due(&n->next_ping_check_ns, now, d->cfg.heartbeat_ms,
+				      d->cfg.peer_timeout_ms);
 	for (int32_t i = 0; i < n->nnodes; i++) {
 		struct vpeer *vp = &v->peers[i];
+		struct peer_link *l = &n->peers[i].link;
 		if (i == n->self)
 			continue;
-		if (vp->out && vp->out->state != VC_UP && vp->first_try_ns &&
-		    now - vp->first_try_ns > to + 2 * V_RESOLVE_MS * 1000000ull) {
+		if (vp->out && vp->out->state != VC_UP && l->first_try_ns &&
+		    now - l->first_try_ns > to + 2 * V_RESOLVE_MS * 1000000ull) {
 			vpeer_lost(d, i, "no connection within peer_timeout_ms");
 			continue;
 		}
@@ -1712,12 +1634,12 @@ static void verbs_timers(struct daemon *d, uint64_t now)
 				cn->watch_ns = now - 1000000000ull;
 			}
 		}
-		if (!vp->out && vp->retry_at_ns && now >= vp->retry_at_ns) {
-			vp->retry_at_ns = 0;
+		if (!vp->out && l->retry_at_ns && now >= l->retry_at_ns) {
+			l->retry_at_ns = 0;
 			int rc = connect_start(d, i);
 			if (rc)
 				vpeer_lost(d, i, strerror(-rc));
-		} else if (!vp->out && !vp->retry_at_ns && vp->amq) {
+		} else if (!vp->out && !l->retry_at_ns && vp->amq) {
 			int rc; /* requeued messages wait for a connection */
 			conn_ready(d, i, &rc);
 		}
@@ -1911,9 +1833,9 @@ static int verbs_start(struct daemon *d)
 	v->peers = calloc((size_t)n->nnodes, sizeof(*v->peers));
 	v->slots = calloc(v->nslots, sizeof(*v->slots));
 	v->gens = calloc(v->nslots, sizeof(*v->gens));
-	v->last_ts = calloc((size_t)n->nnodes, sizeof(*v->last_ts));
+	v->replay.last_ts = calloc((size_t)n->nnodes, sizeof(*v->replay.last_ts));
 	v->pkreply = malloc(WIRE_AM_MAX_PAYLOAD);
-	if (!v->peers || !v->slots || !v->gens || !v->last_ts || !v->pkreply) {
+	if (!v->peers || !v->slots || !v->gens || !v->replay.last_ts || !v->pkreply) {
 		rc = -ENOMEM;
 		goto fail;
 	}
@@ -2022,7 +1944,7 @@ static void verbs_stop(struct daemon *d)
 	free(v->peers);
 	free(v->slots);
 	free(v->gens);
-	free(v->last_ts);
+	free(v->replay.last_ts);
 	if (v->own_net)
 		addr_cache_fini(&n->cache);
 	if (v->started) {

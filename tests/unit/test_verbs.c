@@ -1,6 +1,5 @@
 /* daemon/verbs.c: an outgoing connection's bounce buffer takes the largest
- * active message, the freshness of connect requests, pack replies, the
- * kinds it refuses (no RDMA device needed: these parts only compute and
+ * active message, pack replies, the kinds it refuses (no RDMA device needed: these parts only compute and
  * copy). The bounce ring's allocator is its own unit (test_bounce.c).
  * verbs.c is included
  * so that its static functions can be called; hoistd_core supplies the
@@ -48,46 +47,6 @@ START_TEST(test_bounce_fits_am)
 	free(cn);
 	free(v);
 	free(d);
-}
-END_TEST
-
-/* A captured connect request is refused however many others were
- * accepted since (the nonce table keeps only 128), and so is one older
- * than the last accepted from its node or outside the clock window. */
-START_TEST(test_connect_replay)
-{
-	struct verbs v;
-	memset(&v, 0, sizeof(v));
-	uint64_t last[3] = {0, 0, 0};
-	v.last_ts = last;
-	const uint64_t now = 1700000000ull * 1000000000ull;
-	uint8_t nonce[16];
-	uint64_t seed = 7;
-	for (int i = 0; i < 16; i++)
-		nonce[i] = (uint8_t)rng_next(&seed);
-	uint64_t ts = now - 1000;
-	memcpy(nonce, &ts, 8);
-	uint8_t captured[16];
-	memcpy(captured, nonce, 16);
-	ck_assert_int_eq(connect_fresh(&v, 1, ts, nonce, now), 1);
-	ck_assert_int_eq(connect_fresh(&v, 1, ts, captured, now), 0); /* at once */
-	for (int k = 0; k < 300; k++) { /* other nodes connect and reconnect */
-		uint64_t t = now - 900 + (uint64_t)k;
-		memcpy(nonce, &t, 8);
-		for (int i = 8; i < 16; i++)
-			nonce[i] = (uint8_t)rng_next(&seed);
-		ck_assert_int_eq(connect_fresh(&v, 2, t, nonce, now), 1);
-	}
-	ck_assert_int_eq(connect_fresh(&v, 1, ts, captured, now + 1000), 0); /* later */
-	uint64_t older = ts - 1;
-	memcpy(nonce, &older, 8);
-	ck_assert_int_eq(connect_fresh(&v, 1, older, nonce, now), 0);
-	uint64_t stale = now - V_AUTH_WINDOW_NS - 1;
-	memcpy(nonce, &stale, 8);
-	ck_assert_int_eq(connect_fresh(&v, 0, stale, nonce, now), 0);
-	uint64_t newer = ts + 1;
-	memcpy(nonce, &newer, 8);
-	ck_assert_int_eq(connect_fresh(&v, 1, newer, nonce, now), 1); /* it reconnects */
 }
 END_TEST
 
@@ -230,9 +189,6 @@ int main(void)
 	TCase *tc = tcase_create("bounce");
 	tcase_add_test(tc, test_bounce_fits_am);
 	suite_add_tcase(s, tc);
-	TCase *ta = tcase_create("auth");
-	tcase_add_test(ta, test_connect_replay);
-	suite_add_tcase(s, ta);
 	TCase *tp = tcase_create("packs");
 	tcase_add_test(tp, test_pack_reply);
 	tcase_add_test(tp, test_rma_refuses_kind);
