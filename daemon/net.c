@@ -1,9 +1,13 @@
 /*
- * tcp transport (progress thread): connections (tcp_lanes per peer), the
- * keyed handshake, framing with partial reads and writes, credits, striping
- * of large transfers over the lanes, the address cache on the request side
- * and the pinned table's keys (reg.c) on the serving side, heartbeats and
- * peer loss. See wire.h for the frames and net.h for the objects.
+ * tcp transport (progress thread): its wire. Connections (tcp_lanes per
+ * peer), the handshake's frames (PeerHello), framing with partial reads and
+ * writes, credits, striping of large transfers over the lanes, the address
+ * cache on the request side and the pinned table's keys (reg.c) on the
+ * serving side, pings on every lane and which lane is silent. What it
+ * shares with verbs is the peer layer's (peer.h): peer state and retries,
+ * when a ping is due and when silence means lost, the loss path (tcp drops
+ * its lanes in peer_drop), the handshake's MACs and hello rules,
+ * resolution by name. See wire.h for the frames and net.h for the objects.
  */
 #include "net.h"
 
@@ -408,7 +412,7 @@ static int lane_connect(struct daemon *d, struct peer *p, uint32_t k)
 	return 0;
 }
 
-/* Open every lane (a failure leaves the ones opened to peer_lost). */
+/* Open every lane (a failure leaves the ones opened to tcp_peer_lost). */
 static int peer_connect(struct daemon *d, struct peer *p)
 {
 	peer_trying(&p->link, now_ns());

@@ -13,8 +13,9 @@
  * collectives) always take lane 0, so they stay in order among
  * themselves. Connections a peer opened to us carry that peer's requests,
  * which we serve. Every connection starts with the keyed handshake
- * (PeerHello) and has its own frame_integrity records and sequence. Losing
- * any lane loses the peer (all of its lanes and requests).
+ * (PeerHello; its MACs are the peer layer's, peer.h) and has its own
+ * frame_integrity records and sequence. Losing any lane loses the peer
+ * (all of its lanes and requests; the peer layer's loss path).
  */
 #ifndef HOISTD_NET_H
 #define HOISTD_NET_H

@@ -9,7 +9,8 @@
  *   operations, which need no CPU here).
  * - The connect request's private data authenticates the connector (HMAC
  *   with the cluster key over a fresh timestamped nonce: replays are too old
- *   or already seen), the accept's private data the acceptor.
+ *   or already seen), the accept's private data the acceptor. The MACs, the
+ *   replay window and the hello's rules are the peer layer's (peer.h).
  * - Puts are RDMA WRITEs and gets RDMA READs straight between the
  *   registered segments of the clients on both nodes. Small puts go inline;
  *   a put whose source is the client's staging arena is copied to a
@@ -28,15 +29,19 @@
  *   aggregation regions) are W_PACK active messages answered by
  *   W_PACK_REPLY ones, as tcp frames them (see the packs section below).
  * - A failed completion, a disconnect, a reject after peer_timeout_ms of
- *   retries fail the affected operations with -ECONNRESET and tear the
- *   connection down; the next operation reconnects (active messages the
- *   failure flushed are requeued for it). A lost peer fails its jobs as
- *   with tcp (net_node_lost).
- * - Heartbeats: a PING active message every heartbeat_ms on each outgoing
- *   connection that is up, answered by the peer daemon's PONG; silent for
- *   peer_timeout_ms with a ping unanswered that long: the peer is lost
- *   (RDMA completions prove nothing: the device answers for a stopped
- *   daemon).
+ *   retries (the peer layer's backoff) fail the affected operations with
+ *   -ECONNRESET and tear the connection down; the next operation
+ *   reconnects (active messages the failure flushed are requeued for it).
+ *   A lost peer goes through the peer layer's loss path (peer_lost: its
+ *   jobs fail as with tcp); vpeer_drop is what it drops here.
+ * - Heartbeats (the peer layer's policy): a PING active message every
+ *   heartbeat_ms on each outgoing connection that is up, answered by the
+ *   peer daemon's PONG; silent past the silence limit with a ping
+ *   unanswered that long: the peer is lost (RDMA completions prove
+ *   nothing: the device answers for a stopped daemon).
+ * - The peer's state, retries and last sign of life are the peer layer's
+ *   (d->net.peers[node].link); struct vpeer holds only the wire (its
+ *   connections, queued active messages, packs awaiting replies).
  * - Registration: this file makes and releases the memory regions of a
  *   client's segments (mem_reg, mem_dereg) and names the heap's rkey
  *   (mem_rkey); the memlock budget, the grace period a departed client's
