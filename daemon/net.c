@@ -1364,7 +1364,6 @@ static void net_timers(struct daemon *d, uint64_t now)
 	if (!n->enabled ||
 	    !peer_check_due(&n->next_ping_check_ns, now, d->cfg.heartbeat_ms, d->cfg.peer_timeout_ms))
 		return;
-	uint64_t hb = d->cfg.heartbeat_ms * 1000000ull;
 	uint64_t silent = peer_silence_limit_ns(d->cfg.heartbeat_ms, d->cfg.peer_timeout_ms);
 	for (int32_t i = 0; i < n->nnodes; i++) {
 		struct peer *p = &n->peers[i];
@@ -1381,13 +1380,7 @@ static void net_timers(struct daemon *d, uint64_t now)
 		}
 	}
 	uint64_t hs = d->cfg.handshake_timeout_ms * 1000000ull;
-	/* An incoming connection hears the peer's pings, which come every
-	 * heartbeat_ms plus one check interval when it is idle: never judge it
-	 * by less than that (nor by more than peer_timeout_ms). */
-	uint64_t g = peer_check_interval_ns(d->cfg.heartbeat_ms, d->cfg.peer_timeout_ms);
-	uint64_t silent_in = silent > hb + 2 * g ? silent : hb + 2 * g;
-	if (silent_in > d->cfg.peer_timeout_ms * 1000000ull)
-		silent_in = d->cfg.peer_timeout_ms * 1000000ull;
+	uint64_t silent_in = peer_silence_limit_in_ns(d->cfg.heartbeat_ms, d->cfg.peer_timeout_ms);
 	for (struct netconn *c = n->incoming, *next; c; c = next) {
 		next = c->next;
 		if (c->phase != PH_UP && now - c->born_ns > hs) {
@@ -1396,7 +1389,8 @@ static void net_timers(struct daemon *d, uint64_t now)
 			flood_log(n, "a connection did not complete the handshake within "
 				     "handshake_timeout_ms; dropped");
 			conn_free(d, c);
-		} else if (now - c->last_rx_ns > silent_in) {
+		} else if (peer_silent(now, c->last_rx_ns, 1, silent_in)) {
+			/* it always awaits the peer's pings */
 			char why[120];
 			snprintf(why, sizeof(why), "silent longer than peer_timeout_ms (%llu ms)",
 				 (unsigned long long)((now - c->last_rx_ns) / 1000000));

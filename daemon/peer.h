@@ -104,6 +104,18 @@ static inline uint64_t peer_silence_limit_ns(uint64_t heartbeat_ms, uint64_t pee
 	return peer_timeout_ms * 1000000ull - peer_check_interval_ns(heartbeat_ms, peer_timeout_ms);
 }
 
+/* The silence limit of a connection the peer opened to us, which hears
+ * only the peer's pings when idle: they come every heartbeat_ms plus one
+ * check interval, so never less than that (nor more than peer_timeout_ms). */
+static inline uint64_t peer_silence_limit_in_ns(uint64_t heartbeat_ms, uint64_t peer_timeout_ms)
+{
+	uint64_t silent = peer_silence_limit_ns(heartbeat_ms, peer_timeout_ms);
+	uint64_t g = peer_check_interval_ns(heartbeat_ms, peer_timeout_ms);
+	uint64_t floor = heartbeat_ms * 1000000ull + 2 * g, to = peer_timeout_ms * 1000000ull;
+	uint64_t s = silent > floor ? silent : floor;
+	return s < to ? s : to;
+}
+
 /* The periodic check is due at now: 1 (and *next moves one interval on). */
 int peer_check_due(uint64_t *next, uint64_t now, uint64_t heartbeat_ms, uint64_t peer_timeout_ms);
 

@@ -76,6 +76,17 @@ START_TEST(test_silence)
 	ck_assert_int_eq(peer_silent(heard + limit + 1, heard, 1, limit), 1);
 	/* heard after now (a clock read earlier): not silent */
 	ck_assert_int_eq(peer_silent(heard - 1, heard, 1, limit), 0);
+	/* a connection the peer opened hears only its pings when idle: they
+	 * may come heartbeat_ms plus a check interval apart, never judge it
+	 * by less; nor by more than peer_timeout_ms */
+	static const uint64_t conf[][2] = {{1000, 5000}, {10, 100}, {100, 100}, {1000, 1000}};
+	for (size_t k = 0; k < sizeof(conf) / sizeof(conf[0]); k++) {
+		uint64_t to = conf[k][1], hb = peer_heartbeat_ms(conf[k][0], to);
+		uint64_t in = peer_silence_limit_in_ns(hb, to), g = peer_check_interval_ns(hb, to);
+		ck_assert_uint_ge(in, peer_silence_limit_ns(hb, to));
+		ck_assert_uint_ge(in, hb * MS + 2 * g < to * MS ? hb * MS + 2 * g : to * MS);
+		ck_assert_uint_le(in, to * MS);
+	}
 }
 END_TEST
 
