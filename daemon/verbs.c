@@ -190,7 +190,6 @@ struct verbs {
 static void conn_close(struct daemon *d, struct vconn *cn, int res);
 static void vpeer_lost(struct daemon *d, int32_t node, const char *why);
 static void vpack_fail_inflight(struct daemon *d, int32_t node, int res);
-static void vpack_fail_open(struct daemon *d, int32_t node, int res);
 static void vpack_fail_tag(struct daemon *d, int32_t node, uint64_t tag, int res);
 static int vpack_close(struct daemon *d, int32_t node);
 
@@ -404,7 +403,7 @@ static void conn_close(struct daemon *d, struct vconn *cn, int res)
 	 * one (the connection failed under the client's operations) */
 	if (cn->outgoing && vp && res) {
 		vpack_fail_inflight(d, cn->node, res);
-		vpack_fail_open(d, cn->node, res);
+		pack_fail_open(d, &d->net.peers[cn->node].pack, res);
 	}
 	if (cn->bounce_mr) {
 		ibv_dereg_mr(cn->bounce_mr);
@@ -453,7 +452,7 @@ static void vpeer_lost(struct daemon *d, int32_t node, const char *why)
 	if (vp->in)
 		conn_close(d, vp->in, -ECONNRESET);
 	vpack_fail_inflight(d, node, -ECONNRESET);
-	vpack_fail_open(d, node, -ECONNRESET);
+	pack_fail_open(d, &d->net.peers[node].pack, -ECONNRESET);
 	net_node_lost(d, node);
 }
 
@@ -575,15 +574,9 @@ static void verbs_flush(struct daemon *d)
 {
 	struct verbs *v = d->verbs;
 	struct net *n = &d->net;
+	pack_flush(d, 0, vpack_close); /* the open packs due at the end of a pass */
 	for (int32_t i = 0; i < n->nnodes; i++) {
 		struct vpeer *vp = &v->peers[i];
-		struct peer *p = &n->peers[i];
-		/* as tcp: a pack that grew in this pass while clients have more
-		 * queued may grow in the next; one that did not goes now */
-		if (i != n->self && p->pack.nelem && !p->pack.hold &&
-		    (!d->more_pending || !p->pack.grew) && vpack_close(d, i))
-			hlog_debug("cannot send a pack to node %d", i);
-		p->pack.grew = 0;
 		if (vp->amq)
 			amq_push(d, i);
 		if (vp->out)
@@ -678,9 +671,7 @@ static struct vpk *vpk_take(struct vpeer *vp, uint64_t tag)
 
 static void vpk_fail(struct daemon *d, struct vpk *x, int res)
 {
-	for (uint32_t k = 0; k < x->n; k++)
-		progress_complete(d, &x->s[k].ck, res);
-	free(x->s);
+	pack_finish(d, x->s, x->n, res);
 	free(x);
 }
 
@@ -716,19 +707,6 @@ static void vpack_fail_inflight(struct daemon *d, int32_t node, int res)
 		vpk_fail(d, x, res);
 		x = next;
 	}
-}
-
-/* Fail every element of the unsent pack. */
-static void vpack_fail_open(struct daemon *d, int32_t node, int res)
-{
-	struct pack_open *pk = &d->net.peers[node].pack;
-	struct vpk x = {.s = pk->slots, .n = pk->nelem};
-	if (!pk->nelem)
-		return;
-	pack_reset(pk);
-	for (uint32_t k = 0; k < x.n; k++)
-		progress_complete(d, &x.s[k].ck, res);
-	free(x.s);
 }
 
 /* Send the open pack: one SEND (queued while the connection is busy). */
@@ -808,90 +786,42 @@ static enum xp_result vpack_add(struct daemon *d, struct vconn *cn, const struct
 static void verbs_pack_release(struct daemon *d)
 {
 	struct net *n = &d->net;
-	if (!n->enabled || !d->verbs)
-		return;
-	for (int32_t i = 0; i < n->nnodes; i++)
-		if (i != n->self && n->peers[i].pack.nelem && vpack_close(d, i))
-			hlog_debug("cannot send a pack to node %d", i);
+	if (n->enabled && d->verbs)
+		pack_flush(d, 1, vpack_close);
 }
 
-/* A peer's W_PACK: checked whole (a malformed pack is refused: no element
- * applied, the reply says -EPROTO and the connection stays), executed,
- * answered. */
+/* A peer's W_PACK: served by the pack layer (a malformed pack is refused
+ * whole and answered -EPROTO, pack.h), its reply one SEND. */
 static void serve_pack(struct daemon *d, int32_t from, const struct wire_hdr *h, const char *ext,
 		       const char *payload)
 {
-	struct peer *p = &d->net.peers[from];
 	struct wire_pack w = {0};
-	struct wire_pack_reply rep = {0};
-	uint64_t rlen, ops, bytes, rpos = 0;
+	struct wire_pack_reply rep;
 	if (h->hlen == sizeof(w))
 		memcpy(&w, ext, sizeof(w));
-	rep.nelem = w.nelem;
-	if (h->hlen != sizeof(w) || pack_check(&w, payload, h->plen, &rlen)) {
-		STAT_INC(&p->st, packs_refused);
-		hlog_warn("node %d sent a malformed pack; refused", from);
-		rep.status = -EPROTO;
-	} else {
-		rpos = pack_execute(d, &w, payload, d->verbs->pkreply, &ops, &bytes);
-		STAT_INC(&p->st, packs_in);
-		STAT_ADD(&p->st, ops_in, ops);
-		STAT_ADD(&p->st, bytes_in, bytes);
-	}
+	uint64_t rpos = pack_serve(d, from, &w, h->hlen == sizeof(w), payload, h->plen,
+				   d->verbs->pkreply, &rep);
 	if (am_frame(d, from, W_PACK_REPLY, h->tag, &rep, sizeof(rep), d->verbs->pkreply, rpos))
 		hlog_debug("cannot answer a pack from node %d", from);
 }
 
-/* The reply to our pack: checked whole, get data to the destinations,
- * every element completed in order. A malformed reply fails them all. */
+/* The reply to our pack: answered by the pack layer (get data to the
+ * destinations, every element completed in order; a malformed reply fails
+ * them all with -EPROTO). */
 static void pack_reply(struct daemon *d, int32_t from, const struct wire_hdr *h, const char *ext,
 		       const char *in)
 {
-	struct peer *p = &d->net.peers[from];
 	struct vpk *x = vpk_take(&d->verbs->peers[from], h->tag);
 	if (!x) {
 		hlog_debug("node %d answered a pack nobody waits for", from);
 		return;
 	}
-	struct wire_pack_reply rep = {0};
-	int bad = h->hlen != sizeof(rep);
-	if (!bad) {
+	struct wire_pack_reply rep = {.status = -EPROTO}; /* a wrong header: malformed */
+	if (h->hlen == sizeof(rep))
 		memcpy(&rep, ext, sizeof(rep));
-		bad = rep.nelem != x->n || rep.status > 0 || (rep.status && h->plen);
-	}
-	uint64_t pos = 0;
-	for (uint32_t k = 0; !bad && !rep.status && k < x->n; k++) {
-		struct pack_slot *s = &x->s[k];
-		struct wire_pack_res r;
-		if (h->plen - pos < sizeof(r)) {
-			bad = 1;
-			break;
-		}
-		memcpy(&r, in + pos, sizeof(r));
-		pos += sizeof(r);
-		if ((r.len && (r.status || !s->is_get || r.len != s->len)) ||
-		    (!r.status && s->is_get && r.len != s->len) || r.status > 0 ||
-		    h->plen - pos < wire_pad8(r.len)) {
-			bad = 1;
-			break;
-		}
-		s->res = r.status;
-		if (r.len && s->ck.client)
-			memcpy(s->dst, in + pos, r.len);
-		pos += wire_pad8(r.len);
-	}
-	if (!bad && !rep.status && pos != h->plen)
-		bad = 1;
-	if (bad) {
-		STAT_INC(&p->st, packs_refused);
-		hlog_warn("node %d sent a malformed pack reply; its operations fail", from);
-	}
-	int all = bad ? -EPROTO : rep.status;
-	for (uint32_t k = 0; k < x->n; k++) {
-		struct pack_slot *s = &x->s[k];
-		progress_complete(d, &s->ck, all ? all : s->res);
-	}
-	free(x->s);
+	else
+		rep.nelem = x->n + 1;
+	pack_answer(d, from, x->s, x->n, &rep, in, h->plen);
 	free(x);
 }
 
