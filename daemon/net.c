@@ -1439,7 +1439,10 @@ static struct peer *peer_for(struct daemon *d, int32_t node)
  * (on the lane its first operation reserved a ring slot on) when full,
  * before any other request to that peer (with one lane: in issue order),
  * and at the end of each progress pass (net_flush) unless it holds only
- * operations of aggregation regions, which wait for pack_release. */
+ * operations of aggregation regions, which wait for pack_release.
+ * Building, serving, answering and failing packs is the pack layer's
+ * (pack.h, with its rule for a malformed pack); this file carries them as
+ * frames, the packs in flight in the lanes' rings. */
 
 #define PACK_MAX WIRE_AM_MAX_PAYLOAD
 
