@@ -18,15 +18,18 @@
  *   requests are chained and posted once per progress pass (one doorbell),
  *   every V_SIG_EVERY-th and the last of each chain signaled; a signaled
  *   completion retires everything before it (RC completes in order).
- *   A get that overlaps an unfinished put on the same connection (and a
- *   put that overlaps an unfinished get) waits for its completion.
+ *   verbs reorders (transport_ops.reorders): packs are executed by the
+ *   target's CPU, RDMA by its NIC, so the conflict stage orders a client's
+ *   overlapping operations; this file only keeps a strided/vector
+ *   descriptor's elements in list order (see verbs_rma).
  * - Active messages (wire.h frames: header, extension, payload) are SENDs
  *   into a shared receive queue of pre-posted buffers, reposted as each is
  *   consumed. An address-cache miss sends W_VRESOLVE; the operation waits
  *   (XP_STALL) until W_VRESOLVE_REPLY brings base, rkey and generation.
  * - Packed operations (small puts/gets, strided/vector elements,
  *   aggregation regions) are W_PACK active messages answered by
- *   W_PACK_REPLY ones, as tcp frames them (see the packs section below).
+ *   W_PACK_REPLY ones, as tcp frames them; building, serving and answering
+ *   them is the pack layer's (pack.h; see the packs section below).
  * - A failed completion, a disconnect, a reject after peer_timeout_ms of
  *   retries fail the affected operations with -ECONNRESET and tear the
  *   connection down; the next operation reconnects (active messages the
@@ -112,7 +115,6 @@ struct vconn {
 	struct vop *ring;
 	uint32_t W;
 	uint64_t head, posted, tail;
-	uint64_t last_write, last_read; /* sequence + 1 of the latest posted */
 	uint64_t watch_head, watch_ns;  /* progress watch (timers) */
 	char *bounce;
 	struct ibv_mr *bounce_mr;
@@ -750,21 +752,6 @@ static enum xp_result vpack_add(struct daemon *d, struct vconn *cn, const struct
 	int rc = pack_elem_size(rq->kind, rq->len, &req, &rep);
 	if (rc)
 		return xp_fail(err, rc);
-	switch (rq->kind) {
-	case XP_PUT:
-		/* the target's CPU writes it: not before an unfinished RDMA
-		 * READ on the connection has read what it overwrites */
-		if (rq->len && cn->last_read > cn->head) {
-			STAT_INC(&d->vst, rdma_order_waits);
-			return XP_STALL;
-		}
-		break;
-	case XP_GET:
-		break;
-	case XP_AMO:
-	case XP_SEND:
-		return xp_fail(err, -EOPNOTSUPP); /* pack_elem_size() refused them already */
-	}
 	if (pack_must_close(pk, rq, req, rep) && (rc = vpack_close(d, node)))
 		return xp_fail(err, rc);
 	if (!pk->nelem) {
@@ -981,18 +968,6 @@ static enum xp_result resolve_miss(struct daemon *d, const struct addr_key *k, i
 }
 
 /* An unfinished operation of kind on cn touching [addr, addr + len) of rkey? */
-static int ring_overlap(const struct vconn *cn, uint8_t kind, uint32_t rkey, uint64_t addr,
-			uint64_t len)
-{
-	for (uint64_t k = cn->head; k < cn->tail; k++) {
-		const struct vop *o = &cn->ring[k % cn->W];
-		uint64_t a = o->wr.wr.rdma.remote_addr, l = o->sge.length;
-		if (o->kind == kind && o->wr.wr.rdma.rkey == rkey && a < addr + len && addr < a + l)
-			return 1;
-	}
-	return 0;
-}
-
 /* The registration among lmr (XP_NMR of them, a request's memory handle)
  * holding [p, p + len), or NULL. */
 static struct ibv_mr *local_mr(void *const *lmr, const char *p, uint64_t len)
@@ -1007,19 +982,30 @@ static struct ibv_mr *local_mr(void *const *lmr, const char *p, uint64_t len)
 	return NULL;
 }
 
+/* Does the open pack or an unanswered one to node hold an element of the
+ * strided/vector descriptor m? */
+static int packs_hold(struct daemon *d, int32_t node, const struct xp_multi *m)
+{
+	const struct pack_open *pk = &d->net.peers[node].pack;
+	for (uint32_t k = 0; k < pk->nelem; k++)
+		if (pk->slots[k].ck.op.multi == m)
+			return 1;
+	for (const struct vpk *x = d->verbs->peers[node].pk; x; x = x->next)
+		for (uint32_t k = 0; k < x->n; k++)
+			if (x->s[k].ck.op.multi == m)
+				return 1;
+	return 0;
+}
+
 static enum xp_result verbs_rma(struct daemon *d, const struct xp_req *rq, int *err)
 {
-	/* vk: this operation's kind on the ring; other: the kind it must not
-	 * overtake where both touch the same bytes */
-	uint8_t vk, other;
+	uint8_t vk; /* this operation's kind on the ring */
 	switch (rq->kind) {
 	case XP_PUT:
 		vk = VK_PUT;
-		other = VK_GET;
 		break;
 	case XP_GET:
 		vk = VK_GET;
-		other = VK_PUT;
 		break;
 	case XP_AMO:
 	case XP_SEND:
@@ -1040,11 +1026,16 @@ static enum xp_result verbs_rma(struct daemon *d, const struct xp_req *rq, int *
 	struct peer *p = &n->peers[node];
 	if (pack_eligible(d, rq))
 		return vpack_add(d, cn, rq, err);
-	/* one queue pair, in order: what was packed before goes first, and
-	 * is executed by the target's CPU before this may land */
-	if (p->pack.nelem && (rc = vpack_close(d, node)))
-		return xp_fail(err, rc);
-	if (v->peers[node].npk) {
+	/* Packs are executed by the target's CPU after their SEND arrived,
+	 * RDMA by its NIC: verbs reorders (verbs_reorders), the conflict
+	 * stage orders overlapping operations of a client. Only the elements
+	 * of one strided/vector descriptor, which apply in list order, are
+	 * this file's: one too large for a pack waits until every pack
+	 * holding earlier elements of its descriptor was answered (a packed
+	 * one after it is a SEND behind its RDMA on the queue pair). */
+	if (rq->ck.op.multi && packs_hold(d, node, rq->ck.op.multi)) {
+		if (p->pack.nelem && (rc = vpack_close(d, node)))
+			return xp_fail(err, rc);
 		STAT_INC(&d->vst, rdma_order_waits);
 		return XP_STALL;
 	}
@@ -1064,17 +1055,6 @@ static enum xp_result verbs_rma(struct daemon *d, const struct xp_req *rq, int *
 	if (!hoist_range_ok(rq->off, rq->len, e->len))
 		return xp_fail(err, -EFAULT);
 	uint64_t raddr = e->base + rq->off;
-	/* A get must observe an earlier put to the same bytes, and a put must
-	 * not land before an earlier get read them: wait for the completion
-	 * of an overlapping unfinished operation of the other kind (RC
-	 * executes in order at the responder already; this also holds where
-	 * the responder may reorder). Not IBV_SEND_FENCE: it only orders
-	 * after earlier READs, and rxe's fenced requester can stall. */
-	if (rq->len && (vk == VK_PUT ? cn->last_read : cn->last_write) > cn->head &&
-	    ring_overlap(cn, other, e->rkey, raddr, rq->len)) {
-		STAT_INC(&d->vst, rdma_order_waits);
-		return XP_STALL;
-	}
 	struct vop *o = op_slot(cn);
 	o->wr.wr.rdma.remote_addr = raddr;
 	o->wr.wr.rdma.rkey = e->rkey;
@@ -1107,7 +1087,6 @@ static enum xp_result verbs_rma(struct daemon *d, const struct xp_req *rq, int *
 						  .lkey = cn->bounce_mr->lkey};
 			STAT_INC(&d->vst, rdma_bounced);
 		}
-		cn->last_write = cn->tail + 1;
 		STAT_INC(&d->vst, rdma_writes);
 		break;
 	case XP_GET: {
@@ -1116,7 +1095,6 @@ static enum xp_result verbs_rma(struct daemon *d, const struct xp_req *rq, int *
 			return xp_fail(err, -EFAULT);
 		o->wr.opcode = IBV_WR_RDMA_READ;
 		o->sge = (struct ibv_sge){.addr = (uintptr_t)rq->laddr, .length = len, .lkey = mr->lkey};
-		cn->last_read = cn->tail + 1;
 		STAT_INC(&d->vst, rdma_reads);
 		break;
 	}
@@ -1966,6 +1944,15 @@ static void verbs_stop(struct daemon *d)
 	__atomic_store_n(&d->vst.transport_verbs, 0, __ATOMIC_RELAXED);
 }
 
+/* Packed operations are executed by the target's CPU after their SEND
+ * arrived, RDMA WRITEs and READs by its NIC: an operation may overtake an
+ * earlier one to the same node, so the conflict stage orders them. */
+static int verbs_reorders(const struct daemon *d)
+{
+	(void)d;
+	return 1;
+}
+
 const struct transport_ops verbs_transport = {
 	.name = "verbs",
 	.start = verbs_start,
@@ -1983,5 +1970,5 @@ const struct transport_ops verbs_transport = {
 	.mem_dereg = verbs_mem_dereg,
 	.mem_rkey = verbs_mem_rkey,
 	.rdma = 1,
-	/* in order: one RC queue pair per peer */
+	.reorders = verbs_reorders, /* packs by the CPU, RDMA by the NIC */
 };
