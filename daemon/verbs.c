@@ -967,7 +967,6 @@ static enum xp_result resolve_miss(struct daemon *d, const struct addr_key *k, i
 	return XP_STALL;
 }
 
-/* An unfinished operation of kind on cn touching [addr, addr + len) of rkey? */
 /* The registration among lmr (XP_NMR of them, a request's memory handle)
  * holding [p, p + len), or NULL. */
 static struct ibv_mr *local_mr(void *const *lmr, const char *p, uint64_t len)
