@@ -72,8 +72,8 @@ static enum exec_result execute(struct daemon *d, struct client *c, const struct
 		return EXEC_DONE;
 	case HOIST_OP_FENCE:
 		/* A transport that delivers one client's operations to one node
-		 * in order (same node: at once; tcp with one connection per peer;
-		 * verbs: RC) orders the puts already. On any other one a fence
+		 * in order (same node: at once; tcp with one connection per peer)
+		 * orders the puts already. On any other one a fence
 		 * waits until everything issued before it completed. */
 		if (!xp_ordered(d->xport, d) && c->outstanding)
 			return cap_stall(d, c);

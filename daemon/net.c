@@ -38,9 +38,7 @@ static void conn_free(struct daemon *d, struct netconn *c);
 static void conn_event(struct daemon *d, struct netconn *c, uint32_t ev);
 static void conn_release(struct netconn *c);
 static void tcp_peer_lost(struct daemon *d, struct peer *p, const char *why);
-static void pack_fail_open(struct daemon *d, struct peer *p, int res);
-static void pack_free_slots(struct pack_slot *s);
-static int pack_close(struct daemon *d, struct peer *p);
+static int pack_close(struct daemon *d, int32_t node);
 static struct lane *lane_for(const struct daemon *d, struct peer *p, const struct xp_req *rq,
 			     uint64_t plen);
 static uint32_t lane_bound(const struct peer *p, const struct xp_req *rq);
@@ -509,9 +507,7 @@ static void lane_fail(struct daemon *d, const struct peer *p, struct lane *l)
 			uint32_t ns = f->npk;
 			f->pk = NULL;
 			f->npk = 0;
-			for (uint32_t k = 0; k < ns; k++)
-				progress_complete(d, &s[k].ck, -ECONNRESET);
-			pack_free_slots(s);
+			pack_finish(d, s, ns, -ECONNRESET);
 			continue;
 		}
 		inflight_complete(d, f, -ECONNRESET);
@@ -540,8 +536,7 @@ static void peer_drop(struct daemon *d, int32_t node, void *arg)
 	}
 	for (uint32_t k = 0; k < p->nlanes; k++)
 		lane_fail(d, p, &p->lanes[k]);
-	if (p->pack.nelem)
-		pack_fail_open(d, p, -ECONNRESET);
+	pack_fail_open(d, &p->pack, -ECONNRESET);
 }
 
 static void tcp_peer_lost(struct daemon *d, struct peer *p, const char *why)
@@ -706,28 +701,22 @@ static void serve_get(struct daemon *d, struct netconn *c, struct peer *p)
 		hlog_err("out of memory answering node %d", c->node);
 }
 
-/* A peer's W_PACK (payload in c->pctx): checked whole first (a malformed
- * pack is refused: -EPROTO drops the connection, no element applied), then
- * every element against its target (pack.c); the reply is written in
- * place into the send buffer. */
-static int serve_pack(struct daemon *d, struct netconn *c, struct peer *p)
+/* A peer's W_PACK (payload in c->pctx): served by the pack layer (a
+ * malformed one is refused whole and answered -EPROTO, pack.h), the reply
+ * written in place into the send buffer. */
+static int serve_pack(struct daemon *d, struct netconn *c)
 {
 	struct wire_pack w;
 	memcpy(&w, c->ext, sizeof(w));
-	uint64_t rlen, ops, bytes;
-	if (pack_check(&w, c->pctx, c->hdr.plen, &rlen))
-		return -EPROTO;
 	uint64_t hl = sizeof(struct wire_hdr) + sizeof(struct wire_pack_reply);
-	if (ob_reserve(&c->out, hl + rlen))
+	if (ob_reserve(&c->out, hl + WIRE_AM_MAX_PAYLOAD))
 		return -ENOMEM;
 	char *frame = c->out.buf + c->out.tail;
-	uint64_t rpos = pack_execute(d, &w, c->pctx, frame + hl, &ops, &bytes);
-	STAT_INC(&p->st, packs_in);
-	STAT_ADD(&p->st, ops_in, ops);
-	STAT_ADD(&p->st, bytes_in, bytes);
+	struct wire_pack_reply rep;
+	uint64_t rpos = pack_serve(d, c->node, &w, c->hdr.hlen == sizeof(w), c->pctx, c->hdr.plen,
+				   frame + hl, &rep);
 	struct wire_hdr h = {.plen = (uint32_t)rpos, .type = W_PACK_REPLY,
 			     .hlen = sizeof(struct wire_pack_reply), .tag = c->hdr.tag};
-	struct wire_pack_reply rep = {.nelem = w.nelem};
 	memcpy(frame, &h, sizeof(h));
 	memcpy(frame + sizeof(h), &rep, sizeof(rep));
 	c->out.tail += hl + rpos;
@@ -735,9 +724,9 @@ static int serve_pack(struct daemon *d, struct netconn *c, struct peer *p)
 }
 
 /* Bytes of our pack f's reply as they arrive: element results and get
- * data straight to the destinations (no staging copy). Checked as it goes;
- * a malformed reply marks pk_err (the frame's end drops the connection,
- * which fails every element). A client that left has its slots cleared
+ * data straight to the destinations (no staging copy). Checked as it goes
+ * (pack_res_ok); a malformed reply marks pk_err, the rest of its bytes is
+ * skipped and the frame's end fails every element (pack.h's rule). A client that left has its slots cleared
  * (net_orphan_client): its data is dropped. */
 static void pack_stream(struct netconn *c, struct inflight *f, const char *in, uint64_t n)
 {
@@ -756,8 +745,7 @@ static void pack_stream(struct netconn *c, struct inflight *f, const char *in, u
 				return;
 			struct wire_pack_res r = c->pk_res;
 			struct pack_slot *s = c->pk_k < f->npk ? &f->pk[c->pk_k] : NULL;
-			if (!s || (r.len && (r.status || !s->is_get || r.len != s->len)) ||
-			    (!r.status && s->is_get && r.len != s->len) || r.status > 0) {
+			if (!s || !pack_res_ok(s, &r)) {
 				c->pk_err = 1;
 				return;
 			}
@@ -783,22 +771,26 @@ static void pack_stream(struct netconn *c, struct inflight *f, const char *in, u
 	}
 }
 
-/* The reply to our pack f is complete: every element in order. */
+/* The reply to our pack f is complete: every element in order, or, a
+ * malformed reply, every element fails with -EPROTO (pack.h's rule: the
+ * connection stays). */
 static int pack_reply(struct daemon *d, struct netconn *c, struct lane *l, struct inflight *f)
 {
-	struct wire_pack_reply rep;
-	memcpy(&rep, c->ext, sizeof(rep));
-	if (!f || c->pk_err || rep.nelem != f->npk || rep.status > 0 ||
-	    (!rep.status && (c->pk_k != f->npk || c->pk_hgot)))
-		return -EPROTO;
+	if (!f || f->type != W_PACK)
+		return -EPROTO; /* rx_hdr checked it; the ring did not change since */
+	struct wire_pack_reply rep = {0};
+	if (c->hdr.hlen == sizeof(rep))
+		memcpy(&rep, c->ext, sizeof(rep));
+	int bad = c->pk_err || rep.nelem != f->npk || rep.status > 0 ||
+		  (!rep.status && (c->pk_k != f->npk || c->pk_hgot));
 	struct pack_slot *s = f->pk;
 	uint32_t ns = f->npk;
 	f->pk = NULL;
 	f->npk = 0;
 	l->ring_head++; /* completions may issue more into this ring */
-	for (uint32_t k = 0; k < ns; k++)
-		progress_complete(d, &s[k].ck, rep.status ? rep.status : s[k].res);
-	pack_free_slots(s);
+	if (bad)
+		pack_refused(d, c->node, "pack reply");
+	pack_finish(d, s, ns, bad ? -EPROTO : rep.status);
 	return 0;
 }
 
@@ -900,32 +892,32 @@ static int rx_begin(struct daemon *d, struct netconn *c)
 		return c->pctx ? 0 : -ENOMEM;
 	case W_PACK:
 	case W_PACK_REPLY: {
-		if (h->type == W_PACK) {
-			if (c->outgoing || h->hlen != sizeof(struct wire_pack))
-				goto bad_pack;
-		} else {
-			struct inflight *f = ring_front(d, c, h->tag);
-			if (!f || f->type != W_PACK ||
-			    h->hlen != sizeof(struct wire_pack_reply) || h->plen > WIRE_AM_MAX_PAYLOAD)
-				goto bad_pack;
-			struct wire_pack_reply rep;
-			memcpy(&rep, c->ext, sizeof(rep));
-			if (rep.status && h->plen)
-				goto bad_pack;
-			c->pk_stream = 1;
-			c->pk_err = 0;
-			c->pk_k = c->pk_hgot = 0;
-			return 0;
+		/* not a pack at all (on the wrong connection, larger than any
+		 * pack, a reply to no pack of ours): a framing error, the
+		 * connection drops; a malformed content is the pack layer's
+		 * (pack.h: refused, the connection stays) */
+		if (h->plen > WIRE_AM_MAX_PAYLOAD) {
+			hlog_warn("node %d sent a pack frame of %u bytes; dropping the connection",
+				  c->node, h->plen);
+			return -EPROTO;
 		}
-		if (h->plen > WIRE_AM_MAX_PAYLOAD)
-			goto bad_pack;
-		c->pctx = malloc(h->plen ? h->plen : 1);
-		c->pdst = c->pctx;
-		return c->pctx ? 0 : -ENOMEM;
-	bad_pack:
-		STAT_INC(&p->st, packs_refused);
-		hlog_warn("node %d sent a malformed pack; dropping the connection", c->node);
-		return -EPROTO;
+		if (h->type == W_PACK) {
+			if (c->outgoing)
+				return -EPROTO;
+			c->pctx = malloc(h->plen ? h->plen : 1);
+			c->pdst = c->pctx;
+			return c->pctx ? 0 : -ENOMEM;
+		}
+		struct inflight *f = ring_front(d, c, h->tag);
+		if (!f || f->type != W_PACK)
+			return -EPROTO;
+		struct wire_pack_reply rep = {0};
+		if (h->hlen == sizeof(rep))
+			memcpy(&rep, c->ext, sizeof(rep));
+		c->pk_stream = 1;
+		c->pk_k = c->pk_hgot = 0;
+		c->pk_err = h->hlen != sizeof(rep) || (rep.status && h->plen);
+		return 0;
 	}
 	default:
 		return h->plen ? -EPROTO : 0;
@@ -976,13 +968,9 @@ static int rx_end(struct daemon *d, struct netconn *c)
 	case W_PACK:
 	case W_PACK_REPLY: {
 		if (h->type == W_PACK)
-			rc = serve_pack(d, c, p);
+			rc = serve_pack(d, c);
 		else
 			rc = pack_reply(d, c, conn_lane(d, c), ring_front(d, c, h->tag));
-		if (rc == -EPROTO) {
-			STAT_INC(&p->st, packs_refused);
-			hlog_warn("node %d sent a malformed pack; dropping the connection", c->node);
-		}
 		free(c->pctx);
 		c->pctx = NULL;
 		return rc;
@@ -1282,7 +1270,7 @@ static void net_stop(struct daemon *d)
 				conn_free(d, l->conn);
 			for (uint64_t s = l->ring_head; l->ring && s != l->ring_tail; s++) {
 				struct inflight *f = &l->ring[s % p->window];
-				pack_free_slots(f->pk);
+				free(f->pk);
 				if (f->stripe && --f->stripe->left == 0)
 					free(f->stripe);
 			}
@@ -1308,17 +1296,9 @@ static void net_flush(struct daemon *d)
 	int rc;
 	if (!n->enabled)
 		return;
+	pack_flush(d, 0, pack_close); /* the open packs due at the end of a pass */
 	for (int32_t i = 0; i < n->nnodes; i++) {
 		struct peer *p = &n->peers[i];
-		/* a client still has descriptors queued and this pack grew: it
-		 * may grow in the next pass too (one send per pack is most of a
-		 * small op's cost); one that did not grow goes now, so an op in
-		 * it never waits for another client's stream */
-		if (p->pack.nelem && !p->pack.hold && (!d->more_pending || !p->pack.grew)) {
-			if (pack_close(d, p))
-				hlog_err("out of memory sending a pack to node %d", i);
-		}
-		p->pack.grew = 0;
 		for (uint32_t k = 0; k < p->nlanes; k++) {
 			struct netconn *c = p->lanes[k].conn;
 			if (c && c->phase == PH_UP && conn_pending(c) && (rc = conn_flush(d, c))) {
@@ -1417,18 +1397,17 @@ static struct peer *peer_for(struct daemon *d, int32_t node)
  * (on the lane its first operation reserved a ring slot on) when full,
  * before any other request to that peer (with one lane: in issue order),
  * and at the end of each progress pass (net_flush) unless it holds only
- * operations of aggregation regions, which wait for pack_release. */
+ * operations of aggregation regions, which wait for pack_release.
+ * Building, serving, answering and failing packs is the pack layer's
+ * (pack.h, with its rule for a malformed pack); this file carries them as
+ * frames, the packs in flight in the lanes' rings. */
 
 #define PACK_MAX WIRE_AM_MAX_PAYLOAD
 
-static void pack_free_slots(struct pack_slot *s)
+/* Send node's open pack (it has a ring slot reserved by pack_add). */
+static int pack_close(struct daemon *d, int32_t node)
 {
-	free(s);
-}
-
-/* Send the open pack (it has a ring slot reserved by pack_add). */
-static int pack_close(struct daemon *d, struct peer *p)
-{
+	struct peer *p = &d->net.peers[node];
 	struct pack_open *pk = &p->pack;
 	if (!pk->nelem)
 		return 0;
@@ -1445,18 +1424,6 @@ static int pack_close(struct daemon *d, struct peer *p)
 	return 0;
 }
 
-/* Fail every element of an unsent pack (the peer is lost). */
-static void pack_fail_open(struct daemon *d, struct peer *p, int res)
-{
-	struct pack_open *pk = &p->pack;
-	struct pack_slot *s = pk->slots;
-	uint32_t n = pk->nelem;
-	pack_reset(pk);
-	for (uint32_t k = 0; k < n; k++)
-		progress_complete(d, &s[k].ck, res);
-	pack_free_slots(s);
-}
-
 /* Add one put/get to the peer's open pack. XP_STARTED, XP_STALL or
  * XP_ERROR (*err). */
 static enum xp_result pack_add(struct daemon *d, struct peer *p, const struct xp_req *rq, int *err)
@@ -1469,7 +1436,7 @@ static enum xp_result pack_add(struct daemon *d, struct peer *p, const struct xp
 	/* an element bound to another lane than the pack's must not overtake
 	 * its descriptor's earlier elements */
 	int elsewhere = pk->nelem && lane_bound(p, rq) < p->nlanes && lane_bound(p, rq) != p->pack_lane;
-	if ((pack_must_close(pk, rq, req, rep) || elsewhere) && (rc = pack_close(d, p)))
+	if ((pack_must_close(pk, rq, req, rep) || elsewhere) && (rc = pack_close(d, p->node)))
 		return xp_fail(err, rc);
 	if (!pk->nelem) {
 		/* a pack takes one ring slot and goes to the send buffer whole */
@@ -1493,11 +1460,8 @@ static enum xp_result pack_add(struct daemon *d, struct peer *p, const struct xp
 static void net_pack_release(struct daemon *d)
 {
 	struct net *n = &d->net;
-	if (!n->enabled)
-		return;
-	for (int32_t i = 0; i < n->nnodes; i++)
-		if (n->peers[i].pack.nelem && pack_close(d, &n->peers[i]))
-			hlog_err("out of memory sending a pack to node %d", i);
+	if (n->enabled)
+		pack_flush(d, 1, pack_close);
 }
 
 /* ---- lanes ---------------------------------------------------------------
@@ -1650,7 +1614,7 @@ static enum xp_result net_rma(struct daemon *d, const struct xp_req *rq, int *er
 	if (pack_eligible(d, rq))
 		return pack_add(d, p, rq, err);
 	/* what was packed before goes first (with one lane: in issue order) */
-	if (p->pack.nelem && (rc = pack_close(d, p)))
+	if (p->pack.nelem && (rc = pack_close(d, p->node)))
 		return xp_fail(err, rc);
 	if (p->nlanes > 1 && rq->len >= TCP_STRIPE_MIN && lane_bound(p, rq) == p->nlanes)
 		return rma_striped(d, p, rq, err);
@@ -1679,7 +1643,7 @@ static int net_am_send(struct daemon *d, int32_t node, uint8_t type, const void 
 	int rc = peer_ensure(d, p);
 	if (rc)
 		return rc;
-	if (p->pack.nelem && (rc = pack_close(d, p)))
+	if (p->pack.nelem && (rc = pack_close(d, p->node)))
 		return rc;
 	STAT_INC(&d->pst, tcp_requests);
 	/* lane 0: the messages to a node stay in order among themselves */

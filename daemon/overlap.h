@@ -9,16 +9,18 @@
  *   that overlaps an outstanding put of the same client goes right behind
  *   it when the transport delivers in order per peer (xp_ordered(): no
  *   transport_ops.reorders, or it says no), and otherwise (tcp with
- *   tcp_lanes > 1) waits at the ring head until every overlapping put
+ *   tcp_lanes > 1; verbs, whose packs the target's CPU executes while its
+ *   NIC executes RDMA) waits at the ring head until every overlapping put
  *   completed (conflict_waits); there a put also waits for overlapping
  *   unfinished gets of the client (tracked only on such transports).
  *   Without this stage (HOIST_AUTO=0: no struct overlap) a fence or quiet
  *   orders, and on such a transport each chunk descriptor of a
- *   strided/vector put waits for everything earlier (progress.c). verbs keeps two rules of its own on top: it holds a get
- *   (put) that overlaps an unfinished put (get) on its queue pair until
- *   that completes (ring_overlap), and an operation that does not go
- *   packed waits until the node answered every earlier pack (the node's
- *   CPU executes packs, after the SEND arrives). A cap on outstanding puts
+ *   strided/vector put waits for everything earlier (multi.c). The
+ *   transports keep no ordering rules of their own, but for the elements
+ *   of one strided/vector descriptor, which apply in list order: tcp binds
+ *   them to one lane, verbs holds one that goes unpacked (too large for a
+ *   pack) until the packs holding earlier elements of its descriptor were
+ *   answered. A cap on outstanding puts
  *   stalls the client until completions retire some.
  * - Phase prefetch: a barrier notify (or hoist_phase) names the phase that
  *   starts next. When it starts (the barrier completed, here, before the

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "log.h"
 #include "net.h"
 
 int pack_check(const struct wire_pack *w, const char *in, uint64_t plen, uint64_t *reply_len)
@@ -80,6 +81,108 @@ uint64_t pack_execute(struct daemon *d, const struct wire_pack *w, const char *i
 		rpos += sizeof(r) + wire_pad8(r.len);
 	}
 	return rpos;
+}
+
+/* ---- serving packs and answering ours ------------------------------------- */
+
+void pack_refused(struct daemon *d, int32_t from, const char *what)
+{
+	STAT_INC(&d->net.peers[from].st, packs_refused);
+	hlog_warn("node %d sent a malformed %s; refused (-EPROTO), the connection stays", from, what);
+}
+
+uint64_t pack_serve(struct daemon *d, int32_t from, const struct wire_pack *w, int ext_ok,
+		    const char *payload, uint64_t plen, char *out, struct wire_pack_reply *rep)
+{
+	struct peer *p = &d->net.peers[from];
+	uint64_t rlen, ops, bytes;
+	*rep = (struct wire_pack_reply){.nelem = ext_ok ? w->nelem : 0};
+	if (!ext_ok || pack_check(w, payload, plen, &rlen)) {
+		pack_refused(d, from, "pack");
+		rep->status = -EPROTO;
+		return 0;
+	}
+	uint64_t rpos = pack_execute(d, w, payload, out, &ops, &bytes);
+	STAT_INC(&p->st, packs_in);
+	STAT_ADD(&p->st, ops_in, ops);
+	STAT_ADD(&p->st, bytes_in, bytes);
+	return rpos;
+}
+
+int pack_res_ok(const struct pack_slot *s, const struct wire_pack_res *r)
+{
+	if (r->status > 0)
+		return 0;
+	if (r->len)
+		return !r->status && s->is_get && r->len == s->len;
+	return r->status || !s->is_get || !s->len;
+}
+
+int pack_answer(struct daemon *d, int32_t from, struct pack_slot *s, uint32_t n,
+		const struct wire_pack_reply *rep, const char *in, uint64_t plen)
+{
+	int bad = rep->nelem != n || rep->status > 0 || (rep->status && plen);
+	uint64_t pos = 0;
+	for (uint32_t k = 0; !bad && !rep->status && k < n; k++) {
+		struct wire_pack_res r;
+		if (plen - pos < sizeof(r)) {
+			bad = 1;
+			break;
+		}
+		memcpy(&r, in + pos, sizeof(r));
+		pos += sizeof(r);
+		if (!pack_res_ok(&s[k], &r) || plen - pos < wire_pad8(r.len)) {
+			bad = 1;
+			break;
+		}
+		s[k].res = r.status;
+		if (r.len && s[k].ck.client)
+			memcpy(s[k].dst, in + pos, r.len);
+		pos += wire_pad8(r.len);
+	}
+	if (!bad && !rep->status && pos != plen)
+		bad = 1;
+	if (bad)
+		pack_refused(d, from, "pack reply");
+	pack_finish(d, s, n, bad ? -EPROTO : rep->status);
+	return bad ? -EPROTO : 0;
+}
+
+void pack_finish(struct daemon *d, struct pack_slot *s, uint32_t n, int res)
+{
+	for (uint32_t k = 0; k < n; k++)
+		progress_complete(d, &s[k].ck, res ? res : s[k].res);
+	free(s);
+}
+
+void pack_fail_open(struct daemon *d, struct pack_open *pk, int res)
+{
+	struct pack_slot *s = pk->slots;
+	uint32_t n = pk->nelem;
+	if (!n)
+		return;
+	pack_reset(pk);
+	pack_finish(d, s, n, res);
+}
+
+void pack_flush(struct daemon *d, int all, int (*send)(struct daemon *d, int32_t node))
+{
+	struct net *n = &d->net;
+	for (int32_t i = 0; n->peers && i < n->nnodes; i++) {
+		struct pack_open *pk = &n->peers[i].pack;
+		if (i == n->self || !(all ? pk->nelem != 0 : pack_due(d, pk)))
+			continue;
+		int rc = send(d, i);
+		if (rc)
+			hlog_debug("cannot send a pack to node %d: %s", i, strerror(-rc));
+	}
+}
+
+int pack_due(const struct daemon *d, struct pack_open *pk)
+{
+	int due = pk->nelem && !pk->hold && (!d->more_pending || !pk->grew);
+	pk->grew = 0;
+	return due;
 }
 
 /* ---- building packs (the requesting side) ---------------------------------- */

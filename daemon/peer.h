@@ -48,7 +48,7 @@ struct wire_target;
 	X(hdr_bytes_saved, "header bytes (request + reply) saved by packing")                      \
 	X(packs_mixed, "packs carrying operations of several local clients (processes)")        \
 	X(packs_in, "packed-operation messages served for the peer")                               \
-	X(packs_refused, "malformed packs or pack replies from the peer (tcp: the connection is dropped; verbs: the pack's operations fail with -EPROTO, the connection stays)") \
+	X(packs_refused, "malformed packs or pack replies from the peer (refused whole: their operations fail with -EPROTO, the connection stays)") \
 	X(integrity_failures, "records from the peer that failed the frame integrity check (connection dropped)")
 
 #define STATS_FIELD(name, help) uint64_t name;

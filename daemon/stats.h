@@ -92,7 +92,7 @@
 	X(rdma_doorbells, COUNTER, "ibv_post_send calls (each carries a chain of WRs)")                     \
 	X(rdma_wrs, COUNTER, "work requests posted")                                                        \
 	X(rdma_signaled, COUNTER, "work requests posted signaled")                                          \
-	X(rdma_order_waits, COUNTER, "gets/puts held until an overlapping unfinished put/get completed")   \
+	X(rdma_order_waits, COUNTER, "strided/vector elements too large for a pack held until the packs with earlier elements of their descriptor were answered")   \
 	X(rdma_resolves, COUNTER, "address-resolve requests sent (cache misses)")                           \
 	X(rdma_wc_errors, COUNTER, "failed work completions")                                               \
 	X(rdma_cm_retries, COUNTER, "connection attempts retried (REJECTED, unreachable)")                  \

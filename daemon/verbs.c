@@ -19,15 +19,18 @@
  *   requests are chained and posted once per progress pass (one doorbell),
  *   every V_SIG_EVERY-th and the last of each chain signaled; a signaled
  *   completion retires everything before it (RC completes in order).
- *   A get that overlaps an unfinished put on the same connection (and a
- *   put that overlaps an unfinished get) waits for its completion.
+ *   verbs reorders (transport_ops.reorders): packs are executed by the
+ *   target's CPU, RDMA by its NIC, so the conflict stage orders a client's
+ *   overlapping operations; this file only keeps a strided/vector
+ *   descriptor's elements in list order (see verbs_rma).
  * - Active messages (wire.h frames: header, extension, payload) are SENDs
  *   into a shared receive queue of pre-posted buffers, reposted as each is
  *   consumed. An address-cache miss sends W_VRESOLVE; the operation waits
  *   (XP_STALL) until W_VRESOLVE_REPLY brings base, rkey and generation.
  * - Packed operations (small puts/gets, strided/vector elements,
  *   aggregation regions) are W_PACK active messages answered by
- *   W_PACK_REPLY ones, as tcp frames them (see the packs section below).
+ *   W_PACK_REPLY ones, as tcp frames them; building, serving and answering
+ *   them is the pack layer's (pack.h; see the packs section below).
  * - A failed completion, a disconnect, a reject after peer_timeout_ms of
  *   retries (the peer layer's backoff) fail the affected operations with
  *   -ECONNRESET and tear the connection down; the next operation
@@ -114,7 +117,6 @@ struct vconn {
 	struct vop *ring;
 	uint32_t W;
 	uint64_t head, posted, tail;
-	uint64_t last_write, last_read; /* sequence + 1 of the latest posted */
 	uint64_t watch_head, watch_ns;  /* progress watch (timers) */
 	char *bounce;
 	struct ibv_mr *bounce_mr;
@@ -189,7 +191,6 @@ struct verbs {
 static void conn_close(struct daemon *d, struct vconn *cn, int res);
 static void vpeer_lost(struct daemon *d, int32_t node, const char *why);
 static void vpack_fail_inflight(struct daemon *d, int32_t node, int res);
-static void vpack_fail_open(struct daemon *d, int32_t node, int res);
 static void vpack_fail_tag(struct daemon *d, int32_t node, uint64_t tag, int res);
 static int vpack_close(struct daemon *d, int32_t node);
 
@@ -389,7 +390,7 @@ static void conn_close(struct daemon *d, struct vconn *cn, int res)
 	 * one (the connection failed under the client's operations) */
 	if (cn->outgoing && vp && res) {
 		vpack_fail_inflight(d, cn->node, res);
-		vpack_fail_open(d, cn->node, res);
+		pack_fail_open(d, &d->net.peers[cn->node].pack, res);
 	}
 	if (cn->bounce_mr) {
 		ibv_dereg_mr(cn->bounce_mr);
@@ -428,7 +429,7 @@ static void vpeer_drop(struct daemon *d, int32_t node, void *arg)
 	if (vp->in)
 		conn_close(d, vp->in, -ECONNRESET);
 	vpack_fail_inflight(d, node, -ECONNRESET);
-	vpack_fail_open(d, node, -ECONNRESET);
+	pack_fail_open(d, &d->net.peers[node].pack, -ECONNRESET);
 }
 
 static void vpeer_lost(struct daemon *d, int32_t node, const char *why)
@@ -549,15 +550,9 @@ static void verbs_flush(struct daemon *d)
 {
 	struct verbs *v = d->verbs;
 	struct net *n = &d->net;
+	pack_flush(d, 0, vpack_close); /* the open packs due at the end of a pass */
 	for (int32_t i = 0; i < n->nnodes; i++) {
 		struct vpeer *vp = &v->peers[i];
-		struct peer *p = &n->peers[i];
-		/* as tcp: a pack that grew in this pass while clients have more
-		 * queued may grow in the next; one that did not goes now */
-		if (i != n->self && p->pack.nelem && !p->pack.hold &&
-		    (!d->more_pending || !p->pack.grew) && vpack_close(d, i))
-			hlog_debug("cannot send a pack to node %d", i);
-		p->pack.grew = 0;
 		if (vp->amq)
 			amq_push(d, i);
 		if (vp->out)
@@ -652,9 +647,7 @@ static struct vpk *vpk_take(struct vpeer *vp, uint64_t tag)
 
 static void vpk_fail(struct daemon *d, struct vpk *x, int res)
 {
-	for (uint32_t k = 0; k < x->n; k++)
-		progress_complete(d, &x->s[k].ck, res);
-	free(x->s);
+	pack_finish(d, x->s, x->n, res);
 	free(x);
 }
 
@@ -690,19 +683,6 @@ static void vpack_fail_inflight(struct daemon *d, int32_t node, int res)
 		vpk_fail(d, x, res);
 		x = next;
 	}
-}
-
-/* Fail every element of the unsent pack. */
-static void vpack_fail_open(struct daemon *d, int32_t node, int res)
-{
-	struct pack_open *pk = &d->net.peers[node].pack;
-	struct vpk x = {.s = pk->slots, .n = pk->nelem};
-	if (!pk->nelem)
-		return;
-	pack_reset(pk);
-	for (uint32_t k = 0; k < x.n; k++)
-		progress_complete(d, &x.s[k].ck, res);
-	free(x.s);
 }
 
 /* Send the open pack: one SEND (queued while the connection is busy). */
@@ -746,21 +726,6 @@ static enum xp_result vpack_add(struct daemon *d, struct vconn *cn, const struct
 	int rc = pack_elem_size(rq->kind, rq->len, &req, &rep);
 	if (rc)
 		return xp_fail(err, rc);
-	switch (rq->kind) {
-	case XP_PUT:
-		/* the target's CPU writes it: not before an unfinished RDMA
-		 * READ on the connection has read what it overwrites */
-		if (rq->len && cn->last_read > cn->head) {
-			STAT_INC(&d->vst, rdma_order_waits);
-			return XP_STALL;
-		}
-		break;
-	case XP_GET:
-		break;
-	case XP_AMO:
-	case XP_SEND:
-		return xp_fail(err, -EOPNOTSUPP); /* pack_elem_size() refused them already */
-	}
 	if (pack_must_close(pk, rq, req, rep) && (rc = vpack_close(d, node)))
 		return xp_fail(err, rc);
 	if (!pk->nelem) {
@@ -782,90 +747,42 @@ static enum xp_result vpack_add(struct daemon *d, struct vconn *cn, const struct
 static void verbs_pack_release(struct daemon *d)
 {
 	struct net *n = &d->net;
-	if (!n->enabled || !d->verbs)
-		return;
-	for (int32_t i = 0; i < n->nnodes; i++)
-		if (i != n->self && n->peers[i].pack.nelem && vpack_close(d, i))
-			hlog_debug("cannot send a pack to node %d", i);
+	if (n->enabled && d->verbs)
+		pack_flush(d, 1, vpack_close);
 }
 
-/* A peer's W_PACK: checked whole (a malformed pack is refused: no element
- * applied, the reply says -EPROTO and the connection stays), executed,
- * answered. */
+/* A peer's W_PACK: served by the pack layer (a malformed pack is refused
+ * whole and answered -EPROTO, pack.h), its reply one SEND. */
 static void serve_pack(struct daemon *d, int32_t from, const struct wire_hdr *h, const char *ext,
 		       const char *payload)
 {
-	struct peer *p = &d->net.peers[from];
 	struct wire_pack w = {0};
-	struct wire_pack_reply rep = {0};
-	uint64_t rlen, ops, bytes, rpos = 0;
+	struct wire_pack_reply rep;
 	if (h->hlen == sizeof(w))
 		memcpy(&w, ext, sizeof(w));
-	rep.nelem = w.nelem;
-	if (h->hlen != sizeof(w) || pack_check(&w, payload, h->plen, &rlen)) {
-		STAT_INC(&p->st, packs_refused);
-		hlog_warn("node %d sent a malformed pack; refused", from);
-		rep.status = -EPROTO;
-	} else {
-		rpos = pack_execute(d, &w, payload, d->verbs->pkreply, &ops, &bytes);
-		STAT_INC(&p->st, packs_in);
-		STAT_ADD(&p->st, ops_in, ops);
-		STAT_ADD(&p->st, bytes_in, bytes);
-	}
+	uint64_t rpos = pack_serve(d, from, &w, h->hlen == sizeof(w), payload, h->plen,
+				   d->verbs->pkreply, &rep);
 	if (am_frame(d, from, W_PACK_REPLY, h->tag, &rep, sizeof(rep), d->verbs->pkreply, rpos))
 		hlog_debug("cannot answer a pack from node %d", from);
 }
 
-/* The reply to our pack: checked whole, get data to the destinations,
- * every element completed in order. A malformed reply fails them all. */
+/* The reply to our pack: answered by the pack layer (get data to the
+ * destinations, every element completed in order; a malformed reply fails
+ * them all with -EPROTO). */
 static void pack_reply(struct daemon *d, int32_t from, const struct wire_hdr *h, const char *ext,
 		       const char *in)
 {
-	struct peer *p = &d->net.peers[from];
 	struct vpk *x = vpk_take(&d->verbs->peers[from], h->tag);
 	if (!x) {
 		hlog_debug("node %d answered a pack nobody waits for", from);
 		return;
 	}
-	struct wire_pack_reply rep = {0};
-	int bad = h->hlen != sizeof(rep);
-	if (!bad) {
+	struct wire_pack_reply rep = {.status = -EPROTO}; /* a wrong header: malformed */
+	if (h->hlen == sizeof(rep))
 		memcpy(&rep, ext, sizeof(rep));
-		bad = rep.nelem != x->n || rep.status > 0 || (rep.status && h->plen);
-	}
-	uint64_t pos = 0;
-	for (uint32_t k = 0; !bad && !rep.status && k < x->n; k++) {
-		struct pack_slot *s = &x->s[k];
-		struct wire_pack_res r;
-		if (h->plen - pos < sizeof(r)) {
-			bad = 1;
-			break;
-		}
-		memcpy(&r, in + pos, sizeof(r));
-		pos += sizeof(r);
-		if ((r.len && (r.status || !s->is_get || r.len != s->len)) ||
-		    (!r.status && s->is_get && r.len != s->len) || r.status > 0 ||
-		    h->plen - pos < wire_pad8(r.len)) {
-			bad = 1;
-			break;
-		}
-		s->res = r.status;
-		if (r.len && s->ck.client)
-			memcpy(s->dst, in + pos, r.len);
-		pos += wire_pad8(r.len);
-	}
-	if (!bad && !rep.status && pos != h->plen)
-		bad = 1;
-	if (bad) {
-		STAT_INC(&p->st, packs_refused);
-		hlog_warn("node %d sent a malformed pack reply; its operations fail", from);
-	}
-	int all = bad ? -EPROTO : rep.status;
-	for (uint32_t k = 0; k < x->n; k++) {
-		struct pack_slot *s = &x->s[k];
-		progress_complete(d, &s->ck, all ? all : s->res);
-	}
-	free(x->s);
+	else
+		rep.nelem = x->n + 1;
+	pack_answer(d, from, x->s, x->n, &rep, in, h->plen);
 	free(x);
 }
 
@@ -1014,19 +931,6 @@ static enum xp_result resolve_miss(struct daemon *d, const struct addr_key *k, i
 	return XP_STALL;
 }
 
-/* An unfinished operation of kind on cn touching [addr, addr + len) of rkey? */
-static int ring_overlap(const struct vconn *cn, uint8_t kind, uint32_t rkey, uint64_t addr,
-			uint64_t len)
-{
-	for (uint64_t k = cn->head; k < cn->tail; k++) {
-		const struct vop *o = &cn->ring[k % cn->W];
-		uint64_t a = o->wr.wr.rdma.remote_addr, l = o->sge.length;
-		if (o->kind == kind && o->wr.wr.rdma.rkey == rkey && a < addr + len && addr < a + l)
-			return 1;
-	}
-	return 0;
-}
-
 /* The registration among lmr (XP_NMR of them, a request's memory handle)
  * holding [p, p + len), or NULL. */
 static struct ibv_mr *local_mr(void *const *lmr, const char *p, uint64_t len)
@@ -1041,19 +945,30 @@ static struct ibv_mr *local_mr(void *const *lmr, const char *p, uint64_t len)
 	return NULL;
 }
 
+/* Does the open pack or an unanswered one to node hold an element of the
+ * strided/vector descriptor m? */
+static int packs_hold(struct daemon *d, int32_t node, const struct xp_multi *m)
+{
+	const struct pack_open *pk = &d->net.peers[node].pack;
+	for (uint32_t k = 0; k < pk->nelem; k++)
+		if (pk->slots[k].ck.op.multi == m)
+			return 1;
+	for (const struct vpk *x = d->verbs->peers[node].pk; x; x = x->next)
+		for (uint32_t k = 0; k < x->n; k++)
+			if (x->s[k].ck.op.multi == m)
+				return 1;
+	return 0;
+}
+
 static enum xp_result verbs_rma(struct daemon *d, const struct xp_req *rq, int *err)
 {
-	/* vk: this operation's kind on the ring; other: the kind it must not
-	 * overtake where both touch the same bytes */
-	uint8_t vk, other;
+	uint8_t vk; /* this operation's kind on the ring */
 	switch (rq->kind) {
 	case XP_PUT:
 		vk = VK_PUT;
-		other = VK_GET;
 		break;
 	case XP_GET:
 		vk = VK_GET;
-		other = VK_PUT;
 		break;
 	case XP_AMO:
 	case XP_SEND:
@@ -1074,11 +989,16 @@ static enum xp_result verbs_rma(struct daemon *d, const struct xp_req *rq, int *
 	struct peer *p = &n->peers[node];
 	if (pack_eligible(d, rq))
 		return vpack_add(d, cn, rq, err);
-	/* one queue pair, in order: what was packed before goes first, and
-	 * is executed by the target's CPU before this may land */
-	if (p->pack.nelem && (rc = vpack_close(d, node)))
-		return xp_fail(err, rc);
-	if (v->peers[node].npk) {
+	/* Packs are executed by the target's CPU after their SEND arrived,
+	 * RDMA by its NIC: verbs reorders (verbs_reorders), the conflict
+	 * stage orders overlapping operations of a client. Only the elements
+	 * of one strided/vector descriptor, which apply in list order, are
+	 * this file's: one too large for a pack waits until every pack
+	 * holding earlier elements of its descriptor was answered (a packed
+	 * one after it is a SEND behind its RDMA on the queue pair). */
+	if (rq->ck.op.multi && packs_hold(d, node, rq->ck.op.multi)) {
+		if (p->pack.nelem && (rc = vpack_close(d, node)))
+			return xp_fail(err, rc);
 		STAT_INC(&d->vst, rdma_order_waits);
 		return XP_STALL;
 	}
@@ -1098,17 +1018,6 @@ static enum xp_result verbs_rma(struct daemon *d, const struct xp_req *rq, int *
 	if (!hoist_range_ok(rq->off, rq->len, e->len))
 		return xp_fail(err, -EFAULT);
 	uint64_t raddr = e->base + rq->off;
-	/* A get must observe an earlier put to the same bytes, and a put must
-	 * not land before an earlier get read them: wait for the completion
-	 * of an overlapping unfinished operation of the other kind (RC
-	 * executes in order at the responder already; this also holds where
-	 * the responder may reorder). Not IBV_SEND_FENCE: it only orders
-	 * after earlier READs, and rxe's fenced requester can stall. */
-	if (rq->len && (vk == VK_PUT ? cn->last_read : cn->last_write) > cn->head &&
-	    ring_overlap(cn, other, e->rkey, raddr, rq->len)) {
-		STAT_INC(&d->vst, rdma_order_waits);
-		return XP_STALL;
-	}
 	struct vop *o = op_slot(cn);
 	o->wr.wr.rdma.remote_addr = raddr;
 	o->wr.wr.rdma.rkey = e->rkey;
@@ -1141,7 +1050,6 @@ static enum xp_result verbs_rma(struct daemon *d, const struct xp_req *rq, int *
 						  .lkey = cn->bounce_mr->lkey};
 			STAT_INC(&d->vst, rdma_bounced);
 		}
-		cn->last_write = cn->tail + 1;
 		STAT_INC(&d->vst, rdma_writes);
 		break;
 	case XP_GET: {
@@ -1150,7 +1058,6 @@ static enum xp_result verbs_rma(struct daemon *d, const struct xp_req *rq, int *
 			return xp_fail(err, -EFAULT);
 		o->wr.opcode = IBV_WR_RDMA_READ;
 		o->sge = (struct ibv_sge){.addr = (uintptr_t)rq->laddr, .length = len, .lkey = mr->lkey};
-		cn->last_read = cn->tail + 1;
 		STAT_INC(&d->vst, rdma_reads);
 		break;
 	}
@@ -1963,6 +1870,15 @@ static void verbs_stop(struct daemon *d)
 	__atomic_store_n(&d->vst.transport_verbs, 0, __ATOMIC_RELAXED);
 }
 
+/* Packed operations are executed by the target's CPU after their SEND
+ * arrived, RDMA WRITEs and READs by its NIC: an operation may overtake an
+ * earlier one to the same node, so the conflict stage orders them. */
+static int verbs_reorders(const struct daemon *d)
+{
+	(void)d;
+	return 1;
+}
+
 const struct transport_ops verbs_transport = {
 	.name = "verbs",
 	.start = verbs_start,
@@ -1980,5 +1896,5 @@ const struct transport_ops verbs_transport = {
 	.mem_dereg = verbs_mem_dereg,
 	.mem_rkey = verbs_mem_rkey,
 	.rdma = 1,
-	/* in order: one RC queue pair per peer */
+	.reorders = verbs_reorders, /* packs by the CPU, RDMA by the NIC */
 };

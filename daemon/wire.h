@@ -186,9 +186,10 @@ _Static_assert(sizeof(struct wire_coll_abort) == 16, "wire coll abort");
  *   order (puts to one place: the later wins).
  * Both payloads are at most WIRE_AM_MAX_PAYLOAD, so a pack is also one
  * active message of any transport (verbs: SEND/RECV); a sender splits into
- * several packs. The receiver checks the structure (a malformed pack is a
- * protocol error: tcp drops the connection, verbs answers with
- * wire_pack_reply.status -EPROTO and no results) and every element's bounds
+ * several packs. The receiver checks the structure (a malformed pack is
+ * refused whole, over every transport: answered with
+ * wire_pack_reply.status -EPROTO and no results, the connection stays;
+ * pack.h) and every element's bounds
  * against its target (an element outside the heap fails alone, -EFAULT). */
 #define WIRE_PACK_PUT 1u
 #define WIRE_PACK_GET 2u

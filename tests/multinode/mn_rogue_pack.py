@@ -9,11 +9,16 @@ macs as in daemon/net.c), then sends one pack:
   - well formed, for a job that does not exist: the daemon must answer
     with a W_PACK_REPLY whose every element says -ECONNRESET, and answer a
     PING after it (the connection stays up);
-  - malformed (element count larger than the payload holds, unknown
-    element op, put data running past the payload, reserved bits set,
-    payload over 60 KiB, a reply that could not travel in 60 KiB, trailing
-    bytes, zero elements): the daemon must close the connection without
-    any reply.
+  - malformed content in an intact frame (element count larger than the
+    payload holds, unknown element op, put data running past the payload,
+    reserved bits set, a header extension of the wrong size, a reply that
+    could not travel in 60 KiB, trailing bytes, zero elements): the pack
+    rule (daemon/pack.h) - refused whole: the daemon answers a W_PACK_REPLY
+    with status -EPROTO and no element results, and the connection stays
+    up (a PING after it is answered). All of them go on one connection;
+  - a pack frame larger than any pack (payload over 60 KiB): not a pack
+    at all, a framing error: the daemon closes the connection without any
+    reply.
 Exit 0 if every case behaved; 1 otherwise (printing which).
 """
 import hashlib
@@ -131,6 +136,31 @@ def pack(nelem, payload, job=12345, reserved=0):
     return struct.pack("<QII", job, nelem, reserved), payload
 
 
+EPROTO = 71
+
+
+def refused_and_alive(s, tag, nelem):
+    """None if s got the -EPROTO answer to pack `tag` and answers a PING."""
+    try:
+        hdr = recv_exact(s, 16)
+    except (socket.timeout, ConnectionResetError) as e:
+        return "no answer (%s)" % type(e).__name__
+    if hdr is None:
+        return "closed the connection"
+    plen, ftype, _, hlen, rtag = struct.unpack("<IBBHQ", hdr)
+    rest = recv_exact(s, hlen + plen)
+    if ftype != W_PACK_REPLY or rtag != tag or hlen != 8 or plen != 0 or rest is None:
+        return "answered type %d tag %d hlen %d plen %d" % (ftype, rtag, hlen, plen)
+    n, status = struct.unpack("<Ii", rest[:8])
+    if status != -EPROTO or n != nelem:
+        return "answered nelem %d status %d (want %d, -EPROTO)" % (n, status, nelem)
+    s.sendall(frame(W_PING, tag=tag + 1000))
+    hdr = recv_exact(s, 16)
+    if hdr is None or struct.unpack("<IBBHQ", hdr)[1] != W_PONG:
+        return "answered, but then no PONG"
+    return None
+
+
 def closed_without_reply(s):
     try:
         hdr = recv_exact(s, 16)
@@ -185,25 +215,39 @@ def main():
         ("put data past the payload", pack(1, elem(PUT, 0, 0, 64) + b"\0" * 8)),
         ("reserved element bits", pack(1, elem(GET, 0, 0, 8, r0=1))),
         ("reserved header bits", pack(1, elem(GET, 0, 0, 8), reserved=1)),
-        ("payload over 60 KiB", pack(1, elem(PUT, 0, 0, AM_MAX) + b"\0" * AM_MAX)),
         ("reply over 60 KiB", pack(8, gets)),
         ("trailing bytes", pack(1, elem(GET, 0, 0, 8) + b"\0" * 8)),
         ("zero elements", pack(0, b"")),
+        ("header extension of the wrong size",
+         (struct.pack("<QIIQ", 12345, 1, 0, 0), elem(GET, 0, 0, 8))),
     ]
-    for what, (ext, payload) in cases:
-        s = connect(host, port, node, nnodes, key)
-        try:
-            s.sendall(frame(W_PACK, payload, tag=1, ext=ext))
-        except OSError:
-            pass
-        why = closed_without_reply(s)
+    s = connect(host, port, node, nnodes, key)
+    for k, (what, (ext, payload)) in enumerate(cases):
+        tag = 100 + k
+        s.sendall(frame(W_PACK, payload, tag=tag, ext=ext))
+        nelem = struct.unpack("<I", ext[8:12])[0] if len(ext) == 16 else 0
+        why = refused_and_alive(s, tag, nelem)
         if why:
             print("mn_rogue_pack: %s: the daemon %s" % (what, why), file=sys.stderr)
             bad = 1
-        s.close()
+            break
+    s.close()
+
+    # not a pack at all: the connection drops
+    s = connect(host, port, node, nnodes, key)
+    ext, payload = pack(1, elem(PUT, 0, 0, AM_MAX) + b"\0" * AM_MAX)
+    try:
+        s.sendall(frame(W_PACK, payload, tag=1, ext=ext))
+    except OSError:
+        pass
+    why = closed_without_reply(s)
+    if why:
+        print("mn_rogue_pack: payload over 60 KiB: the daemon %s" % why, file=sys.stderr)
+        bad = 1
+    s.close()
     if not bad:
-        print("mn_rogue_pack: %d malformed packs refused, the well-formed one answered" % len(cases),
-              file=sys.stderr)
+        print("mn_rogue_pack: %d malformed packs refused (-EPROTO, connection kept), the oversized "
+              "frame dropped, the well-formed one answered" % len(cases), file=sys.stderr)
     return bad
 
 

@@ -2,11 +2,14 @@
 # rogue_pack.sh <it_pack>: run under `cluster.sh 2`.
 #
 # A peer holding the cluster key (mn_rogue_pack.py, claiming to be node 1)
-# sends daemon 0 a well-formed pack (answered element by element) and nine
-# malformed ones (each refused: the connection is dropped, nothing
-# answered). Daemon 0 must count them (packs_refused of node 1) and keep serving: after the real node 1 is reachable again (the rogue's
-# dropped connections made daemon 0 declare node 1 lost for a moment), a
-# 4-PE job over both daemons works.
+# sends daemon 0 a well-formed pack (answered element by element), nine
+# malformed ones on one connection (the pack rule, daemon/pack.h: each
+# refused whole, answered -EPROTO, the connection stays) and one frame
+# larger than any pack (a framing error: the connection is dropped).
+# Daemon 0 must count the nine (packs_refused of node 1) and keep serving:
+# after the real node 1 is reachable again (the rogue's connections made
+# daemon 0 declare node 1 lost for a moment), a 4-PE job over both daemons
+# works.
 set -u
 pack=$1
 : "${HOIST_DIRS:?run me under cluster.sh}"

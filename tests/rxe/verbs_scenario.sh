@@ -47,6 +47,10 @@ run 4 "$IT_BIN/it_nbi"
 run 4 "$IT_BIN/it_fence"
 run 4 "$IT_BIN/it_barrier"
 run 4 "$IT_BIN/it_random"
+# verbs reorders (packs run by the target's CPU, RDMA by its NIC): small
+# puts that go packed, big puts and gets that go as RDMA, overlapping, to
+# one node in program order - the conflict stage orders them
+run 2 "$MN_BIN/mn_order"
 # issue 6 over verbs: strided/vector elements as RDMA operations, aggregation
 # regions, collectives' chunks as SENDs into the SRQ (chunks up to 60 KiB)
 run 4 "$IT_BIN/it_strided"

@@ -123,12 +123,71 @@ START_TEST(test_execute)
 }
 END_TEST
 
+/* The malformed-pack rule (pack.h): a malformed pack is refused whole -
+ * nothing applied, answered -EPROTO with no results, counted - and a
+ * well-formed one is served; a malformed reply fails every element of our
+ * pack with -EPROTO. */
+START_TEST(test_serve_rule)
+{
+	static struct daemon d;
+	static struct job j;
+	static struct client c0;
+	static struct peer peers[2];
+	struct client *pes[1] = {&c0};
+	char *h0 = calloc(1, HEAP);
+	c0.heap.base = h0;
+	c0.heap.bytes = HEAP;
+	j.id = 42;
+	j.size = 1;
+	j.pe = pes;
+	d.pjobs = &j;
+	d.net.peers = peers;
+	d.net.nnodes = 2;
+	char b[256], out[WIRE_AM_MAX_PAYLOAD];
+	struct wire_pack w = {.job = 42, .nelem = 2};
+	size_t n = put_elem(b, WIRE_PACK_PUT, 0, 10, 5, "hello");
+	n += put_elem(b + n, WIRE_PACK_GET, 0, 10, 5, NULL);
+	struct wire_pack_reply rep;
+	/* trailing bytes: malformed, the put is not applied */
+	ck_assert_uint_eq(pack_serve(&d, 1, &w, 1, b, n + 8, out, &rep), 0);
+	ck_assert_int_eq(rep.status, -EPROTO);
+	ck_assert_uint_eq(rep.nelem, 2);
+	ck_assert_int_eq(h0[10], 0);
+	ck_assert_uint_eq(peers[1].st.packs_refused, 1);
+	ck_assert_uint_eq(peers[1].st.packs_in, 0);
+	/* a header extension of the wrong size: refused as well */
+	ck_assert_uint_eq(pack_serve(&d, 1, &w, 0, b, n, out, &rep), 0);
+	ck_assert_int_eq(rep.status, -EPROTO);
+	ck_assert_uint_eq(peers[1].st.packs_refused, 2);
+	/* well formed: served in order */
+	uint64_t got = pack_serve(&d, 1, &w, 1, b, n, out, &rep);
+	ck_assert_int_eq(rep.status, 0);
+	ck_assert_uint_eq(rep.nelem, 2);
+	ck_assert_uint_eq(got, 8 + 8 + 8);
+	ck_assert_int_eq(memcmp(h0 + 10, "hello", 5), 0);
+	ck_assert_int_eq(memcmp(out + 16, "hello", 5), 0);
+	ck_assert_uint_eq(peers[1].st.packs_in, 1);
+	ck_assert_uint_eq(peers[1].st.packs_refused, 2);
+	/* element results: data only for a get that succeeded, its length */
+	struct pack_slot g = {.len = 5, .is_get = 1}, pt = {.len = 5};
+	ck_assert(pack_res_ok(&g, &(struct wire_pack_res){.len = 5}));
+	ck_assert(!pack_res_ok(&g, &(struct wire_pack_res){.len = 4}));
+	ck_assert(!pack_res_ok(&g, &(struct wire_pack_res){.status = -EFAULT, .len = 5}));
+	ck_assert(pack_res_ok(&g, &(struct wire_pack_res){.status = -EFAULT}));
+	ck_assert(pack_res_ok(&pt, &(struct wire_pack_res){0}));
+	ck_assert(!pack_res_ok(&pt, &(struct wire_pack_res){.len = 5}));
+	ck_assert(!pack_res_ok(&pt, &(struct wire_pack_res){.status = 1}));
+	free(h0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("pack");
 	TCase *tc = tcase_create("pack");
 	tcase_add_test(tc, test_check);
 	tcase_add_test(tc, test_execute);
+	tcase_add_test(tc, test_serve_rule);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
