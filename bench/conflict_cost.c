@@ -1,6 +1,6 @@
 /*
  * hoist-conflict-cost: what one conflict check of the daemon's outstanding-
- * put lists (daemon/conflict.c, linked in directly) costs, for the shapes
+ * put lists (daemon/stages/conflict.c, linked in directly) costs, for the shapes
  * the kernels produce (seed 000, section 4.4: conflict-check time as a
  * fraction of the time the automatic version saves).
  *

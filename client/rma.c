@@ -36,7 +36,7 @@ static inline int check_target(struct hoist_ctx *c, int pe, const void *sym, siz
  * - Ordering with this PE's earlier operations. Only when the daemon has
  *   consumed every descriptor we posted (sq_head == sq_tail, the test
  *   fast_get uses). The daemon executes a put or get to a PE of this node
- *   the moment it consumes it (local.c: never deferred by HOIST_AUTO, never
+ *   the moment it consumes it (self.c: never deferred by HOIST_AUTO, never
  *   prefetched) and publishes sq_head with a release after the copy, so
  *   every earlier put to the same PE has landed and a direct load sees it;
  *   a direct store cannot overtake one. What may still be in flight then

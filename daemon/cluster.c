@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 
 #include "daemon.h"
+#include "frames.h"
 #include "log.h"
 
 static int parse_hostport(const char *text, struct sockaddr_in *sa)

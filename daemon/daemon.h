@@ -7,7 +7,7 @@
  * each client's ring through the stages, in the order a descriptor meets
  * them: engine.c (drain, validate.c, dispatch by opcode), rma.c (put/get)
  * or multi.c (strided/vector), overlap.c (conflict, put deferral, phase
- * prefetch), the transport (local.c, net.c, verbs.c; peer.c what the
+ * prefetch), the transport (self.c, tcp.c, verbs.c; peer.c what the
  * network ones share about a peer), barrier.c, coll.c,
  * complete.c (completion posting). They talk only through two command
  * queues (cmdq.c); an object changes hands with the command that carries it:
@@ -21,7 +21,7 @@
  *   progress -> control  CMD_CLIENT_FREE  progress thread forgot it: free it
  *   progress -> control  CMD_MEMBER       a peer announced ranks of a job
  *
- * A client's job may span nodes (net.h). The control thread learns which
+ * A client's job may span nodes (cluster.h). The control thread learns which
  * node hosts each rank from the announcements and answers the attach
  * requests once every rank of the job is known.
  *
@@ -46,7 +46,7 @@
 #include "cmdq.h"
 #include "hoist_shm.h"
 #include "loop.h"
-#include "net.h"
+#include "cluster.h"
 #include "reg.h"
 #include "region.h"
 #include "settings.h"
@@ -213,7 +213,8 @@ struct daemon {
 	const struct transport_ops *xport; /* to other nodes (self: one node) */
 	struct progress_stats pst;
 	struct verbs_stats vst;  /* verbs transport (and the pinned budget, reg.c) */
-	struct verbs *verbs;     /* verbs transport state, NULL with tcp */
+	const struct transport_ops *local; /* the same-node path (transport "self") */
+	void *xp_priv;           /* the running transport's own state (verbs), or NULL */
 	uint64_t heartbeat;      /* bumped by the progress thread (watchdog) */
 	int more_pending;        /* this pass left descriptors for the next
 				  * one: open packs may wait to fill up */

@@ -1,6 +1,6 @@
 /*
  * The record layer of frame_integrity (see frames.h): key derivation,
- * sealing and opening of records. No I/O here; net.c moves the bytes.
+ * sealing and opening of records. No I/O here; tcp.c moves the bytes.
  */
 #include "frames.h"
 

@@ -17,6 +17,7 @@
 
 #include <errno.h>
 #include <sched.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <time.h>
@@ -169,29 +170,6 @@ static void *progress_main(void *arg)
 	return NULL;
 }
 
-static const struct transport_ops *const transports[] = {&self_transport, &tcp_transport,
-							  &verbs_transport};
-
-const struct transport_ops *transport_find(const char *name)
-{
-	for (size_t i = 0; i < sizeof(transports) / sizeof(transports[0]); i++)
-		if (!strcmp(transports[i]->name, name))
-			return transports[i];
-	return NULL;
-}
-
-/* Setting transport=: the transports to start, the first that starts
- * wins. Without peers (one node): self, which starts nothing - no network
- * transport, no socket, same-node copies only. */
-static const struct {
-	const char *setting;
-	const char *order[2];
-} transport_choices[] = {
-	{"tcp", {"tcp", NULL}},
-	{"verbs", {"verbs", NULL}},
-	{"auto", {"verbs", "tcp"}},
-};
-
 int progress_start(struct daemon *d)
 {
 	int rc = reg_init(d);
@@ -206,19 +184,14 @@ int progress_start(struct daemon *d)
 	}
 	rc = -EINVAL;
 	const char *want = d->cfg.transport;
-	const char *const *order = NULL;
-	static const char *const no_peers[2] = {"self", NULL};
-	for (size_t i = 0; i < sizeof(transport_choices) / sizeof(transport_choices[0]); i++)
-		if (!strcmp(transport_choices[i].setting, want))
-			order = transport_choices[i].order;
+	const char *const *order = transport_order(want, d->net.enabled);
 	if (!order) {
 		hlog_err("transport %s: not one of auto, verbs, tcp", want);
 		loop_fini(&d->loop);
 		reg_fini(d);
 		return -EINVAL;
 	}
-	if (!d->net.enabled)
-		order = no_peers;
+	d->local = transport_find("self");
 	d->xport = NULL;
 	for (size_t i = 0; i < 2 && order[i]; i++) {
 		const struct transport_ops *t = transport_find(order[i]);
@@ -246,12 +219,6 @@ int progress_start(struct daemon *d)
 	else
 		hlog_info("transport: %s (one node: no network transport, same-node copies only)",
 			  d->xport->name);
-	if (d->net.enabled && !d->xport->frames && d->net.frames_mode != FRAMES_OFF)
-		hlog_warn("frame_integrity=%s does not cover transport %s: RDMA WRITE/READ are placed "
-			  "by the NIC and daemon messages travel as plain SENDs; only the connection "
-			  "handshake is authenticated (cluster key). Use tcp where frames must be "
-			  "integrity-protected",
-			  frames_mode_name(d->net.frames_mode), d->xport->name);
 	rc = pthread_create(&d->progress_tid, NULL, progress_main, d);
 	if (rc) {
 		if (d->xport->stop)

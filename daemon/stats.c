@@ -1,6 +1,6 @@
 /*
  * The stats socket (control thread): one StatsRequest in, the StatsReply
- * out. Names, kinds and help texts come from the tables in stats.h, net.h
+ * out. Names, kinds and help texts come from the tables in stats.h, peer.h
  * and settings.h, so hoistctl renders whatever the daemon counts without
  * knowing the list.
  *
@@ -51,7 +51,7 @@ void stats_sum_client(struct client_stats *acc, const struct client_stats *c)
 struct extra_stats { HOISTD_EXTRA_STATS(STATS_FIELD) };
 #undef STATS_FIELD
 
-/* The peer table (net.h) has no kind column; its gauges are listed here.
+/* The peer table (peer.h) has no kind column; its gauges are listed here.
  * A name in this list that is not a field of struct peer_stats does not
  * compile. Every other peer value is a counter. */
 #define HOISTD_PEER_GAUGES(X) X(rtt_us)
@@ -228,7 +228,7 @@ static int build_header(struct daemon *d, struct stats_stream *ss)
 	if (ss->status)
 		return pack_into(ss, &rep);
 
-	int verbs = d->verbs != NULL;
+	int verbs = d->xport && d->xport->rdma;
 	int tcp = !verbs && d->net.enabled;
 	int rc = 0;
 	struct counter_buf db = {0};

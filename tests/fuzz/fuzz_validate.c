@@ -1,6 +1,6 @@
 /*
  * fuzz_validate: descriptor validation as the daemon runs it on what a
- * client wrote into its submission ring (daemon/validate.c).
+ * client wrote into its submission ring (daemon/stages/validate.c).
  *
  * Input: a struct hoist_sqe (64 bytes), then optionally the geometry
  * (job size byte, heap and staging size shifts). Every accepted

@@ -1,10 +1,10 @@
 /*
  * fuzz_wire: what another daemon sends on a tcp connection once the
- * handshake is done, through the receive-path functions outside net.c:
+ * handshake is done, through the receive-path functions outside tcp.c:
  *
  *   - the frame header checks (type, hlen <= WIRE_MAX_EXT, plen <=
- *     WIRE_MAX_PAYLOAD) as net.c's conn_read applies them (restated here:
- *     conn_read and rx_begin/rx_end are static in net.c),
+ *     WIRE_MAX_PAYLOAD) as tcp.c's conn_read applies them (restated here:
+ *     conn_read and rx_begin/rx_end are static in tcp.c),
  *   - am_payload_ok and am_dispatch for the active messages (W_MEMBER's
  *     job id is recomputed from the fuzzed key and uid so that the
  *     announcement reaches the control queue),
@@ -15,7 +15,7 @@
  *
  * Input: struct wire_hdr, hlen bytes of extension header, the payload
  * (the rest; hdr.plen is ignored: the payload is what the input holds).
- * Not covered (static in net.c): the handshake MAC and state machine,
+ * Not covered (static in tcp.c): the handshake MAC and state machine,
  * address resolution of the put and get frames, the streamed W_PACK_REPLY parser
  * (pack_stream) and the in-flight ring's tag matching.
  */
@@ -28,7 +28,7 @@
 #include "cmdq.h"
 #include "fuzz_util.h"
 #include "hoist.pb-c.h"
-#include "net.h"
+#include "cluster.h"
 #include "pack.h"
 #include "wire.h"
 

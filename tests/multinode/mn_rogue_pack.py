@@ -5,7 +5,7 @@
 
 For each case it connects to the hoistd at HOST:PORT as NODE_ID of NNODES,
 completes the keyed handshake (BLAKE2b-256 of the key file, HMAC-SHA256
-macs as in daemon/net.c), then sends one pack:
+macs as in daemon/transport/tcp/tcp.c), then sends one pack:
   - well formed, for a job that does not exist: the daemon must answer
     with a W_PACK_REPLY whose every element says -ECONNRESET, and answer a
     PING after it (the connection stays up);
@@ -13,7 +13,7 @@ macs as in daemon/net.c), then sends one pack:
     payload holds, unknown element op, put data running past the payload,
     reserved bits set, a header extension of the wrong size, a reply that
     could not travel in 60 KiB, trailing bytes, zero elements): the pack
-    rule (daemon/pack.h) - refused whole: the daemon answers a W_PACK_REPLY
+    rule (daemon/stages/pack.h) - refused whole: the daemon answers a W_PACK_REPLY
     with status -EPROTO and no element results, and the connection stays
     up (a PING after it is answered). All of them go on one connection;
   - a pack frame larger than any pack (payload over 60 KiB): not a pack

@@ -3,7 +3,7 @@
 #
 # A peer holding the cluster key (mn_rogue_pack.py, claiming to be node 1)
 # sends daemon 0 a well-formed pack (answered element by element), nine
-# malformed ones on one connection (the pack rule, daemon/pack.h: each
+# malformed ones on one connection (the pack rule, daemon/stages/pack.h: each
 # refused whole, answered -EPROTO, the connection stays) and one frame
 # larger than any pack (a framing error: the connection is dropped).
 # Daemon 0 must count the nine (packs_refused of node 1) and keep serving:

@@ -1,4 +1,4 @@
-/* daemon/bounce.c: the bounce ring's allocator (a verbs connection's
+/* daemon/transport/verbs/bounce.c: the bounce ring's allocator (a verbs connection's
  * bounce buffer), linked on its own. */
 #include <check.h>
 #include <stdint.h>

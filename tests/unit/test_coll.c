@@ -1,4 +1,4 @@
-/* daemon/validate.c validate_coll and daemon/coll.c coll_combine: the
+/* daemon/stages/validate.c validate_coll and daemon/stages/coll.c coll_combine: the
  * collective descriptor's checks and the element-wise reductions. */
 #include <check.h>
 #include <errno.h>

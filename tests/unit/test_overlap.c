@@ -1,4 +1,4 @@
-/* daemon/overlap.c: the conflict stage decides the order. On a transport
+/* daemon/stages/overlap.c: the conflict stage decides the order. On a transport
  * that may reorder one client's operations to a node (several connections
  * per peer), an access overlapping an unfinished put of the same client
  * waits until that put completed, whatever order completions come in; on

@@ -1,4 +1,4 @@
-/* daemon/pack.c: the checks and execution of packed operations (wire.h). */
+/* daemon/stages/pack.c: the checks and execution of packed operations (wire.h). */
 #include <check.h>
 #include <errno.h>
 #include <stdint.h>

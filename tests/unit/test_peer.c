@@ -1,5 +1,5 @@
 /*
- * test_peer: the peer layer both network transports use (daemon/peer.c).
+ * test_peer: the peer layer both network transports use (daemon/transport/peer.c).
  *
  * - heartbeats: the periodic check, when a ping is due (up, none
  *   unanswered, heartbeat_ms since the last), what a pong answers, and

@@ -1,4 +1,4 @@
-/* daemon/validate.c: descriptor validation (stage 1 of the progress engine). */
+/* daemon/stages/validate.c: descriptor validation (stage 1 of the progress engine). */
 #include <check.h>
 #include <errno.h>
 #include <stdint.h>

@@ -1,11 +1,11 @@
-/* daemon/verbs.c: an outgoing connection's bounce buffer takes the largest
+/* daemon/transport/verbs/verbs.c: an outgoing connection's bounce buffer takes the largest
  * active message, pack replies, the kinds it refuses (no RDMA device needed: these parts only compute and
  * copy). The bounce ring's allocator is its own unit (test_bounce.c).
  * verbs.c is included
  * so that its static functions can be called; hoistd_core supplies the
  * rest, and its own verbs.o is never pulled in (this file defines every
  * symbol verbs.o would). */
-#include "../../daemon/verbs.c"
+#include "../../daemon/transport/verbs/verbs.c"
 
 #include <check.h>
 
@@ -21,7 +21,7 @@ START_TEST(test_bounce_fits_am)
 	ck_assert_ptr_nonnull(v);
 	struct vconn *slots[1] = {NULL};
 	uint16_t gens[1] = {0};
-	d->verbs = v;
+	d->xp_priv = v;
 	d->cfg.staging_bytes = 4096;
 	v->W = 8;
 	v->nslots = 1;
@@ -78,7 +78,7 @@ START_TEST(test_pack_reply)
 	struct client *c = calloc(1, sizeof(*c));
 	struct hoist_ctrl *ctrl = calloc(1, sizeof(*ctrl));
 	ck_assert(d && v && c && ctrl);
-	d->verbs = v;
+	d->xp_priv = v;
 	d->net.nnodes = 2;
 	d->net.peers = calloc(2, sizeof(*d->net.peers));
 	v->peers = calloc(2, sizeof(*v->peers));

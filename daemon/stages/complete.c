@@ -54,7 +54,7 @@ void cq_flush(struct client *c)
 	client_wake(c, &c->ctrl->cq_tail, HOIST_CQ_WAITING);
 }
 
-/* A remote operation finished (net.c). The drain loop reserved no CQ slot
+/* A remote operation finished (tcp.c). The drain loop reserved no CQ slot
  * for it, so check: only a failed put that asked for no completion may be
  * dropped when the ring is full (the client needs one sticky error). */
 void progress_cqe(struct client *c, uint64_t user_data, int32_t res, uint8_t opcode)

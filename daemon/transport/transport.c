@@ -1,7 +1,7 @@
 /*
- * What every transport shares of the transport interface (transport.h)
- * beyond the table itself: refusing a kind it does not run, the same way
- * and counted once.
+ * What every transport shares of the interface (transport.h): refusing a
+ * kind it does not run, the same way and counted once. The table of
+ * transports is table.c.
  */
 #include <errno.h>
 

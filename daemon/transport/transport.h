@@ -16,8 +16,8 @@
  * rounds, membership, departures; see am.c).
  *
  * Users: self (PEs of this node: one copy between mapped segments,
- * local.c; the whole transport of a one-node daemon, which starts no
- * network transport), tcp (net.c) and verbs (verbs.c), picked by name
+ * self.c; the whole transport of a one-node daemon, which starts no
+ * network transport), tcp (tcp.c) and verbs (verbs.c), picked by name
  * (transport_find()). Memory registration goes through reg.h, waking up
  * through the progress loop (loop.h).
  */
@@ -182,7 +182,6 @@ struct transport_ops {
 	 * unfinished get, and a fence for every earlier operation. Asked when
 	 * a client attaches; the answer must not change while the daemon runs. */
 	int (*reorders)(const struct daemon *d);
-	uint8_t frames; /* frame_integrity covers what it carries (tcp) */
 	uint8_t rdma;   /* start() needs an RDMA device for this node's address */
 };
 
@@ -198,5 +197,9 @@ extern const struct transport_ops verbs_transport;
 
 /* The transport named name ("self", "tcp", "verbs"), or NULL. */
 const struct transport_ops *transport_find(const char *name);
+/* The names to try, in order (at most 2, NULL-terminated), for the value
+ * of setting transport= (auto, verbs, tcp); with network 0 (one node)
+ * only "self". NULL: not a value of the setting. */
+const char *const *transport_order(const char *setting, int network);
 
 #endif

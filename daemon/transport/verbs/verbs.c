@@ -51,7 +51,7 @@
  *   regions are kept for (a peer's cached rkey of it stays harmless) and
  *   the pinned table are reg.c's.
  */
-#include "net.h"
+#include "cluster.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -70,6 +70,7 @@
 #include "bounce.h"
 #include "loop.h"
 #include "daemon.h"
+#include "frames.h"
 #include "log.h"
 #include "pack.h"
 #include "reg.h"
@@ -188,6 +189,11 @@ struct verbs {
 	int started;           /* start succeeded: stop frees the cluster too */
 };
 
+
+/* This transport's state: the daemon keeps it as the running transport's
+ * private pointer (d->xp_priv). */
+#define VS(d) ((struct verbs *)(d)->xp_priv)
+
 static void conn_close(struct daemon *d, struct vconn *cn, int res);
 static void vpeer_lost(struct daemon *d, int32_t node, const char *why);
 static void vpack_fail_inflight(struct daemon *d, int32_t node, int res);
@@ -204,7 +210,7 @@ static uint64_t wall_ns(void)
 /* this transport's own registered buffers, in the memlock budget */
 static void pinned_add(struct daemon *d, int64_t delta)
 {
-	d->verbs->charged += (uint64_t)delta;
+	VS(d)->charged += (uint64_t)delta;
 	reg_pinned_add(d, delta);
 }
 
@@ -217,7 +223,7 @@ static void pinned_add(struct daemon *d, int64_t delta)
 
 static struct vconn *conn_new(struct daemon *d, int32_t node, int outgoing)
 {
-	struct verbs *v = d->verbs;
+	struct verbs *v = VS(d);
 	uint32_t s;
 	for (s = 0; s < v->nslots && v->slots[s]; s++)
 		;
@@ -258,7 +264,7 @@ static uint64_t wr_id_of(const struct vconn *cn, uint64_t seq)
 
 static int qp_create(struct daemon *d, struct vconn *cn)
 {
-	struct verbs *v = d->verbs;
+	struct verbs *v = VS(d);
 	static const uint32_t inl[] = {V_INLINE_MAX, 64, 0};
 	for (unsigned i = 0; i < sizeof(inl) / sizeof(inl[0]); i++) {
 		struct ibv_qp_init_attr qa = {
@@ -282,7 +288,7 @@ static int qp_create(struct daemon *d, struct vconn *cn)
 
 static int connect_start(struct daemon *d, int32_t node)
 {
-	struct verbs *v = d->verbs;
+	struct verbs *v = VS(d);
 	struct net *n = &d->net;
 	struct vpeer *vp = &v->peers[node];
 	struct vconn *cn = conn_new(d, node, 1);
@@ -315,7 +321,7 @@ static int connect_start(struct daemon *d, int32_t node)
  * counts as lost. */
 static struct vconn *conn_ready(struct daemon *d, int32_t node, int *rc)
 {
-	struct verbs *v = d->verbs;
+	struct verbs *v = VS(d);
 	struct peer *p = &d->net.peers[node];
 	struct vpeer *vp = &v->peers[node];
 	*rc = 0;
@@ -363,7 +369,7 @@ static void ring_retire(struct daemon *d, struct vconn *cn, uint64_t upto, int r
 
 static void conn_close(struct daemon *d, struct vconn *cn, int res)
 {
-	struct verbs *v = d->verbs;
+	struct verbs *v = VS(d);
 	struct vpeer *vp = cn->node >= 0 ? &v->peers[cn->node] : NULL;
 	if (vp && vp->out == cn)
 		vp->out = NULL;
@@ -415,7 +421,7 @@ static void amq_fail(struct vpeer *vp)
  * active message waiting for this peer fails, its connections close. */
 static void vpeer_drop(struct daemon *d, int32_t node, void *arg)
 {
-	struct verbs *v = d->verbs;
+	struct verbs *v = VS(d);
 	struct vpeer *vp = &v->peers[node];
 	(void)arg;
 	amq_fail(vp);
@@ -475,7 +481,7 @@ static struct vop *op_slot(struct vconn *cn)
 static int send_frame(struct daemon *d, struct vconn *cn, const void *msg, uint32_t len,
 		      uint64_t pack_tag)
 {
-	struct verbs *v = d->verbs;
+	struct verbs *v = VS(d);
 	if (cn->tail - cn->head >= cn->W)
 		return 1;
 	struct vop *o = op_slot(cn);
@@ -503,7 +509,7 @@ static int send_frame(struct daemon *d, struct vconn *cn, const void *msg, uint3
 /* Queued active messages go out once the connection is up. */
 static void amq_push(struct daemon *d, int32_t node)
 {
-	struct vpeer *vp = &d->verbs->peers[node];
+	struct vpeer *vp = &VS(d)->peers[node];
 	struct vconn *cn = vp->out;
 	if (!cn || cn->state != VC_UP)
 		return;
@@ -548,7 +554,7 @@ static void conn_post(struct daemon *d, struct vconn *cn)
 
 static void verbs_flush(struct daemon *d)
 {
-	struct verbs *v = d->verbs;
+	struct verbs *v = VS(d);
 	struct net *n = &d->net;
 	pack_flush(d, 0, vpack_close); /* the open packs due at the end of a pass */
 	for (int32_t i = 0; i < n->nnodes; i++) {
@@ -571,7 +577,7 @@ static int am_frame_pk(struct daemon *d, int32_t node, uint8_t type, uint64_t ta
 	if (hlen > WIRE_MAX_EXT || plen > WIRE_AM_MAX_PAYLOAD)
 		return -EMSGSIZE;
 	int rc;
-	struct vpeer *vp = &d->verbs->peers[node];
+	struct vpeer *vp = &VS(d)->peers[node];
 	struct vconn *cn = conn_ready(d, node, &rc);
 	if (rc)
 		return rc;
@@ -653,7 +659,7 @@ static void vpk_fail(struct daemon *d, struct vpk *x, int res)
 
 static void vpack_fail_tag(struct daemon *d, int32_t node, uint64_t tag, int res)
 {
-	struct vpk *x = vpk_take(&d->verbs->peers[node], tag);
+	struct vpk *x = vpk_take(&VS(d)->peers[node], tag);
 	if (x)
 		vpk_fail(d, x, res);
 }
@@ -662,7 +668,7 @@ static void vpack_fail_tag(struct daemon *d, int32_t node, uint64_t tag, int res
  * connection are not sent any more. */
 static void vpack_fail_inflight(struct daemon *d, int32_t node, int res)
 {
-	struct vpeer *vp = &d->verbs->peers[node];
+	struct vpeer *vp = &VS(d)->peers[node];
 	struct vam **pp = &vp->amq, *a;
 	while ((a = *pp)) {
 		if (a->pack_tag) {
@@ -688,7 +694,7 @@ static void vpack_fail_inflight(struct daemon *d, int32_t node, int res)
 /* Send the open pack: one SEND (queued while the connection is busy). */
 static int vpack_close(struct daemon *d, int32_t node)
 {
-	struct verbs *v = d->verbs;
+	struct verbs *v = VS(d);
 	struct peer *p = &d->net.peers[node];
 	struct vpeer *vp = &v->peers[node];
 	struct pack_open *pk = &p->pack;
@@ -720,7 +726,7 @@ static enum xp_result vpack_add(struct daemon *d, struct vconn *cn, const struct
 {
 	int32_t node = rq->node;
 	struct peer *p = &d->net.peers[node];
-	struct vpeer *vp = &d->verbs->peers[node];
+	struct vpeer *vp = &VS(d)->peers[node];
 	struct pack_open *pk = &p->pack;
 	uint32_t req, rep;
 	int rc = pack_elem_size(rq->kind, rq->len, &req, &rep);
@@ -747,7 +753,7 @@ static enum xp_result vpack_add(struct daemon *d, struct vconn *cn, const struct
 static void verbs_pack_release(struct daemon *d)
 {
 	struct net *n = &d->net;
-	if (n->enabled && d->verbs)
+	if (n->enabled && VS(d))
 		pack_flush(d, 1, vpack_close);
 }
 
@@ -761,8 +767,8 @@ static void serve_pack(struct daemon *d, int32_t from, const struct wire_hdr *h,
 	if (h->hlen == sizeof(w))
 		memcpy(&w, ext, sizeof(w));
 	uint64_t rpos = pack_serve(d, from, &w, h->hlen == sizeof(w), payload, h->plen,
-				   d->verbs->pkreply, &rep);
-	if (am_frame(d, from, W_PACK_REPLY, h->tag, &rep, sizeof(rep), d->verbs->pkreply, rpos))
+				   VS(d)->pkreply, &rep);
+	if (am_frame(d, from, W_PACK_REPLY, h->tag, &rep, sizeof(rep), VS(d)->pkreply, rpos))
 		hlog_debug("cannot answer a pack from node %d", from);
 }
 
@@ -772,7 +778,7 @@ static void serve_pack(struct daemon *d, int32_t from, const struct wire_hdr *h,
 static void pack_reply(struct daemon *d, int32_t from, const struct wire_hdr *h, const char *ext,
 		       const char *in)
 {
-	struct vpk *x = vpk_take(&d->verbs->peers[from], h->tag);
+	struct vpk *x = vpk_take(&VS(d)->peers[from], h->tag);
 	if (!x) {
 		hlog_debug("node %d answered a pack nobody waits for", from);
 		return;
@@ -799,7 +805,7 @@ static void serve_resolve(struct daemon *d, int32_t from, uint64_t tag, const st
 
 static void resolve_reply(struct daemon *d, int32_t from, uint64_t tag, const struct wire_vresolve *r)
 {
-	for (struct vres *x = d->verbs->res; x; x = x->next) {
+	for (struct vres *x = VS(d)->res; x; x = x->next) {
 		if (x->tag != tag || x->node != from || x->state != RES_WAIT)
 			continue;
 		if (r->r.status == 0 && r->r.entry.valid && r->r.entry.node == from) {
@@ -894,7 +900,7 @@ static struct vres *res_find(struct verbs *v, const struct addr_key *k, struct v
 static enum xp_result resolve_miss(struct daemon *d, const struct addr_key *k, int32_t node,
 				   struct addr_entry *out, int *err)
 {
-	struct verbs *v = d->verbs;
+	struct verbs *v = VS(d);
 	struct vres **pp, *r = res_find(v, k, &pp);
 	if (r && r->state == RES_DONE && now_ns() - r->sent_ns > 1000000000ull) {
 		*pp = r->next; /* an old answer: the PE may have left since, ask again */
@@ -953,7 +959,7 @@ static int packs_hold(struct daemon *d, int32_t node, const struct xp_multi *m)
 	for (uint32_t k = 0; k < pk->nelem; k++)
 		if (pk->slots[k].ck.op.multi == m)
 			return 1;
-	for (const struct vpk *x = d->verbs->peers[node].pk; x; x = x->next)
+	for (const struct vpk *x = VS(d)->peers[node].pk; x; x = x->next)
 		for (uint32_t k = 0; k < x->n; k++)
 			if (x->s[k].ck.op.multi == m)
 				return 1;
@@ -975,7 +981,7 @@ static enum xp_result verbs_rma(struct daemon *d, const struct xp_req *rq, int *
 	default: /* refused before anything is looked at, let alone posted */
 		return xp_fail(err, xp_kind_refuse(d, rq->kind));
 	}
-	struct verbs *v = d->verbs;
+	struct verbs *v = VS(d);
 	struct net *n = &d->net;
 	int32_t node = rq->node;
 	if (!n->enabled || node < 0 || node >= n->nnodes || node == n->self)
@@ -1116,7 +1122,7 @@ static void recv_repost(struct verbs *v, uint32_t i)
  * resolve messages of other jobs are not lost with the connection. */
 static void amq_requeue(struct daemon *d, struct vconn *cn, uint64_t seq)
 {
-	struct vpeer *vp = &d->verbs->peers[cn->node];
+	struct vpeer *vp = &VS(d)->peers[cn->node];
 	struct vam *first = NULL, **tail = &first;
 	for (uint64_t k = seq + 1; k < cn->tail; k++) {
 		struct vop *o = &cn->ring[k % cn->W];
@@ -1143,7 +1149,7 @@ static void amq_requeue(struct daemon *d, struct vconn *cn, uint64_t seq)
 
 static void wc_handle(struct daemon *d, const struct ibv_wc *wc)
 {
-	struct verbs *v = d->verbs;
+	struct verbs *v = VS(d);
 	if (wc->wr_id >> 63) { /* receive */
 		uint32_t i = (uint32_t)(wc->wr_id & 0xffffffffu);
 		if (i >= V_NRECV)
@@ -1194,7 +1200,7 @@ static void wc_handle(struct daemon *d, const struct ibv_wc *wc)
 
 static int cq_drain(struct daemon *d)
 {
-	struct verbs *v = d->verbs;
+	struct verbs *v = VS(d);
 	struct ibv_wc wc[32];
 	int total = 0, k;
 	do {
@@ -1216,7 +1222,7 @@ static int cq_drain(struct daemon *d)
  * close the connection itself (a lost peer). */
 static void in_close(struct daemon *d, struct vconn *cn)
 {
-	struct verbs *v = d->verbs;
+	struct verbs *v = VS(d);
 	uint32_t slot = cn->slot;
 	uint16_t gen = cn->gen;
 	cq_drain(d);
@@ -1239,7 +1245,7 @@ static void conn_param(struct verbs *v, struct rdma_conn_param *cp, const void *
 static void on_connect_request(struct daemon *d, struct rdma_cm_id *id, const void *pdata,
 			       uint8_t plen)
 {
-	struct verbs *v = d->verbs;
+	struct verbs *v = VS(d);
 	struct net *n = &d->net;
 	struct wire_vconnect req;
 	const char *why = "malformed connect request";
@@ -1332,7 +1338,7 @@ static void on_established(struct daemon *d, struct vconn *cn, const void *pdata
 
 static void cm_event(struct daemon *d, struct rdma_cm_event *ev)
 {
-	struct verbs *v = d->verbs;
+	struct verbs *v = VS(d);
 	struct net *n = &d->net;
 	enum rdma_cm_event_type type = ev->event;
 	int status = ev->status;
@@ -1427,7 +1433,7 @@ static int cm_drain(struct daemon *d)
 {
 	struct rdma_cm_event *ev;
 	int k = 0;
-	while (rdma_get_cm_event(d->verbs->ch, &ev) == 0) {
+	while (rdma_get_cm_event(VS(d)->ch, &ev) == 0) {
 		cm_event(d, ev);
 		k++;
 	}
@@ -1450,7 +1456,7 @@ static int verbs_poll(struct daemon *d)
  * event). */
 static int verbs_arm(struct daemon *d)
 {
-	struct verbs *v = d->verbs;
+	struct verbs *v = VS(d);
 	int work = cq_drain(d);
 	if (work)
 		return work;
@@ -1470,7 +1476,7 @@ static int cq_ready(struct daemon *d, void *arg, uint32_t events)
 {
 	(void)arg;
 	(void)events;
-	struct verbs *v = d->verbs;
+	struct verbs *v = VS(d);
 	struct ibv_cq *cq;
 	void *ctx;
 	while (ibv_get_cq_event(v->cch, &cq, &ctx) == 0) {
@@ -1509,7 +1515,7 @@ static void heartbeat(struct daemon *d, int32_t node, uint64_t now)
 
 static void verbs_timers(struct daemon *d, uint64_t now)
 {
-	struct verbs *v = d->verbs;
+	struct verbs *v = VS(d);
 	struct net *n = &d->net;
 	uint64_t to = d->cfg.peer_timeout_ms * 1000000ull;
 	/* answers nobody picked up (the cache served the waiting operation) */
@@ -1562,7 +1568,7 @@ static void verbs_timers(struct daemon *d, uint64_t now)
 
 static void verbs_orphan(struct daemon *d, struct client *c)
 {
-	struct verbs *v = d->verbs;
+	struct verbs *v = VS(d);
 	for (uint32_t s = 0; s < v->nslots; s++) {
 		struct vconn *cn = v->slots[s];
 		if (!cn || !cn->ring)
@@ -1590,7 +1596,7 @@ static void verbs_orphan(struct daemon *d, struct client *c)
  * readable and writable, staging and the prefetch region local only. */
 static int verbs_mem_reg(struct daemon *d, struct client *c, char *why, size_t whylen)
 {
-	struct verbs *v = d->verbs;
+	struct verbs *v = VS(d);
 	if (!v)
 		return 0;
 	const struct region *rg[3] = {&c->heap, &c->staging, &c->pf};
@@ -1663,7 +1669,7 @@ static int verbs_start(struct daemon *d)
 	struct verbs *v = calloc(1, sizeof(*v));
 	if (!v)
 		return -ENOMEM;
-	d->verbs = v;
+	d->xp_priv = v;
 	int rc = -ENODEV;
 	if (!(v->ch = rdma_create_event_channel()) ||
 	    rdma_create_id(v->ch, &v->listen, NULL, RDMA_PS_TCP)) {
@@ -1787,6 +1793,12 @@ static int verbs_start(struct daemon *d)
 	hlog_info("node %d of %d, listening on %s over verbs: device %s port %u gid index %d, "
 		  "max inline %u, memlock budget %llu bytes", n->self, n->nnodes, me->name, dev, port,
 		  gid, v->max_inline, (unsigned long long)d->pinned_limit);
+	if (n->frames_mode != FRAMES_OFF)
+		hlog_warn("frame_integrity=%s does not cover transport verbs: RDMA WRITE/READ are placed "
+			  "by the NIC and daemon messages travel as plain SENDs; only the connection "
+			  "handshake is authenticated (cluster key). Use tcp where frames must be "
+			  "integrity-protected",
+			  frames_mode_name(n->frames_mode));
 	return 0;
 fail:
 	verbs_stop(d);
@@ -1795,7 +1807,7 @@ fail:
 
 static void verbs_stop(struct daemon *d)
 {
-	struct verbs *v = d->verbs;
+	struct verbs *v = VS(d);
 	struct net *n = &d->net;
 	if (!v)
 		return;
@@ -1866,7 +1878,7 @@ static void verbs_stop(struct daemon *d)
 	}
 	reg_pinned_add(d, -(int64_t)v->charged);
 	free(v);
-	d->verbs = NULL;
+	d->xp_priv = NULL;
 	__atomic_store_n(&d->vst.transport_verbs, 0, __ATOMIC_RELAXED);
 }
 

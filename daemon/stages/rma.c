@@ -113,7 +113,7 @@ enum exec_result rma(struct daemon *d, struct client *c, const struct hoist_sqe 
 	if (t) {
 		req_from_sqe(&rq, c, kind, sqe, d->net.self);
 		rq.rmap = t->heap.base; /* validated: the heap is the one segment */
-		r = self_transport.rma(d, &rq, &err);
+		r = d->local->rma(d, &rq, &err);
 	} else if (j->pe_gone[sqe->pe]) {
 		*res = -ECONNRESET; /* the target PE is gone */
 		return EXEC_DONE;

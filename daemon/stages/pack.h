@@ -5,7 +5,7 @@
  * whole, executed, its reply written), answers our own packs from their
  * reply (pack_res_ok per element, pack_answer for a whole reply,
  * pack_finish) and fails them on loss (pack_finish with the error). A
- * transport only carries the bytes: tcp (net.c) as frames, streaming a
+ * transport only carries the bytes: tcp (tcp.c) as frames, streaming a
  * reply's get data straight to the destinations; verbs as SEND/RECV active
  * messages (both payloads are at most WIRE_AM_MAX_PAYLOAD).
  *

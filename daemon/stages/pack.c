@@ -7,7 +7,7 @@
 
 #include "daemon.h"
 #include "log.h"
-#include "net.h"
+#include "cluster.h"
 
 int pack_check(const struct wire_pack *w, const char *in, uint64_t plen, uint64_t *reply_len)
 {

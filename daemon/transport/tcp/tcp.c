@@ -7,9 +7,9 @@
  * shares with verbs is the peer layer's (peer.h): peer state and retries,
  * when a ping is due and when silence means lost, the loss path (tcp drops
  * its lanes in peer_drop), the handshake's MACs and hello rules,
- * resolution by name. See wire.h for the frames and net.h for the objects.
+ * resolution by name. See wire.h for the frames and tcp.h for the objects.
  */
-#include "net.h"
+#include "tcp.h"
 
 #include <errno.h>
 #include <netinet/tcp.h>
@@ -1693,7 +1693,6 @@ static void net_orphan_client(struct daemon *d, struct client *c)
 }
 
 const struct transport_ops tcp_transport = {
-	.frames = 1,
 	.reorders = net_reorders, /* tcp_lanes > 1 */
 	.name = "tcp",
 	.start = net_start,
