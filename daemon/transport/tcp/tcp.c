@@ -882,14 +882,6 @@ static int rx_begin(struct daemon *d, struct netconn *c)
 			c->pdst = f->dst;
 		return 0;
 	}
-	case W_MEMBER:
-	case W_COLL:
-	case W_COLL_ABORT:
-		if (!am_payload_ok(h->type, c->ext, h->hlen, h->plen))
-			return -EPROTO;
-		c->pctx = malloc(h->plen ? h->plen : 1);
-		c->pdst = c->pctx;
-		return c->pctx ? 0 : -ENOMEM;
 	case W_PACK:
 	case W_PACK_REPLY: {
 		/* not a pack at all (on the wrong connection, larger than any
@@ -920,7 +912,15 @@ static int rx_begin(struct daemon *d, struct netconn *c)
 		return 0;
 	}
 	default:
-		return h->plen ? -EPROTO : 0;
+		/* a daemon message: whatever a stage registered (am.h), its
+		 * shape checked before a byte of payload is buffered */
+		if (!am_handles(h->type))
+			return h->plen ? -EPROTO : 0;
+		if (!am_payload_ok(h->type, c->ext, h->hlen, h->plen))
+			return -EPROTO;
+		c->pctx = malloc(h->plen ? h->plen : 1);
+		c->pdst = c->pctx;
+		return c->pctx ? 0 : -ENOMEM;
 	}
 }
 
@@ -975,16 +975,6 @@ static int rx_end(struct daemon *d, struct netconn *c)
 		c->pctx = NULL;
 		return rc;
 	}
-	case W_BARRIER:
-	case W_MEMBER:
-	case W_PE_GONE:
-	case W_COLL:
-	case W_COLL_ABORT: {
-		int rc2 = am_dispatch(d, c->node, h->type, c->ext, h->hlen, c->pctx, h->plen);
-		free(c->pctx);
-		c->pctx = NULL;
-		return rc2;
-	}
 	case W_PING:
 		return frame_queue(c, W_PONG, h->tag, NULL, 0, NULL, 0);
 	case W_PONG:
@@ -993,8 +983,14 @@ static int rx_end(struct daemon *d, struct netconn *c)
 		conn_lane(d, c)->ping_due = 0;
 		peer_pong(&p->link, &p->st, h->tag, now_ns()); /* the first lane to answer times it */
 		return 0;
-	default:
-		return -EPROTO;
+	default: {
+		/* a daemon message (rx_begin checked it is registered): the
+		 * stage's handler, by type (am.c) */
+		int rc2 = am_dispatch(d, c->node, h->type, c->ext, h->hlen, c->pctx, h->plen);
+		free(c->pctx);
+		c->pctx = NULL;
+		return rc2;
+	}
 	}
 }
 
