@@ -72,6 +72,10 @@
 #include "reg.h"
 #include "verbs_int.h"
 
+/* ---- progress ---------------------------------------------------------------------- */
+
+/* The end of a progress pass: the open packs due, queued active messages,
+ * every ring's built work requests posted (one doorbell per connection). */
 static void verbs_flush(struct daemon *d)
 {
 	struct verbs *v = VS(d);
@@ -85,8 +89,6 @@ static void verbs_flush(struct daemon *d)
 			vconn_post(d, vp->out);
 	}
 }
-
-/* ---- progress ---------------------------------------------------------------------- */
 
 /* Busy passes poll the CQ (user space); the channels' descriptors are in
  * the progress loop's epoll, looked at every 32nd busy pass (fd_pass_mask:

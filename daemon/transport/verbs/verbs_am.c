@@ -19,6 +19,8 @@
 #include "reg.h"
 #include "verbs_int.h"
 
+/* ---- active messages --------------------------------------------------------- */
+
 /* Put a wire frame on cn as a SEND. 0, or 1 when no room (retry later). */
 int vsend_frame(struct daemon *d, struct vconn *cn, const void *msg, uint32_t len,
 		uint64_t pack_tag)
@@ -65,8 +67,6 @@ void vamq_push(struct daemon *d, int32_t node)
 		free(a);
 	}
 }
-
-/* ---- active messages --------------------------------------------------------- */
 
 static int am_frame_pk(struct daemon *d, int32_t node, uint8_t type, uint64_t tag, const void *ext,
 		       uint16_t hlen, const void *payload, uint64_t plen, uint64_t pack_tag)
@@ -328,6 +328,8 @@ void vam_recv(struct daemon *d, int32_t from, const char *buf, uint32_t len)
 	}
 }
 
+/* ---- the resolve protocol (W_VRESOLVE): an address-cache miss -------------- */
+
 static struct vres *res_find(struct verbs *v, const struct addr_key *k, struct vres ***pp)
 {
 	struct vres **p = &v->res;
@@ -381,6 +383,8 @@ enum xp_result vresolve_miss(struct daemon *d, const struct addr_key *k, int32_t
 	STAT_INC(&d->vst, rdma_resolves);
 	return XP_STALL;
 }
+
+/* ---- failed connections, heartbeats --------------------------------------- */
 
 /* The active messages after the failed work request at seq were flushed,
  * not sent (RC executes in order): they go back to the front of the

@@ -21,6 +21,11 @@
 #include "log.h"
 #include "verbs_int.h"
 
+/* ---- authentication ------------------------------------------------------ */
+
+/* The MACs and the replay window are the peer layer's (peer.h): label
+ * V_HS_LABEL, the 16-byte timestamped nonce of struct wire_vconnect. */
+
 static uint64_t wall_ns(void)
 {
 	struct timespec ts;
@@ -28,10 +33,7 @@ static uint64_t wall_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* ---- authentication ------------------------------------------------------ */
-
-/* The MACs and the replay window are the peer layer's (peer.h): label
- * V_HS_LABEL, the 16-byte timestamped nonce of struct wire_vconnect. */
+/* ---- queue pairs, retries ------------------------------------------------ */
 
 static int qp_create(struct daemon *d, struct vconn *cn)
 {
@@ -72,7 +74,7 @@ static void connect_failed(struct daemon *d, struct vconn *cn, const char *why)
 	hlog_debug("connection to node %d: %s; retrying in %u ms", node, why, l->backoff_ms);
 }
 
-/* ---- connection management -------------------------------------------------------- */
+/* ---- rdma_cm events -------------------------------------------------------------- */
 
 /* Close a connection a peer made to us. The messages it delivered before
  * may still wait in the CQ: a receive is matched to its sender through the

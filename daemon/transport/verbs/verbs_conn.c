@@ -227,6 +227,8 @@ void vpeer_lost(struct daemon *d, int32_t node, const char *why)
 	peer_lost(d, node, &p->link, &p->st, p->name, why, vpeer_drop, NULL);
 }
 
+/* ---- the work-request ring and the bounce buffer ------------------------- */
+
 /* Room for len bytes in the bounce ring (contiguous). Its offset, or -1. */
 int64_t vbounce_alloc(struct vconn *cn, uint64_t len, uint64_t *end)
 {
@@ -242,6 +244,8 @@ struct vop *vop_slot(struct vconn *cn)
 	o->wr.num_sge = 1;
 	return o;
 }
+
+/* ---- packs awaiting replies (they fail with the connection) ------------- */
 
 struct vpk *vpk_take(struct vpeer *vp, uint64_t tag)
 {
