@@ -5,6 +5,7 @@
  *
  *   hoistrun -n 2 --nodes 2 hoist-pack-bench --test fig6 [--reps N] [--scale F]
  *   hoistrun -n 2P --nodes 2 hoist-pack-bench --test msgrate [--reps N] [--scale F]
+ *   hoistrun -n 2 --nodes 2 hoist-pack-bench --test mixed [--reps N] [--scale F]
  *
  * fig6: rank 0 reads from the last rank (the other node): 256-byte
  * elements at an 850-byte stride on both sides, total 1 KiB .. 1 MiB, as
@@ -18,6 +19,15 @@
  * msgrate: ranks are placed in blocks (the first half on node 0); rank i
  * puts 8-byte values to rank (i + n/2) % n, 200k each, then quiet; the
  * time from a barrier to the barrier after the quiet; aggregate Mmsg/s.
+ *
+ * mixed: rank 0 writes to the last rank (the other node), n times (scaled)
+ * one strided put of MIX_NELEM 8-byte elements (packed: small elements)
+ * followed by one MIX_BIG-byte put (unpacked: above coalesce_max), every
+ * pair to its own slot (no two overlap: nothing for the conflict stage to
+ * hold), then quiet; operations (strided calls + puts) per second. Data is
+ * checked at the target after the last rep. With the rule that an
+ * unpacked operation waits until the node answered every earlier pack
+ * (hoist before issue 15) each big put waits a pack's round trip.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +41,10 @@
 #define MAXCOUNT 4096 /* 1 MiB of payload */
 #define SLOTS 8192
 #define MAX_REPS 64
+#define MIX_NELEM 16      /* 8-byte elements per strided put */
+#define MIX_STRIDE 64     /* their stride at the target, in bytes */
+#define MIX_BIG (16 << 10) /* the unpacked put */
+#define MIX_SLOTS 32      /* distinct (strided, big) destination pairs */
 
 static int me, npes, reps = 7;
 static double scale = 1.0;
@@ -158,6 +172,59 @@ static void msgrate(void)
 	}
 }
 
+static void mixed(void)
+{
+	size_t sspan = (size_t)MIX_NELEM * MIX_STRIDE;
+	unsigned char *sdst = hoist_malloc(sspan * MIX_SLOTS); /* strided targets */
+	unsigned char *bdst = hoist_malloc((size_t)MIX_BIG * MIX_SLOTS);
+	unsigned char *bsrc = malloc(MIX_BIG);
+	if (!sdst || !bdst || !bsrc)
+		die("hoist_malloc", -12);
+	memset(sdst, 0, sspan * MIX_SLOTS);
+	memset(bdst, 0, (size_t)MIX_BIG * MIX_SLOTS);
+	long n = (long)(20000 * scale);
+	if (n < 64)
+		n = 64;
+	int t = npes - 1;
+	uint64_t last;
+	CHECK(hoist_barrier());
+	if (me == 0) {
+		double v[MAX_REPS];
+		for (int rep = -1; rep < reps; rep++) {
+			long iters = rep < 0 ? n / 4 + 1 : n;
+			uint64_t t0 = bench_now_ns();
+			for (long i = 0; i < iters; i++) {
+				uint64_t s = (uint64_t)i % MIX_SLOTS, val[MIX_NELEM];
+				last = (uint64_t)i + 1000000ull * (uint64_t)(rep + 2);
+				for (int e = 0; e < MIX_NELEM; e++)
+					val[e] = last * MIX_NELEM + (uint64_t)e;
+				CHECK(hoist_put_strided(t, sdst + s * sspan, MIX_STRIDE, val, 8, 8, MIX_NELEM));
+				memset(bsrc, (int)(last & 0xff), MIX_BIG);
+				CHECK(hoist_put(t, bdst + s * MIX_BIG, bsrc, MIX_BIG));
+			}
+			CHECK(hoist_quiet());
+			uint64_t t1 = bench_now_ns();
+			if (rep >= 0)
+				v[rep] = (double)iters * 2 * 1e9 / (double)(t1 - t0);
+		}
+		row("mixed: strided 16x8 B (packed) + put 16 KiB (unpacked)", "ops/s", v, reps);
+	}
+	CHECK(hoist_barrier());
+	if (me == t) { /* the last rep's last pair: slot (n - 1) % MIX_SLOTS */
+		last = (uint64_t)(n - 1) + 1000000ull * (uint64_t)(reps + 1);
+		uint64_t s = (uint64_t)(n - 1) % MIX_SLOTS, got;
+		for (int e = 0; e < MIX_NELEM; e++) {
+			memcpy(&got, sdst + s * sspan + (size_t)e * MIX_STRIDE, 8);
+			if (got != last * MIX_NELEM + (uint64_t)e)
+				die("mixed: strided data wrong", -5);
+		}
+		for (size_t b = 0; b < MIX_BIG; b++)
+			if (bdst[s * MIX_BIG + b] != (unsigned char)(last & 0xff))
+				die("mixed: put data wrong", -5);
+	}
+	free(bsrc);
+}
+
 int main(int argc, char **argv)
 {
 	const char *test = "fig6";
@@ -169,7 +236,7 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--scale") && i + 1 < argc)
 			scale = atof(argv[++i]);
 		else {
-			fprintf(stderr, "usage: %s [--test fig6|msgrate] [--reps N] [--scale F]\n", argv[0]);
+			fprintf(stderr, "usage: %s [--test fig6|msgrate|mixed] [--reps N] [--scale F]\n", argv[0]);
 			return 2;
 		}
 	}
@@ -184,6 +251,8 @@ int main(int argc, char **argv)
 		fig6();
 	else if (!strcmp(test, "msgrate"))
 		msgrate();
+	else if (!strcmp(test, "mixed"))
+		mixed();
 	else
 		die("unknown test", -22);
 	CHECK(hoist_finalize());

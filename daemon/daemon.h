@@ -7,7 +7,7 @@
  * each client's ring through the stages, in the order a descriptor meets
  * them: engine.c (drain, validate.c, dispatch by opcode), rma.c (put/get)
  * or multi.c (strided/vector), overlap.c (conflict, put deferral, phase
- * prefetch), the transport (self.c, tcp.c, verbs.c; peer.c what the
+ * prefetch), the transport (self.c, tcp.c, verbs/; peer.c what the
  * network ones share about a peer), barrier.c, coll.c,
  * complete.c (completion posting). They talk only through two command
  * queues (cmdq.c); an object changes hands with the command that carries it:

@@ -1,6 +1,6 @@
 /*
  * The peer layer (progress thread): what every network transport (tcp in
- * tcp.c, verbs in verbs.c) knows about a peer node, decided in one place.
+ * tcp.c, verbs in verbs/) knows about a peer node, decided in one place.
  *
  * - The per-node state machine (struct peer_link): idle, connecting, up,
  *   lost; when the first attempt of a connection began, the retry backoff

@@ -17,7 +17,7 @@
  *
  * Users: self (PEs of this node: one copy between mapped segments,
  * self.c; the whole transport of a one-node daemon, which starts no
- * network transport), tcp (tcp.c) and verbs (verbs.c), picked by name
+ * network transport), tcp (tcp.c) and verbs (verbs/), picked by name
  * (transport_find()). Memory registration goes through reg.h, waking up
  * through the progress loop (loop.h).
  */

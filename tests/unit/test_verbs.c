@@ -1,11 +1,12 @@
-/* daemon/transport/verbs/verbs.c: an outgoing connection's bounce buffer takes the largest
- * active message, pack replies, the kinds it refuses (no RDMA device needed: these parts only compute and
- * copy). The bounce ring's allocator is its own unit (test_bounce.c).
- * verbs.c is included
- * so that its static functions can be called; hoistd_core supplies the
- * rest, and its own verbs.o is never pulled in (this file defines every
- * symbol verbs.o would). */
-#include "../../daemon/transport/verbs/verbs.c"
+/* The verbs transport's parts that need no RDMA device (they only compute
+ * and copy): an outgoing connection's bounce buffer takes the largest
+ * active message, pack replies, the kinds it refuses. The bounce ring's
+ * allocator is its own unit (test_bounce.c). The test links hoistd_core's
+ * verbs objects and reaches their shared functions and state through
+ * daemon/transport/verbs/verbs_int.h. */
+#include "verbs_int.h"
+
+#include <string.h>
 
 #include <check.h>
 
@@ -28,7 +29,7 @@ START_TEST(test_bounce_fits_am)
 	v->slots = slots;
 	v->gens = gens;
 	v->max_inline = V_INLINE_MAX;
-	struct vconn *cn = conn_new(d, 1, 1);
+	struct vconn *cn = vconn_new(d, 1, 1);
 	ck_assert_ptr_nonnull(cn);
 	struct ibv_mr mr = {.lkey = 7};
 	cn->bounce_mr = &mr;
@@ -37,7 +38,7 @@ START_TEST(test_bounce_fits_am)
 	ck_assert_ptr_nonnull(msg);
 	for (uint32_t i = 0; i < len; i++)
 		msg[i] = (char)(i * 7);
-	ck_assert_int_eq(send_frame(d, cn, msg, len, 0), 0);
+	ck_assert_int_eq(vsend_frame(d, cn, msg, len, 0), 0);
 	const struct vop *o = &cn->ring[0];
 	ck_assert_uint_eq(o->sge.length, len);
 	ck_assert_int_eq(memcmp((const void *)(uintptr_t)o->sge.addr, msg, len), 0);
@@ -107,7 +108,7 @@ START_TEST(test_pack_reply)
 	n += sizeof(r);
 	struct wire_pack_reply rep = {.nelem = 3};
 	struct wire_hdr h = {.plen = (uint32_t)n, .type = W_PACK_REPLY, .hlen = sizeof(rep), .tag = 5};
-	pack_reply(d, 1, &h, (const char *)&rep, pl);
+	vpack_reply(d, 1, &h, (const char *)&rep, pl);
 	ck_assert_str_eq(got, "hello");
 	ck_assert_str_eq(got2, "");
 	ck_assert_uint_eq(c->outstanding, 0);
@@ -126,7 +127,7 @@ START_TEST(test_pack_reply)
 	memcpy(pl + sizeof(r), "overflow", 8);
 	h.tag = 6;
 	h.plen = (uint32_t)n + 8;
-	pack_reply(d, 1, &h, (const char *)&rep, pl);
+	vpack_reply(d, 1, &h, (const char *)&rep, pl);
 	ck_assert_str_eq(got, "");
 	ck_assert_uint_eq(c->outstanding, 1);
 	ck_assert_uint_eq(c->st.errors, 4);
@@ -136,7 +137,7 @@ START_TEST(test_pack_reply)
 
 	/* nobody waits for tag 99: dropped, the listed pack untouched */
 	h.tag = 99;
-	pack_reply(d, 1, &h, (const char *)&rep, pl);
+	vpack_reply(d, 1, &h, (const char *)&rep, pl);
 	ck_assert_uint_eq(v->peers[1].npk, 1);
 	ck_assert_uint_eq(c->outstanding, 1);
 
