@@ -66,7 +66,8 @@ int hoist_rank(void);     /* this PE's rank, or -ENOTCONN */
 int hoist_size(void);     /* number of PEs in the job, or -ENOTCONN */
 
 /* Collective; symmetric: same offset on every PE; NULL on failure.
- * Returned memory is 64-byte aligned; its contents are unspecified (heap
+ * Returned memory is 64-byte aligned and never includes the heap's last
+ * 64 bytes (its wake line, see hoist_wait_until); its contents are unspecified (heap
  * memory never allocated before reads as zero, memory hoist_free returned and
  * a later hoist_malloc hands out again is not cleared). */
 void *hoist_malloc(size_t size);
