@@ -18,7 +18,9 @@
  * end it in the test's lifetime: a writer path that does not wake leaves
  * rank 0 asleep, and the watchdog turns the hang into a failure.
  * With HOIST_DIRECT=1 and both on one node the plain puts are direct
- * stores (rank 1 checks its direct-put counter).
+ * stores (rank 1 checks its direct-put counter). A last round has rank 0
+ * wait for the dst of a broadcast it started, rooted at rank 1, which
+ * joins once rank 0 sleeps: the daemon's landing of a collective wakes it.
  */
 #include "it_common.h"
 #include "internal.h"
@@ -366,6 +368,42 @@ static void waiter(int64_t *flags, int k)
 		IT_FAIL("round %d: no writer ended the sleep", k);
 }
 
+/* Rank 0 sleeps on the dst of its own split-phase broadcast; rank 1, the
+ * root, joins only then; the others join at once. */
+static void coll_round(int rank, int64_t *bdst, int64_t *bsrc)
+{
+	const int64_t want = 0x5157415954ll;
+	*bdst = 0;
+	*bsrc = rank == 1 ? want : -1;
+	IT_OK(hoist_barrier(), "broadcast round");
+	if (rank == 0) {
+		struct hoist_ctrl *ctrl = hoist__ctx()->ring.ctrl;
+		uint64_t sleeps = ctrl->p2p_sleeps, wakeups = ctrl->p2p_wakeups;
+		hoist_req_t *req = NULL;
+		IT_OK(hoist_broadcast_start(bdst, bsrc, sizeof(*bdst), 1, &req));
+		IT_WHERE("broadcast round: waiting for dst");
+		IT_OK(hoist_wait_until(bdst, HOIST_SYNC_INT64, HOIST_CMP_EQ, (uint64_t)want));
+		IT_OK(hoist_wait(req), "broadcast");
+		if (ctrl->p2p_sleeps <= sleeps)
+			IT_FAIL("broadcast round: the waiter never slept");
+		if (ctrl->p2p_wakeups <= wakeups)
+			IT_FAIL("broadcast round: no writer ended the sleep");
+	} else if (rank == 1) {
+		unsigned polls = 0;
+		while (!peer_waiting())
+			if (++polls % 64 == 0) {
+				struct timespec ts = {0, 1000000};
+				nanosleep(&ts, NULL);
+			}
+		IT_WHERE("broadcast round: rank 0 sleeps, broadcasting");
+		IT_OK(hoist_broadcast(bdst, bsrc, sizeof(*bdst), 1));
+	} else {
+		IT_OK(hoist_broadcast(bdst, bsrc, sizeof(*bdst), 1));
+	}
+	if (*bdst != want)
+		IT_FAIL("broadcast round: dst %" PRId64, *bdst);
+}
+
 int main(void)
 {
 	int rank, size;
@@ -376,6 +414,7 @@ int main(void)
 		return it_finish();
 	}
 	int64_t *flags = it_malloc(N * sizeof(int64_t));
+	int64_t *bdst = it_malloc(sizeof(int64_t)), *bsrc = it_malloc(sizeof(int64_t));
 	int64_t *a = it_malloc(N * sizeof(int64_t));
 	uint32_t *u = it_malloc(N * sizeof(uint32_t));
 	char *var = it_malloc(64);
@@ -393,6 +432,7 @@ int main(void)
 		else if (rank == 1)
 			writer(flags, k, k % NPATHS);
 	}
+	coll_round(rank, bdst, bsrc);
 	IT_OK(hoist_barrier());
 	if (rank == 0) {
 		struct hoist_ctrl *ctrl = hoist__ctx()->ring.ctrl;
