@@ -262,7 +262,8 @@ int hoist_test(hoist_req_t *req);  /* 1 complete (still hoist_wait it), 0 not ye
  *
  * A wait spins for HOIST_SPIN_US, then sleeps on a futex every writer of the
  * heap wakes (shm/hoist_shm.h, heap wake line), so a long wait burns no
- * core. Data a NIC places by RDMA (verbs) wakes nobody: a sleeping wait
+ * core. Data a NIC places by RDMA (verbs) wakes nobody, nor do a
+ * program's own stores through a hoist_ptr pointer: a sleeping wait
  * rechecks every HOIST_WAIT_POLL_MS (default 50) milliseconds, which is
  * also how often it checks that the daemon lives. When a wait returns, the
  * stores that made the condition true are visible, and so are stores the
