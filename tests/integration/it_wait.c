@@ -26,6 +26,7 @@
 #include "internal.h"
 
 #define ROUNDS 12
+#define WATCHDOG_S 20
 #define N 4
 
 static int64_t model(hoist_sync_type_t t, hoist_cmp_t cmp, uint64_t a, uint64_t b)
@@ -323,6 +324,10 @@ static void waiter(int64_t *flags, int k)
 	int64_t n;
 	int form = k % 6;
 	IT_WHERE("round %d: waiting (form %d)", k, form);
+	/* a fresh period from here: the watchdog's SIGALRM interrupts the
+	 * sleep (EINTR, and the wait rechecks), so it must judge this wait
+	 * alone, before that recheck could hide a missing wake */
+	it_watchdog(WATCHDOG_S);
 	switch (form) {
 	case 0:
 		IT_OK(hoist_wait_until(&flags[0], HOIST_SYNC_INT64, HOIST_CMP_GE, (uint64_t)b));
@@ -382,6 +387,7 @@ static void coll_round(int rank, int64_t *bdst, int64_t *bsrc)
 		hoist_req_t *req = NULL;
 		IT_OK(hoist_broadcast_start(bdst, bsrc, sizeof(*bdst), 1, &req));
 		IT_WHERE("broadcast round: waiting for dst");
+		it_watchdog(WATCHDOG_S); /* as in waiter() */
 		IT_OK(hoist_wait_until(bdst, HOIST_SYNC_INT64, HOIST_CMP_EQ, (uint64_t)want));
 		IT_OK(hoist_wait(req), "broadcast");
 		if (ctrl->p2p_sleeps <= sleeps)
@@ -408,7 +414,7 @@ int main(void)
 {
 	int rank, size;
 	it_init("it_wait", &rank, &size);
-	it_watchdog(20);
+	it_watchdog(WATCHDOG_S);
 	if (size < 2) {
 		IT_FAIL("needs 2 PEs");
 		return it_finish();
