@@ -3,6 +3,9 @@
  *
  *   it_wait   (2 PEs or more; run with HOIST_DIRECT=1 and =0, and across
  *              two daemons so that rank 1 is on another node)
+ *   it_wait --poll  (2 PEs on one node, a short HOIST_WAIT_POLL_MS): rank 1
+ *              stores through hoist_ptr, which wakes nobody (as data a NIC
+ *              places); the sleep's bound must end rank 0's wait.
  *
  * Rank 0 alone first checks every comparison and type against a model,
  * the test forms true and false, all/any/some with and without status
@@ -410,7 +413,38 @@ static void coll_round(int rank, int64_t *bdst, int64_t *bsrc)
 		IT_FAIL("broadcast round: dst %" PRId64, *bdst);
 }
 
-int main(void)
+/* A store nobody announces (hoist_ptr; verbs RDMA WRITEs likewise): only
+ * the bounded sleep lets rank 0 see it. */
+static int poll_round(int rank, int64_t *flags)
+{
+	IT_OK(hoist_barrier());
+	if (rank == 0) {
+		struct hoist_ctrl *ctrl = hoist__ctx()->ring.ctrl;
+		uint64_t sleeps = ctrl->p2p_sleeps;
+		IT_WHERE("poll round: waiting");
+		it_watchdog(WATCHDOG_S);
+		IT_OK(hoist_wait_until(&flags[0], HOIST_SYNC_INT64, HOIST_CMP_EQ, 7));
+		if (ctrl->p2p_sleeps <= sleeps)
+			IT_FAIL("poll round: the waiter never slept");
+	} else if (rank == 1) {
+		int64_t *p = hoist_ptr(flags, 0);
+		if (!p) {
+			IT_FAIL("poll round: rank 0 is not on this node");
+			exit(1);
+		}
+		unsigned polls = 0;
+		while (!peer_waiting())
+			if (++polls % 64 == 0) {
+				struct timespec ts = {0, 1000000};
+				nanosleep(&ts, NULL);
+			}
+		__atomic_store_n(p, 7, __ATOMIC_RELEASE);
+	}
+	IT_OK(hoist_barrier());
+	return it_finish();
+}
+
+int main(int argc, char **argv)
 {
 	int rank, size;
 	it_init("it_wait", &rank, &size);
@@ -425,6 +459,8 @@ int main(void)
 	uint32_t *u = it_malloc(N * sizeof(uint32_t));
 	char *var = it_malloc(64);
 	memset(flags, 0, N * sizeof(int64_t));
+	if (argc > 1 && !strcmp(argv[1], "--poll"))
+		return poll_round(rank, flags);
 	if (rank == 0) {
 		local_compare(var);
 		local_arrays(a, u);
