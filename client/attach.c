@@ -244,6 +244,7 @@ HOIST_API int hoist_init(void)
 		c->spin_us = env.spin_set ? env.spin_us : rep->spin_us;
 		c->auto_overlap = env.auto_overlap;
 		c->direct = env.direct;
+		c->wait_poll_ms = env.wait_poll_ms;
 		snprintf(c->job_key, sizeof(c->job_key), "%s", env.job);
 		c->ring.sq = hoist_ctrl_sq(ctrl);
 		c->ring.cq = hoist_ctrl_cq(ctrl);
@@ -252,7 +253,8 @@ HOIST_API int hoist_init(void)
 		c->nops = ctrl->cq_entries / 2;
 		c->ops = calloc(c->nops + 1, sizeof(*c->ops)); /* +1: quiet's own */
 		if (!c->ops || staging_init(&c->stage, staging_bytes, ctrl->sq_entries * 2) ||
-		    symheap_init(&c->heap, c->heap_bytes))
+		    /* the heap's last line is its wake line (hoist_shm.h) */
+		    symheap_init(&c->heap, c->heap_bytes - HOIST_HEAP_WAKE_BYTES))
 			rc = -ENOMEM;
 		if (rc == 0)
 			rc = hoist__peers_init(c, rep->local_ranks, rep->n_local_ranks);

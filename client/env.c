@@ -138,6 +138,13 @@ int hoist__env_read(struct hoist_env *e, char *err, size_t errlen)
 		return env_bad("HOIST_ATTACH_TIMEOUT_MS", "a whole number of milliseconds from 1", err, errlen);
 	if (hr)
 		e->reply_timeout_ms = rt;
+	e->wait_poll_ms = 50;
+	int wp;
+	int hw = env_int("HOIST_WAIT_POLL_MS", &wp, err, errlen);
+	if (hw < 0 || (hw && wp < 1))
+		return env_bad("HOIST_WAIT_POLL_MS", "a whole number of milliseconds from 1", err, errlen);
+	if (hw)
+		e->wait_poll_ms = (uint32_t)wp;
 	int spin;
 	int hs = env_int("HOIST_SPIN_US", &spin, err, errlen);
 	if (hs < 0)

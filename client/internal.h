@@ -7,7 +7,7 @@
  * what each layer holds):
  *
  *   shm/hoist_shm.h <- ring.h (inline) <- staging.c symheap.c env.c error.c
- *   <- ctx.c <- wait.c <- ptr.c <- agg.c <- rma.c <- vec.c sync.c coll.c
+ *   <- ctx.c <- wait.c <- ptr.c <- agg.c <- rma.c <- vec.c sync.c coll.c p2p.c
  *   <- attach.c
  *
  * The inline functions below are thin: a ring.h fast path, and on "full"
@@ -59,6 +59,7 @@ struct hoist_ctx {
 			       * immediate answers (attach accepted, PeersReply) */
 	int rank, size;
 	uint32_t spin_us;
+	uint32_t wait_poll_ms; /* HOIST_WAIT_POLL_MS: bound of a p2p wait's sleep */
 
 	struct hoist_ring ring; /* ctrl page, SQ, CQ, doorbell (ring.h) */
 	size_t ring_bytes;      /* mapped at ring.ctrl */
@@ -121,6 +122,7 @@ struct hoist_env {
 	int auto_overlap;  /* HOIST_AUTO, default 1 */
 	int direct;        /* HOIST_DIRECT, default 1 */
 	int reply_timeout_ms; /* HOIST_ATTACH_TIMEOUT_MS, default 10000 */
+	uint32_t wait_poll_ms; /* HOIST_WAIT_POLL_MS, default 50 */
 	const char *job_from; /* where the job key came from, in words */
 };
 /* 0, or -EINVAL with err saying which variable holds what. */
@@ -170,6 +172,14 @@ static inline void hoist__kick(struct hoist_ctx *c)
 int hoist__peers_init(struct hoist_ctx *c, const int32_t *ranks, size_t n);
 void hoist__peers_release(struct hoist_ctx *c);
 int hoist__peer_map(struct hoist_ctx *c, struct hoist_peer *p);
+
+/* A same-node writer's part of the heap wake line (hoist_shm.h): call
+ * after storing into PE pe's heap through this process's mapping of it
+ * (a direct put, the own heap included). pe must be on this node (mapped
+ * by ptr.c, or the caller's own rank); anything else is ignored. Cheap
+ * when pe does not sleep in hoist_wait_until* (a fence and one load),
+ * else one FUTEX_WAKE. */
+void hoist__heap_touched(struct hoist_ctx *c, int pe);
 
 /* The local peer entry of pe, NULL if pe is on another node. */
 static inline struct hoist_peer *hoist__peer_find(struct hoist_ctx *c, int pe)

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "hoist.pb-c.h"
+#include "hoist_futex.h"
 #include "hoist_verify.h"
 #include "internal.h"
 
@@ -173,4 +174,18 @@ HOIST_API void *hoist_ptr(const void *sym_addr, int pe)
 	if (!p || hoist__peer_map(c, p))
 		return NULL;
 	return p->base + (a - c->heap_base);
+}
+
+void hoist__heap_touched(struct hoist_ctx *c, int pe)
+{
+	char *base = c->heap_base;
+	if (pe != c->rank) {
+		struct hoist_peer *p = hoist__peer_find(c, pe);
+		if (!p || p->state != 1)
+			return;
+		base = p->base;
+	}
+	struct hoist_heap_wake *w = hoist_heap_wake_of(base, c->heap_bytes);
+	if (hoist_heap_touched(w))
+		hoist_futex_wake(&w->seq);
 }

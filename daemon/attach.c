@@ -164,6 +164,7 @@ void client_free(struct daemon *d, struct client *c)
 	if (*pp)
 		*pp = c->ctl_next;
 	d->nclients--;
+	stats_client_pull(c);
 	stats_sum_client(&d->retired, &c->st);
 	if (c->conn)
 		c->conn->client = NULL;

@@ -250,6 +250,12 @@ static inline struct job *progress_job_find(struct daemon *d, uint64_t id)
 /* Wake the client if it sleeps on *word waiting for flag (after a store
  * to *word it must see). */
 void client_wake(struct client *c, uint32_t *word, uint32_t flag);
+/* The daemon changed c's symmetric heap (a same-node copy, a tcp put or
+ * pack element, a collective's result, an atomic): wake c if it sleeps in
+ * hoist_wait_until* (heap wake line, hoist_shm.h). Call after the data is
+ * stored, from the progress thread; c may be NULL (no-op). Cheap when c
+ * does not sleep: a fence and one load. */
+void client_heap_touched(struct daemon *d, struct client *c);
 /* An operation a transport started (XP_STARTED) finished with res (0 or
  * -errno): the transport hands back its request's cookie, once. The
  * engine counts it out of c->outstanding and completes it: CQE as the
@@ -290,6 +296,8 @@ int stats_request(struct daemon *d, int fd, const void *msg, size_t len, struct 
 int stats_pump(struct daemon *d, int fd, struct stats_stream *ss);
 void stats_stream_free(struct stats_stream *ss);
 void stats_sum_client(struct client_stats *acc, const struct client_stats *c);
+/* Copy the counters the client keeps in its control page into c->st. */
+void stats_client_pull(struct client *c);
 
 /* clock.c: CLOCK_MONOTONIC in nanoseconds */
 uint64_t now_ns(void);

@@ -34,6 +34,21 @@ void stats_sum_client(struct client_stats *acc, const struct client_stats *c)
 #undef X
 }
 
+/* The counters the client keeps in its control page (point-to-point waits,
+ * client/p2p.c) into c->st, whose other fields the progress thread owns:
+ * these three only this copies. */
+void stats_client_pull(struct client *c)
+{
+	if (!c->ctrl)
+		return;
+	__atomic_store_n(&c->st.p2p_waits, __atomic_load_n(&c->ctrl->p2p_waits, __ATOMIC_RELAXED),
+			 __ATOMIC_RELAXED);
+	__atomic_store_n(&c->st.p2p_sleeps, __atomic_load_n(&c->ctrl->p2p_sleeps, __ATOMIC_RELAXED),
+			 __ATOMIC_RELAXED);
+	__atomic_store_n(&c->st.p2p_wakeups,
+			 __atomic_load_n(&c->ctrl->p2p_wakeups, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
+}
+
 /* Daemon-wide values that are not kept in a table of their own. */
 #define HOISTD_EXTRA_STATS(X)                                                                      \
 	X(clients, GAUGE, "clients attached or waiting for their job to assemble, now")           \
@@ -251,8 +266,10 @@ static int build_header(struct daemon *d, struct stats_stream *ss)
 	struct client_stats sum;
 	memset(&sum, 0, sizeof(sum));
 	stats_sum_client(&sum, &d->retired);
-	for (struct client *c = d->clients; c; c = c->ctl_next)
+	for (struct client *c = d->clients; c; c = c->ctl_next) {
+		stats_client_pull(c);
 		stats_sum_client(&sum, &c->st);
+	}
 	struct extra_stats ex;
 	memset(&ex, 0, sizeof(ex));
 	ex.clients = (uint64_t)d->nclients;
@@ -467,13 +484,14 @@ static int build_rows(struct daemon *d, struct stats_stream *ss)
 	int more = 0;
 	/* the list is newest first: ids descend, the cursor stays valid
 	 * while clients come and go between pieces */
-	for (const struct client *c = d->clients; !rc && c; c = c->ctl_next) {
+	for (struct client *c = d->clients; !rc && c; c = c->ctl_next) {
 		if (c->id >= ss->cursor || !visible(ss, c))
 			continue;
 		if (r.n == max) {
 			more = 1;
 			break;
 		}
+		stats_client_pull(c);
 		rc = row_add(&r, c);
 		ss->cursor = c->id;
 	}

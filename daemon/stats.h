@@ -28,6 +28,10 @@
 	X(sq_full, COUNTER, "drain passes that found the submission ring full (the client could post no more)") \
 	X(cq_full, COUNTER, "times draining paused because the completion ring was full")                  \
 	X(wakeups, COUNTER, "futex wakes sent to this client")                                              \
+	X(heap_wakes, COUNTER, "futex wakes sent to this client's hoist_wait_until (its heap changed)")     \
+	X(p2p_waits, COUNTER, "hoist_wait_until* calls that had to wait (the client counts)")              \
+	X(p2p_sleeps, COUNTER, "sleeps of those waits on the heap wake line (the client counts)")         \
+	X(p2p_wakeups, COUNTER, "of those sleeps, the ones a writer ended (the client counts)")           \
 	X(batches, COUNTER, "drain passes that found work")                                                 \
 	X(deferred_puts, COUNTER, "remote puts completed lazily (automatic overlap)")                       \
 	X(conflicts, COUNTER, "accesses that overlapped an outstanding put (ordered after it)")             \

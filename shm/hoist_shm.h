@@ -8,6 +8,10 @@
  * Two more memfds: the staging arena (put payloads, get results) and the
  * symmetric heap. All sizes are chosen by the daemon and sent in the
  * AttachReply; the control page repeats them so either side can check.
+ * The last cache line of the heap, [heap_bytes - 64, heap_bytes), is the
+ * heap's wake line (struct hoist_heap_wake below), not handed out by
+ * hoist_malloc: it is the one place that the owner, its daemon and every
+ * PE of the node that maps this heap directly all map.
  *
  * Rings are single-producer/single-consumer with free-running 32-bit
  * head/tail counters, indexed with (counter & (entries - 1)). Each counter
@@ -199,6 +203,13 @@ struct hoist_ctrl {
 	 * e.g. because one of its PEs died. */
 	HOIST_ALIGNED_LINE uint32_t barrier_epoch;
 	int32_t job_error;
+	/* client: point-to-point waits (hoist_wait_until*): calls that had to
+	 * wait, sleeps on the heap wake line, and sleeps ended by a writer
+	 * (woken, or the sequence moved before the sleep began) rather than
+	 * by the timeout. The daemon reports them in its client rows. */
+	HOIST_ALIGNED_LINE uint64_t p2p_waits;
+	uint64_t p2p_sleeps;
+	uint64_t p2p_wakeups;
 };
 
 _Static_assert(sizeof(struct hoist_sqe) == 64, "SQE must be one cache line");
@@ -209,6 +220,44 @@ _Static_assert(offsetof(struct hoist_ctrl, sq_tail) == 128, "ctrl layout");
 _Static_assert(offsetof(struct hoist_ctrl, cq_tail) == 320, "ctrl layout");
 _Static_assert(offsetof(struct hoist_ctrl, barrier_epoch) == 448, "ctrl layout");
 _Static_assert(sizeof(struct hoist_ctrl) <= HOIST_CTRL_BYTES, "ctrl fits a page");
+
+/* ---- heap wake line -------------------------------------------------------
+ * Waking a PE that waits for a variable of its own heap (hoist_wait_until).
+ * Every writer of a PE's heap -- its daemon (same-node copies, tcp puts and
+ * pack elements, collectives' results) and same-node PEs storing directly
+ * through their mapping of it -- calls hoist_heap_touched() after the data
+ * is stored. The waiter, after its spin budget: stores waiting = 1, full
+ * fence, reads seq, rechecks its variable, then FUTEX_WAITs on seq. The
+ * writer: data stored, full fence, loads waiting; only when it is set does
+ * it bump seq and FUTEX_WAKE (Dekker as with HOIST_CQ_WAITING: either the
+ * waiter's recheck sees the data or the writer sees the flag). Cheap when
+ * nobody sleeps: a fence and one load.
+ *
+ * Data the NIC places (verbs RDMA WRITE) runs no CPU on this node, so no
+ * bump: the waiter's futex sleep is bounded (HOIST_WAIT_POLL_MS, default
+ * 50 ms, the client's liveness slice too) and rechecks then. */
+#define HOIST_HEAP_WAKE_BYTES HOIST_CACHELINE
+
+struct hoist_heap_wake {
+	uint32_t seq;     /* writers: bumped when waiting is set (futex word) */
+	uint32_t waiting; /* owner: 1 while it sleeps on seq */
+};
+
+static inline struct hoist_heap_wake *hoist_heap_wake_of(void *heap_base, uint64_t heap_bytes)
+{
+	return (struct hoist_heap_wake *)((char *)heap_base + heap_bytes - HOIST_HEAP_WAKE_BYTES);
+}
+
+/* A writer changed the heap whose wake line is w: 1 when the owner sleeps
+ * and the caller must FUTEX_WAKE &w->seq (seq already bumped), else 0. */
+static inline int hoist_heap_touched(struct hoist_heap_wake *w)
+{
+	__atomic_thread_fence(__ATOMIC_SEQ_CST); /* pairs with the waiter's fence */
+	if (!__atomic_load_n(&w->waiting, __ATOMIC_RELAXED))
+		return 0;
+	__atomic_fetch_add(&w->seq, 1, __ATOMIC_SEQ_CST);
+	return 1;
+}
 
 /* ---- prefetch table ------------------------------------------------------
  * With automatic overlap a fourth region holds the daemon's prefetches of

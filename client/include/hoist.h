@@ -39,6 +39,8 @@
  *                       remotely before it returns, no prefetch (baseline)
  *   HOIST_DIRECT        1 (default): put/get to a PE of the same node are
  *                       done by the library (see hoist_ptr); 0: by the daemon
+ *   HOIST_WAIT_POLL_MS  bound (default 50) of one sleep of hoist_wait_until*:
+ *                       it rechecks then (NIC-placed data wakes nobody)
  *   HOIST_ATTACH_TIMEOUT_MS  deadline (default 60000) for each immediate
  *                       answer of the daemon: the first answer to the attach
  *                       request and each peer heap request of hoist_ptr; the
@@ -64,7 +66,8 @@ int hoist_rank(void);     /* this PE's rank, or -ENOTCONN */
 int hoist_size(void);     /* number of PEs in the job, or -ENOTCONN */
 
 /* Collective; symmetric: same offset on every PE; NULL on failure.
- * Returned memory is 64-byte aligned; its contents are unspecified (heap
+ * Returned memory is 64-byte aligned and never includes the heap's last
+ * 64 bytes (its wake line, see hoist_wait_until); its contents are unspecified (heap
  * memory never allocated before reads as zero, memory hoist_free returned and
  * a later hoist_malloc hands out again is not cleared). */
 void *hoist_malloc(size_t size);
@@ -232,6 +235,95 @@ int hoist_alltoall_start(void *dst, const void *src, size_t nbytes, hoist_req_t 
 int hoist_wait_from(hoist_req_t *req, int pe);
 int hoist_wait(hoist_req_t *req);  /* completes and frees req; its result */
 int hoist_test(hoist_req_t *req);  /* 1 complete (still hoist_wait it), 0 not yet, or -errno */
+
+/* ---- point-to-point synchronisation ---------------------------------------
+ * Waiting for variables of the caller's OWN symmetric heap that other PEs
+ * (or the daemon, for remote PEs) write: puts, atomics and signals from any
+ * PE, same node or not. ivar/ivars are symmetric addresses of the caller
+ * (inside its heap, aligned to the type's size); ivars is an array of
+ * nelems elements of the type. value's bits are read as the type (32-bit
+ * types use its low 32 bits: pass the int32_t or uint32_t itself);
+ * values (vector forms) is an array of nelems elements of the type, one per
+ * variable. OpenSHMEM's point-to-point types map onto the four types:
+ * int, long, long long, int32_t, int64_t, ptrdiff_t onto the signed ones,
+ * unsigned ..., uint32_t, uint64_t, size_t onto the unsigned ones (by size).
+ *
+ * status (may be NULL: every element takes part) is an array of nelems
+ * ints: a nonzero entry leaves that element out, as in OpenSHMEM 1.5.
+ *   all:  until every element taking part compares true (0 at once if none
+ *         takes part);
+ *   any:  until one does; *index names it (SIZE_MAX and 0 at once if none
+ *         takes part);
+ *   some: until at least one does; indices[] (nelems entries of room) get
+ *         the indices of all that compare true then, in ascending order;
+ *         returns how many (0 at once if none takes part).
+ * The test forms do not wait: 1 (condition true; any/some fill index(es)
+ * as above) or 0 (not now; test_some returns 0).
+ *
+ * A wait spins for HOIST_SPIN_US, then sleeps on a futex every writer of the
+ * heap wakes (shm/hoist_shm.h, heap wake line), so a long wait burns no
+ * core. Data a NIC places by RDMA (verbs) wakes nobody, nor do a
+ * program's own stores through a hoist_ptr pointer: a sleeping wait
+ * rechecks every HOIST_WAIT_POLL_MS (default 50) milliseconds, which is
+ * also how often it checks that the daemon lives. When a wait returns, the
+ * stores that made the condition true are visible, and so are stores the
+ * writer ordered before them (hoist_fence / hoist_quiet between a data put
+ * and a flag put).
+ *
+ * Errors: -EINVAL for an unknown type or comparison, a misaligned address,
+ * NULL ivars (nelems > 0), values, index or indices, or nelems * size
+ * overflowing; -EFAULT when the variables are not inside the caller's
+ * symmetric heap (another PE's hoist_ptr address included); -ENOTCONN
+ * before hoist_init; -ECONNRESET when the daemon went away during a wait;
+ * the job's error when a PE of the job died during it. */
+typedef enum {
+	HOIST_CMP_EQ = 1, /* == */
+	HOIST_CMP_NE,     /* != */
+	HOIST_CMP_GT,     /* >  */
+	HOIST_CMP_GE,     /* >= */
+	HOIST_CMP_LT,     /* <  */
+	HOIST_CMP_LE      /* <= */
+} hoist_cmp_t;
+typedef enum {
+	HOIST_SYNC_INT32 = 1,
+	HOIST_SYNC_UINT32,
+	HOIST_SYNC_INT64,
+	HOIST_SYNC_UINT64
+} hoist_sync_type_t;
+
+int hoist_wait_until(void *ivar, hoist_sync_type_t type, hoist_cmp_t cmp, uint64_t value);
+int hoist_test_until(void *ivar, hoist_sync_type_t type, hoist_cmp_t cmp, uint64_t value);
+
+int hoist_wait_until_all(void *ivars, size_t nelems, const int *status, hoist_sync_type_t type,
+			 hoist_cmp_t cmp, uint64_t value);
+int hoist_wait_until_any(void *ivars, size_t nelems, const int *status, hoist_sync_type_t type,
+			 hoist_cmp_t cmp, uint64_t value, size_t *index);
+int64_t hoist_wait_until_some(void *ivars, size_t nelems, size_t *indices, const int *status,
+			      hoist_sync_type_t type, hoist_cmp_t cmp, uint64_t value);
+int hoist_test_until_all(void *ivars, size_t nelems, const int *status, hoist_sync_type_t type,
+			 hoist_cmp_t cmp, uint64_t value);
+int hoist_test_until_any(void *ivars, size_t nelems, const int *status, hoist_sync_type_t type,
+			 hoist_cmp_t cmp, uint64_t value, size_t *index);
+int64_t hoist_test_until_some(void *ivars, size_t nelems, size_t *indices, const int *status,
+			      hoist_sync_type_t type, hoist_cmp_t cmp, uint64_t value);
+
+/* vector forms: element i compares with values[i] */
+int hoist_wait_until_all_vector(void *ivars, size_t nelems, const int *status,
+				hoist_sync_type_t type, hoist_cmp_t cmp, const void *values);
+int hoist_wait_until_any_vector(void *ivars, size_t nelems, const int *status,
+				hoist_sync_type_t type, hoist_cmp_t cmp, const void *values,
+				size_t *index);
+int64_t hoist_wait_until_some_vector(void *ivars, size_t nelems, size_t *indices,
+				     const int *status, hoist_sync_type_t type, hoist_cmp_t cmp,
+				     const void *values);
+int hoist_test_until_all_vector(void *ivars, size_t nelems, const int *status,
+				hoist_sync_type_t type, hoist_cmp_t cmp, const void *values);
+int hoist_test_until_any_vector(void *ivars, size_t nelems, const int *status,
+				hoist_sync_type_t type, hoist_cmp_t cmp, const void *values,
+				size_t *index);
+int64_t hoist_test_until_some_vector(void *ivars, size_t nelems, size_t *indices,
+				     const int *status, hoist_sync_type_t type, hoist_cmp_t cmp,
+				     const void *values);
 
 /* libhoist is not thread-safe: call it from one thread of the process. */
 

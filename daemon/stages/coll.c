@@ -492,8 +492,10 @@ static void scatter_done(struct daemon *d, struct job *j, struct coll *co)
 		if (co->kind == HOIST_COLL_REDUCE && i != co->root)
 			continue;
 		char *dst = heap_at(j, i, co->sqe[i].remote_off);
-		if (dst && co->len)
+		if (dst && co->len) {
 			memcpy(dst, co->buf, co->len);
+			client_heap_touched(d, j->pe[i]);
+		}
 	}
 	coll_finish(d, j, co, 0);
 }
@@ -650,8 +652,8 @@ static uint64_t stream_bytes(const struct job *j, const struct coll *co, int32_t
 }
 
 /* What landed: write chunk m of node k's stream into the local dsts. */
-static int exchange_apply(struct job *j, struct coll *co, int32_t from, const struct wire_coll *h,
-			  const char *data, uint64_t plen)
+static int exchange_apply(struct daemon *d, struct job *j, struct coll *co, int32_t from,
+			  const struct wire_coll *h, const char *data, uint64_t plen)
 {
 	int32_t k = node_index(j, from), me = j->my_idx;
 	if (k < 0 || k == me || h->round != 0)
@@ -674,16 +676,20 @@ static int exchange_apply(struct job *j, struct coll *co, int32_t from, const st
 			for (int32_t qi = 0; qi < nl; qi++) {
 				int32_t q = rank_at(j, me, qi);
 				char *dst = heap_at(j, q, co->sqe[q].remote_off);
-				if (dst)
+				if (dst) {
 					memcpy(dst + (uint64_t)p * len + inner, piece_at, piece);
+					client_heap_touched(d, j->pe[q]);
+				}
 			}
 			need = len;
 		} else {
 			p = rank_at(j, k, (int32_t)(blk / (uint64_t)nl));
 			int32_t q = rank_at(j, me, (int32_t)(blk % (uint64_t)nl));
 			char *dst = heap_at(j, q, co->sqe[q].remote_off);
-			if (dst)
+			if (dst) {
 				memcpy(dst + (uint64_t)p * len + inner, piece_at, piece);
+				client_heap_touched(d, j->pe[q]);
+			}
 			need = (uint64_t)nl * len;
 		}
 		co->src_got[p] += piece;
@@ -706,7 +712,7 @@ static void exchange_run(struct daemon *d, struct job *j, struct coll *co)
 		co->q = m->next;
 		if (!co->q)
 			co->qtail = &co->q;
-		int rc = exchange_apply(j, co, m->from, &m->h, m->data, m->plen);
+		int rc = exchange_apply(d, j, co, m->from, &m->h, m->data, m->plen);
 		free(m);
 		if (rc)
 			coll_abort(d, j, co, rc, 1);
@@ -761,6 +767,8 @@ static int exchange_start(struct daemon *d, struct job *j, struct coll *co)
 								: ((uint64_t)pi * (uint64_t)nl + (uint64_t)qi) * len;
 					memcpy(dst + (uint64_t)p * len, st + from, len);
 				}
+				if (dst)
+					client_heap_touched(d, j->pe[q]);
 			}
 		}
 		free(st);
@@ -888,7 +896,7 @@ static void recv_chunk(struct daemon *d, struct job *j, struct coll *co, int32_t
 	if (co->started && !co->q &&
 	    (co->kind == HOIST_COLL_ALLGATHER || co->kind == HOIST_COLL_ALLTOALL)) {
 		/* the usual case: straight from the receive buffer into the dsts */
-		int rc = exchange_apply(j, co, from, h, data, plen);
+		int rc = exchange_apply(d, j, co, from, h, data, plen);
 		if (rc)
 			coll_abort(d, j, co, rc, 1);
 		else if (co->peers_left == 0)

@@ -26,6 +26,18 @@ void client_wake(struct client *c, uint32_t *word, uint32_t flag)
 	}
 }
 
+void client_heap_touched(struct daemon *d, struct client *c)
+{
+	(void)d;
+	if (!c || !c->heap.base)
+		return;
+	struct hoist_heap_wake *w = hoist_heap_wake_of(c->heap.base, c->heap.bytes);
+	if (hoist_heap_touched(w)) {
+		hoist_futex_wake(&w->seq);
+		STAT_INC(&c->st, heap_wakes);
+	}
+}
+
 static void cq_post_flags(struct client *c, uint64_t user_data, int32_t res, uint8_t opcode,
 			  uint16_t flags)
 {

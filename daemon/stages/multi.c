@@ -167,8 +167,11 @@ static enum exec_result multi_local(struct daemon *d, struct client *c, struct x
 	char *local = client_buf(c, sqe);
 	uint64_t bytes = 0;
 	for (unsigned n = 0; t && m->next < m->count; n++) {
-		if (n == MULTI_PASS_ELEMS || bytes >= MULTI_PASS_BYTES)
+		if (n == MULTI_PASS_ELEMS || bytes >= MULTI_PASS_BYTES) {
+			if (put)
+				client_heap_touched(d, t); /* this pass's elements */
 			return EXEC_YIELD;
+		}
 		uint64_t off, len;
 		multi_elem(sqe, m, m->next, &off, &len);
 		char *remote = (char *)t->heap.base + off;
@@ -181,6 +184,8 @@ static enum exec_result multi_local(struct daemon *d, struct client *c, struct x
 		m->next++;
 	}
 	*res = m->next < m->count ? -ECONNRESET : 0;
+	if (put && bytes)
+		client_heap_touched(d, t); /* t may wait for it */
 	c->multi = NULL;
 	multi_free(m);
 	return EXEC_DONE;

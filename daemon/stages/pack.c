@@ -66,6 +66,7 @@ uint64_t pack_execute(struct daemon *d, const struct wire_pack *w, const char *i
 		 * another, that one must not run as a get here */
 		if (at && e.op == WIRE_PACK_PUT) {
 			memmove(at, data, e.len);
+			client_heap_touched(d, t); /* t may wait for it */
 		} else if (at && e.op == WIRE_PACK_GET) {
 			r.len = e.len;
 			memcpy(out + rpos + sizeof(r), at, e.len);

@@ -114,6 +114,8 @@ enum exec_result rma(struct daemon *d, struct client *c, const struct hoist_sqe 
 		req_from_sqe(&rq, c, kind, sqe, d->net.self);
 		rq.rmap = t->heap.base; /* validated: the heap is the one segment */
 		r = d->local->rma(d, &rq, &err);
+		if (r == XP_DONE && kind == XP_PUT)
+			client_heap_touched(d, t); /* t may wait for it */
 	} else if (j->pe_gone[sqe->pe]) {
 		*res = -ECONNRESET; /* the target PE is gone */
 		return EXEC_DONE;

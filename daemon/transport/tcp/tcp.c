@@ -685,6 +685,23 @@ static int resolve(struct daemon *d, struct netconn *c, char **dst, uint64_t *le
 	return 0;
 }
 
+/* A put's payload is in the target's heap: wake the PE if it waits in
+ * hoist_wait_until* (the header still names it). */
+static void put_landed(struct daemon *d, struct netconn *c)
+{
+	struct wire_target t;
+	if (c->hdr.type == W_PUT_AM) {
+		memcpy(&t, c->ext, sizeof(t));
+	} else {
+		struct wire_direct w;
+		memcpy(&w, c->ext, sizeof(w));
+		t = w.name;
+	}
+	struct client *cl;
+	if (peer_target_client(d, &t, &cl) == 0)
+		client_heap_touched(d, cl);
+}
+
 static void serve_get(struct daemon *d, struct netconn *c, struct peer *p)
 {
 	char *src = NULL;
@@ -943,6 +960,7 @@ static int rx_end(struct daemon *d, struct netconn *c)
 		if (r->status == 0) {
 			STAT_INC(&p->st, ops_in);
 			STAT_ADD(&p->st, bytes_in, h->plen);
+			put_landed(d, c);
 		}
 		rc = frame_queue(c, W_ACK, h->tag, r, sizeof(*r), NULL, 0);
 		free(r);

@@ -1,0 +1,342 @@
+/*
+ * Point-to-point synchronisation: hoist_wait_until* / hoist_test_until*
+ * on variables of the caller's own heap (hoist.h).
+ *
+ * Nothing is posted: the variables are plain memory that other PEs' puts
+ * (the daemon's copies and tcp receives, same-node PEs' direct stores)
+ * change. A wait scans them, spins for the client's spin budget
+ * (HOIST_SPIN_US, as wait.c does for the rings), then sleeps on the seq
+ * word of its heap's wake line, which every writer bumps and FUTEX_WAKEs
+ * when the waiting flag is set (protocol in hoist_shm.h). Sleeps are
+ * bounded by wait_poll_ms: NIC-placed data (verbs RDMA WRITE) bumps
+ * nothing, and a vanished daemon is noticed then.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "hoist_futex.h"
+#include "internal.h"
+
+enum p2p_mode { P2P_ALL, P2P_ANY, P2P_SOME };
+
+struct p2p {
+	const char *base;   /* the variables, in the own heap */
+	size_t n;
+	const int *status;  /* nonzero: left out; NULL: all take part */
+	hoist_sync_type_t type;
+	hoist_cmp_t cmp;
+	uint64_t value;     /* scalar forms */
+	const char *values; /* vector forms: one per variable, else NULL */
+	size_t esz;
+	enum p2p_mode mode;
+};
+
+static size_t type_size(hoist_sync_type_t t)
+{
+	switch (t) {
+	case HOIST_SYNC_INT32:
+	case HOIST_SYNC_UINT32:
+		return 4;
+	case HOIST_SYNC_INT64:
+	case HOIST_SYNC_UINT64:
+		return 8;
+	}
+	return 0;
+}
+
+static int check(struct hoist_ctx *c, struct p2p *q, const void *ivars, int vector,
+		 const void *out)
+{
+	if (!c->initialized)
+		return -ENOTCONN;
+	q->esz = type_size(q->type);
+	if (!q->esz || (int)q->cmp < (int)HOIST_CMP_EQ || (int)q->cmp > (int)HOIST_CMP_LE)
+		return -EINVAL;
+	if (q->n == 0)
+		return 0;
+	if (!ivars || (vector && !q->values) || (q->mode != P2P_ALL && !out))
+		return -EINVAL;
+	if (q->n > SIZE_MAX / q->esz || ((uintptr_t)ivars & (q->esz - 1)))
+		return -EINVAL;
+	const char *a = ivars;
+	/* the heap's last line is its wake line, not a variable */
+	if (a < c->heap_base ||
+	    !hoist_range_ok((uint64_t)(a - c->heap_base), q->n * q->esz,
+			    c->heap_bytes - HOIST_HEAP_WAKE_BYTES))
+		return -EFAULT;
+	q->base = a;
+	return 0;
+}
+
+/* Does element i compare true? Loads are atomic: writers store
+ * concurrently. */
+static int elem_true(const struct p2p *q, size_t i)
+{
+	int64_t s, sv;
+	uint64_t u, uv;
+	const void *vp = q->values ? q->values + i * q->esz : NULL;
+	switch (q->type) {
+	case HOIST_SYNC_INT32: {
+		int32_t x = __atomic_load_n((const int32_t *)q->base + i, __ATOMIC_RELAXED), v;
+		if (vp)
+			__builtin_memcpy(&v, vp, 4);
+		else
+			v = (int32_t)(uint32_t)q->value;
+		s = x, sv = v;
+		goto signed_cmp;
+	}
+	case HOIST_SYNC_INT64: {
+		int64_t x = __atomic_load_n((const int64_t *)q->base + i, __ATOMIC_RELAXED), v;
+		if (vp)
+			__builtin_memcpy(&v, vp, 8);
+		else
+			v = (int64_t)q->value;
+		s = x, sv = v;
+		goto signed_cmp;
+	}
+	case HOIST_SYNC_UINT32: {
+		uint32_t x = __atomic_load_n((const uint32_t *)q->base + i, __ATOMIC_RELAXED), v;
+		if (vp)
+			__builtin_memcpy(&v, vp, 4);
+		else
+			v = (uint32_t)q->value;
+		u = x, uv = v;
+		goto unsigned_cmp;
+	}
+	case HOIST_SYNC_UINT64: {
+		uint64_t x = __atomic_load_n((const uint64_t *)q->base + i, __ATOMIC_RELAXED), v;
+		if (vp)
+			__builtin_memcpy(&v, vp, 8);
+		else
+			v = q->value;
+		u = x, uv = v;
+		goto unsigned_cmp;
+	}
+	}
+	return 0;
+signed_cmp:
+	switch (q->cmp) {
+	case HOIST_CMP_EQ: return s == sv;
+	case HOIST_CMP_NE: return s != sv;
+	case HOIST_CMP_GT: return s > sv;
+	case HOIST_CMP_GE: return s >= sv;
+	case HOIST_CMP_LT: return s < sv;
+	case HOIST_CMP_LE: return s <= sv;
+	}
+	return 0;
+unsigned_cmp:
+	switch (q->cmp) {
+	case HOIST_CMP_EQ: return u == uv;
+	case HOIST_CMP_NE: return u != uv;
+	case HOIST_CMP_GT: return u > uv;
+	case HOIST_CMP_GE: return u >= uv;
+	case HOIST_CMP_LT: return u < uv;
+	case HOIST_CMP_LE: return u <= uv;
+	}
+	return 0;
+}
+
+/* One look: ALL 1/0; ANY 1 (*out = index) / 0; SOME the number true
+ * (indices in out). *none: no element takes part. */
+static int64_t scan(const struct p2p *q, size_t *out, int *none)
+{
+	int64_t cnt = 0;
+	size_t taking = 0;
+	for (size_t i = 0; i < q->n; i++) {
+		if (q->status && q->status[i])
+			continue;
+		taking++;
+		int t = elem_true(q, i);
+		if (q->mode == P2P_ALL) {
+			if (!t)
+				return 0;
+		} else if (t) {
+			out[cnt++] = i;
+			if (q->mode == P2P_ANY)
+				return 1;
+		}
+	}
+	*none = taking == 0;
+	return q->mode == P2P_ALL ? 1 : cnt;
+}
+
+static void ctr_inc(uint64_t *p)
+{
+	__atomic_store_n(p, __atomic_load_n(p, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The result of the first scan that is true (or of one with nothing taking
+ * part), else -errno. */
+static int64_t p2p_run(struct hoist_ctx *c, const struct p2p *q, size_t *out, int wait)
+{
+	int none = 0;
+	int64_t r = q->n ? scan(q, out, &none) : (int64_t)(q->mode == P2P_ALL);
+	if (r || none || !q->n || !wait)
+		goto done;
+	struct hoist_ctrl *ctrl = c->ring.ctrl;
+	struct hoist_heap_wake *w = hoist_heap_wake_of(c->heap_base, c->heap_bytes);
+	ctr_inc(&ctrl->p2p_waits);
+	hoist__kick(c); /* our own earlier puts may be what others wait for */
+	uint64_t start = 0;
+	for (unsigned spins = 1;; spins++) {
+		if ((r = scan(q, out, &none)))
+			break;
+		if (spins < 64) {
+			hoist_cpu_relax();
+			continue;
+		}
+		uint64_t t = mono_ns();
+		if (!start)
+			start = t;
+		if (t - start < (uint64_t)c->spin_us * 1000u) {
+			if ((spins & 15) == 0)
+				sched_yield(); /* writers may share our core */
+			else
+				hoist_cpu_relax();
+			continue;
+		}
+		/* sleep: flag, fence, read seq, recheck (hoist_shm.h) */
+		__atomic_store_n(&w->waiting, 1, __ATOMIC_RELAXED);
+		hoist_smp_mb(); /* pairs with the fence in hoist_heap_touched() */
+		uint32_t seq = __atomic_load_n(&w->seq, __ATOMIC_RELAXED);
+		if ((r = scan(q, out, &none))) {
+			__atomic_store_n(&w->waiting, 0, __ATOMIC_RELAXED);
+			break;
+		}
+		ctr_inc(&ctrl->p2p_sleeps);
+		int rc = hoist_futex_wait(&w->seq, seq, (uint64_t)c->wait_poll_ms * 1000000u);
+		__atomic_store_n(&w->waiting, 0, __ATOMIC_RELAXED);
+		if (rc == 0 || rc == -EAGAIN) {
+			ctr_inc(&ctrl->p2p_wakeups); /* a writer moved seq */
+		} else if (rc == -ETIMEDOUT) {
+			int err = hoist__check_daemon(c);
+			if (!err)
+				err = __atomic_load_n(&ctrl->job_error, __ATOMIC_ACQUIRE);
+			if (err && !(r = scan(q, out, &none)))
+				return err;
+		}
+	}
+done:
+	/* what the writer stored before the variable is visible now */
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	return r;
+}
+
+static int64_t p2p(void *ivars, size_t n, const int *status, hoist_sync_type_t type,
+		   hoist_cmp_t cmp, uint64_t value, const void *values, int vector,
+		   enum p2p_mode mode, size_t *out, int wait)
+{
+	struct hoist_ctx *c = &hoist__g;
+	struct p2p q = {.n = n, .status = status, .type = type, .cmp = cmp, .value = value,
+			.values = values, .mode = mode};
+	int rc = check(c, &q, ivars, vector, out);
+	if (rc)
+		return rc;
+	if (mode == P2P_ANY && out)
+		*out = SIZE_MAX;
+	return p2p_run(c, &q, out, wait);
+}
+
+HOIST_API int hoist_wait_until(void *ivar, hoist_sync_type_t type, hoist_cmp_t cmp, uint64_t value)
+{
+	int64_t r = p2p(ivar, 1, NULL, type, cmp, value, NULL, 0, P2P_ALL, NULL, 1);
+	return r < 0 ? (int)r : 0;
+}
+
+HOIST_API int hoist_test_until(void *ivar, hoist_sync_type_t type, hoist_cmp_t cmp, uint64_t value)
+{
+	return (int)p2p(ivar, 1, NULL, type, cmp, value, NULL, 0, P2P_ALL, NULL, 0);
+}
+
+HOIST_API int hoist_wait_until_all(void *ivars, size_t nelems, const int *status,
+				   hoist_sync_type_t type, hoist_cmp_t cmp, uint64_t value)
+{
+	int64_t r = p2p(ivars, nelems, status, type, cmp, value, NULL, 0, P2P_ALL, NULL, 1);
+	return r < 0 ? (int)r : 0;
+}
+
+HOIST_API int hoist_wait_until_any(void *ivars, size_t nelems, const int *status,
+				   hoist_sync_type_t type, hoist_cmp_t cmp, uint64_t value,
+				   size_t *index)
+{
+	int64_t r = p2p(ivars, nelems, status, type, cmp, value, NULL, 0, P2P_ANY, index, 1);
+	return r < 0 ? (int)r : 0;
+}
+
+HOIST_API int64_t hoist_wait_until_some(void *ivars, size_t nelems, size_t *indices,
+					const int *status, hoist_sync_type_t type, hoist_cmp_t cmp,
+					uint64_t value)
+{
+	return p2p(ivars, nelems, status, type, cmp, value, NULL, 0, P2P_SOME, indices, 1);
+}
+
+HOIST_API int hoist_test_until_all(void *ivars, size_t nelems, const int *status,
+				   hoist_sync_type_t type, hoist_cmp_t cmp, uint64_t value)
+{
+	return (int)p2p(ivars, nelems, status, type, cmp, value, NULL, 0, P2P_ALL, NULL, 0);
+}
+
+HOIST_API int hoist_test_until_any(void *ivars, size_t nelems, const int *status,
+				   hoist_sync_type_t type, hoist_cmp_t cmp, uint64_t value,
+				   size_t *index)
+{
+	return (int)p2p(ivars, nelems, status, type, cmp, value, NULL, 0, P2P_ANY, index, 0);
+}
+
+HOIST_API int64_t hoist_test_until_some(void *ivars, size_t nelems, size_t *indices,
+					const int *status, hoist_sync_type_t type, hoist_cmp_t cmp,
+					uint64_t value)
+{
+	return p2p(ivars, nelems, status, type, cmp, value, NULL, 0, P2P_SOME, indices, 0);
+}
+
+HOIST_API int hoist_wait_until_all_vector(void *ivars, size_t nelems, const int *status,
+					  hoist_sync_type_t type, hoist_cmp_t cmp, const void *values)
+{
+	int64_t r = p2p(ivars, nelems, status, type, cmp, 0, values, 1, P2P_ALL, NULL, 1);
+	return r < 0 ? (int)r : 0;
+}
+
+HOIST_API int hoist_wait_until_any_vector(void *ivars, size_t nelems, const int *status,
+					  hoist_sync_type_t type, hoist_cmp_t cmp, const void *values,
+					  size_t *index)
+{
+	int64_t r = p2p(ivars, nelems, status, type, cmp, 0, values, 1, P2P_ANY, index, 1);
+	return r < 0 ? (int)r : 0;
+}
+
+HOIST_API int64_t hoist_wait_until_some_vector(void *ivars, size_t nelems, size_t *indices,
+					       const int *status, hoist_sync_type_t type,
+					       hoist_cmp_t cmp, const void *values)
+{
+	return p2p(ivars, nelems, status, type, cmp, 0, values, 1, P2P_SOME, indices, 1);
+}
+
+HOIST_API int hoist_test_until_all_vector(void *ivars, size_t nelems, const int *status,
+					  hoist_sync_type_t type, hoist_cmp_t cmp, const void *values)
+{
+	return (int)p2p(ivars, nelems, status, type, cmp, 0, values, 1, P2P_ALL, NULL, 0);
+}
+
+HOIST_API int hoist_test_until_any_vector(void *ivars, size_t nelems, const int *status,
+					  hoist_sync_type_t type, hoist_cmp_t cmp, const void *values,
+					  size_t *index)
+{
+	return (int)p2p(ivars, nelems, status, type, cmp, 0, values, 1, P2P_ANY, index, 0);
+}
+
+HOIST_API int64_t hoist_test_until_some_vector(void *ivars, size_t nelems, size_t *indices,
+					       const int *status, hoist_sync_type_t type,
+					       hoist_cmp_t cmp, const void *values)
+{
+	return p2p(ivars, nelems, status, type, cmp, 0, values, 1, P2P_SOME, indices, 0);
+}
