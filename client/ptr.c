@@ -185,7 +185,10 @@ void hoist__heap_touched(struct hoist_ctx *c, int pe)
 			return;
 		base = p->base;
 	}
-	struct hoist_heap_wake *w = hoist_heap_wake_of(base, c->heap_bytes);
-	if (hoist_heap_touched(w))
-		hoist_futex_wake(&w->seq);
+	hoist__heap_touched_at(c, base);
+}
+
+void hoist__heap_wake(struct hoist_heap_wake *w)
+{
+	hoist_futex_wake(&w->seq);
 }
