@@ -197,7 +197,15 @@ const char *hoist_error_detail(void);
  * its place in the sequence: the collective fails on EVERY PE with the
  * error, nobody is left waiting. (A non-root PE of a reduce may complete
  * before a mismatch elsewhere is noticed: its dst is not written.) */
-typedef enum { HOIST_INT32, HOIST_INT64, HOIST_UINT64, HOIST_FLOAT, HOIST_DOUBLE } hoist_type_t;
+/* HOIST_UINT32 is for atomics only (below): collectives refuse it, -EINVAL */
+typedef enum {
+	HOIST_INT32,
+	HOIST_INT64,
+	HOIST_UINT64,
+	HOIST_FLOAT,
+	HOIST_DOUBLE,
+	HOIST_UINT32
+} hoist_type_t;
 typedef enum { HOIST_SUM, HOIST_PROD, HOIST_MIN, HOIST_MAX, HOIST_AND, HOIST_OR, HOIST_XOR } hoist_op_t;
 typedef struct hoist_req hoist_req_t; /* opaque */
 
@@ -232,6 +240,66 @@ int hoist_alltoall_start(void *dst, const void *src, size_t nbytes, hoist_req_t 
 int hoist_wait_from(hoist_req_t *req, int pe);
 int hoist_wait(hoist_req_t *req);  /* completes and frees req; its result */
 int hoist_test(hoist_req_t *req);  /* 1 complete (still hoist_wait it), 0 not yet, or -errno */
+
+/* ---- remote atomics ----------------------------------------------------------
+ * One operation on the naturally aligned word of a symmetric address dst
+ * (inside the caller's heap; the same offset is used at pe) of any PE,
+ * this one included. Types: HOIST_INT32, HOIST_UINT32, HOIST_INT64,
+ * HOIST_UINT64 (every op; arithmetic wraps around) and HOIST_FLOAT,
+ * HOIST_DOUBLE (FETCH, SET and SWAP only). value, cmp and fetched point at
+ * one object of that type:
+ *   FETCH      *fetched = *dst
+ *   SET        *dst = *value
+ *   SWAP       *fetched = *dst, *dst = *value
+ *   CSWAP      *fetched = *dst, and if it equalled *cmp, *dst = *value
+ *   ADD/INC    *dst += *value / 1; FETCH_ADD/FETCH_INC also *fetched = old
+ *   AND/OR/XOR *dst op= *value; FETCH_AND/OR/XOR also *fetched = old
+ * Unused pointers (cmp except CSWAP, value of FETCH/INC/FETCH_INC, fetched
+ * of non-fetching ops) may be NULL.
+ *
+ * All atomics on one word are atomic with respect to each other, whichever
+ * way they go: a PE of the same node does it itself on its mapping of pe's
+ * heap (as hoist_ptr; HOIST_DIRECT=1, under the same conditions as direct
+ * puts), otherwise this node's daemon does it (same node), or the daemon
+ * of pe's node for it (tcp, verbs): always a CPU atomic on the target
+ * node's memory. They are not atomic with plain puts or stores to the word.
+ * Ordering with this PE's own puts and gets to the same remote range: as a
+ * put that also reads (the daemon's conflict stage, HOIST_AUTO=1; with
+ * HOIST_AUTO=0 hoist_fence/hoist_quiet order them).
+ *
+ * hoist_atomic: a fetching op has its result in *fetched on return; a
+ * non-fetching one completes like hoist_put (remote completion deferred to
+ * hoist_quiet; with HOIST_AUTO=0 complete on return).
+ * hoist_atomic_nbi: returns at once; a fetching op writes *fetched at
+ * hoist_quiet (do not read it before), errors are reported by hoist_quiet.
+ * A fetching nbi atomic holds one of the library's operation slots (shared
+ * with nbi gets and collective requests) until hoist_quiet.
+ *
+ * 0 or -errno: -EINVAL for pe outside the job, an unknown op or type, an
+ * arithmetic or bitwise op on HOIST_FLOAT/HOIST_DOUBLE, dst not aligned to
+ * the type's size, or a needed pointer that is NULL; -EFAULT when dst is
+ * not inside the symmetric heap; -ECONNRESET when pe died. Nothing changes
+ * at pe on an error. */
+typedef enum {
+	HOIST_AMO_FETCH,
+	HOIST_AMO_SET,
+	HOIST_AMO_SWAP,
+	HOIST_AMO_CSWAP,
+	HOIST_AMO_ADD,
+	HOIST_AMO_FETCH_ADD,
+	HOIST_AMO_INC,
+	HOIST_AMO_FETCH_INC,
+	HOIST_AMO_AND,
+	HOIST_AMO_OR,
+	HOIST_AMO_XOR,
+	HOIST_AMO_FETCH_AND,
+	HOIST_AMO_FETCH_OR,
+	HOIST_AMO_FETCH_XOR
+} hoist_amo_t;
+int hoist_atomic(int pe, void *dst, hoist_amo_t op, hoist_type_t type, const void *value,
+		 const void *cmp, void *fetched);
+int hoist_atomic_nbi(int pe, void *dst, hoist_amo_t op, hoist_type_t type, const void *value,
+		     const void *cmp, void *fetched);
 
 /* libhoist is not thread-safe: call it from one thread of the process. */
 

@@ -885,6 +885,8 @@ static int rx_begin(struct daemon *d, struct netconn *c)
 	case W_MEMBER:
 	case W_COLL:
 	case W_COLL_ABORT:
+	case W_AMO:
+	case W_AMO_REPLY:
 		if (!am_payload_ok(h->type, c->ext, h->hlen, h->plen))
 			return -EPROTO;
 		c->pctx = malloc(h->plen ? h->plen : 1);
@@ -979,7 +981,9 @@ static int rx_end(struct daemon *d, struct netconn *c)
 	case W_MEMBER:
 	case W_PE_GONE:
 	case W_COLL:
-	case W_COLL_ABORT: {
+	case W_COLL_ABORT:
+	case W_AMO:
+	case W_AMO_REPLY: {
 		int rc2 = am_dispatch(d, c->node, h->type, c->ext, h->hlen, c->pctx, h->plen);
 		free(c->pctx);
 		c->pctx = NULL;
@@ -1598,7 +1602,7 @@ static enum xp_result net_rma(struct daemon *d, const struct xp_req *rq, int *er
 	case XP_GET:
 		plen = 0;
 		break;
-	case XP_AMO:
+	case XP_AMO: return xp_amo(d, rq, err);
 	case XP_SEND:
 	default: /* refused before anything is looked at, let alone sent */
 		return xp_fail(err, xp_kind_refuse(d, rq->kind));
