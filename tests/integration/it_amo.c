@@ -11,6 +11,9 @@
  * Part 2 (nbi): batches of SET, FETCH_ADD, FETCH on distinct words of
  * every PE, issued without waiting: at hoist_quiet every fetched value is
  * the model's (the PE's own atomics to one word stay in program order).
+ * Part 2 order: atomics between this PE's own puts and gets to the same
+ * range of another PE, no fence between them, keep program order (over
+ * several tcp lanes only the conflict stage does that).
  * Part 3 (concurrency): every PE hammers ONE word of PE 0 with fetch-adds,
  * then with fetch-adds and compare-and-swap increment loops mixed, until
  * every PE has claimed HAMMER_M values (so fast PEs keep going while slow
@@ -35,6 +38,8 @@
 #define NBI_K 48
 #define HAMMER_M 1500
 #define HAMMER_CAP (1u << 18)
+#define ORDER_BIG (256u << 10) /* striped over tcp lanes */
+#define ORDER_ROUNDS 60
 
 static int me, n;
 
@@ -215,6 +220,42 @@ static void part2(uint64_t *nbiw)
 	free(f1);
 	free(f2);
 	free(g32);
+}
+
+/* Atomics among this PE's own puts and gets to the same remote range, no
+ * fence or quiet between them (blocking puts complete later, HOIST_AUTO=1):
+ * a fetch-add right after a big put (striped over tcp lanes) reads the
+ * put's data; a put right after a non-fetching add lands after it; a get
+ * right after an add sees it. Across daemons with several tcp lanes only
+ * the conflict stage keeps this order (atomics travel on lane 0, puts and
+ * gets on any). */
+static void part2_order(unsigned char *region, unsigned char *src)
+{
+	int pe = (me + n / 2) % n;
+	for (int round = 0; round < ORDER_ROUNDS; round++) {
+		IT_WHERE("part 2 order: round %d pe %d", round, pe);
+		uint64_t key = it_hash(0x0d, (uint64_t)me, (uint64_t)round, 0, 0);
+		it_fill(src, ORDER_BIG, key);
+		size_t w = ORDER_BIG - 64 - 8 * (size_t)(round % 4);
+		uint64_t pat, f = 0, add = (uint64_t)round + 1, x = key ^ 0x5555, got = 0;
+		memcpy(&pat, src + w, 8);
+		IT_OK(hoist_put(pe, region, src, ORDER_BIG), "order round %d big put", round);
+		IT_OK(hoist_atomic(pe, region + w, HOIST_AMO_FETCH_ADD, HOIST_UINT64, &add, NULL, &f));
+		if (f != pat)
+			IT_FAIL("order round %d pe %d: fetch-add after a put read 0x%" PRIx64
+				", want the put's 0x%" PRIx64 " (overtook the put)",
+				round, pe, f, pat);
+		IT_OK(hoist_atomic_nbi(pe, region + w, HOIST_AMO_ADD, HOIST_UINT64, &add, NULL, NULL));
+		IT_OK(hoist_put(pe, region + w, &x, 8), "order round %d small put", round);
+		IT_OK(hoist_atomic(pe, region + w, HOIST_AMO_ADD, HOIST_UINT64, &add, NULL, NULL));
+		IT_OK(hoist_get(&got, pe, region + w, 8));
+		if (got != x + add)
+			IT_FAIL("order round %d pe %d: add, put 0x%" PRIx64 ", add %" PRIu64
+				", get gave 0x%" PRIx64 ", want 0x%" PRIx64
+				" (a put or get overtook an atomic, or the other way round)",
+				round, pe, x, add, got, x + add);
+	}
+	IT_OK(hoist_quiet());
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -433,6 +474,11 @@ int main(int argc, char **argv)
 	IT_OK(hoist_barrier(), "after part 1");
 	part2(nbiw);
 	IT_OK(hoist_barrier(), "after part 2");
+	unsigned char *region = it_malloc((size_t)n * ORDER_BIG);
+	unsigned char *src = it_xmalloc(ORDER_BIG);
+	part2_order(region + (size_t)me * ORDER_BIG, src);
+	free(src);
+	IT_OK(hoist_barrier(), "after part 2 order");
 	hammer(word, done, counts, gather, 0, 1);
 	hammer(word, done, counts, gather, 1, 2);
 	part4(slots);
