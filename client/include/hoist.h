@@ -37,8 +37,9 @@
  *   HOIST_AUTO          1 (default): puts complete lazily, gets of repeated
  *                       phases are prefetched; 0: every put completes
  *                       remotely before it returns, no prefetch (baseline)
- *   HOIST_DIRECT        1 (default): put/get to a PE of the same node are
- *                       done by the library (see hoist_ptr); 0: by the daemon
+ *   HOIST_DIRECT        1 (default): put/get and atomics to a PE of the same
+ *                       node are done by the library (see hoist_ptr); 0: by
+ *                       the daemon
  *   HOIST_ATTACH_TIMEOUT_MS  deadline (default 60000) for each immediate
  *                       answer of the daemon: the first answer to the attach
  *                       request and each peer heap request of hoist_ptr; the
