@@ -6,7 +6,7 @@
  * everything we posted, no nbi get waits, no aggregation region, no job
  * error; HOIST_DIRECT=1), else it posts one HOIST_OP_AMO descriptor and
  * the daemon executes it (same node: the self transport; another node: the
- * target daemon, W_AMO). A fetching one gets an 8-byte staging slot where
+ * target daemon, W_AMO). A fetching one gets a staging slot (its size) where
  * the daemon writes the old value before its completion; the blocking form
  * waits for it, the nbi form copies it out at hoist_quiet (as nbi gets).
  */
