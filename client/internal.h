@@ -7,7 +7,7 @@
  * what each layer holds):
  *
  *   shm/hoist_shm.h <- ring.h (inline) <- staging.c symheap.c env.c error.c
- *   <- ctx.c <- wait.c <- ptr.c <- agg.c <- rma.c <- vec.c sync.c coll.c p2p.c
+ *   <- ctx.c <- wait.c <- ptr.c <- agg.c <- rma.c <- vec.c sync.c coll.c p2p.c amo.c
  *   <- attach.c
  *
  * The inline functions below are thin: a ring.h fast path, and on "full"
@@ -96,6 +96,7 @@ struct hoist_ctx {
 	int peers_contig;         /* peers[i].rank == peers[0].rank + i */
 	int direct;               /* HOIST_DIRECT: put/get to local PEs by memmove */
 	uint64_t direct_puts, direct_gets, direct_bytes; /* done that way (tests, bench) */
+	uint64_t direct_amos;   /* atomics done that way (amo.c; tests) */
 
 	/* aggregation region (agg.c) */
 	int agg_depth;         /* hoist_aggregate_begin nesting */
@@ -226,6 +227,9 @@ int hoist__agg_get(struct hoist_ctx *c, int pe, uint64_t roff, uint64_t n, const
  * rest of the region issues normally. */
 void hoist__agg_break(struct hoist_ctx *c);
 int hoist__put_common(int pe, void *dst, const void *src, size_t n, int nbi);
+/* pe's heap mapped here when an operation to it may be done by the library
+ * itself now (rma.c: the conditions of direct puts), else NULL. */
+char *hoist__direct_base(struct hoist_ctx *c, int pe);
 
 /* wait.c: staging space and staged gets' data */
 /* a finished staged get: copy (or scatter) its data out */

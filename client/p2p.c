@@ -25,7 +25,7 @@ struct p2p {
 	const char *base;   /* the variables, in the own heap */
 	size_t n;
 	const int *status;  /* nonzero: left out; NULL: all take part */
-	hoist_sync_type_t type;
+	hoist_type_t type;
 	hoist_cmp_t cmp;
 	uint64_t value;     /* scalar forms */
 	const char *values; /* vector forms: one per variable, else NULL */
@@ -33,15 +33,18 @@ struct p2p {
 	enum p2p_mode mode;
 };
 
-static size_t type_size(hoist_sync_type_t t)
+static size_t type_size(hoist_type_t t)
 {
 	switch (t) {
-	case HOIST_SYNC_INT32:
-	case HOIST_SYNC_UINT32:
+	case HOIST_INT32:
+	case HOIST_UINT32:
 		return 4;
-	case HOIST_SYNC_INT64:
-	case HOIST_SYNC_UINT64:
+	case HOIST_INT64:
+	case HOIST_UINT64:
 		return 8;
+	case HOIST_FLOAT: /* no point-to-point type: -EINVAL */
+	case HOIST_DOUBLE:
+		break;
 	}
 	return 0;
 }
@@ -78,7 +81,7 @@ static int elem_true(const struct p2p *q, size_t i)
 	uint64_t u, uv;
 	const void *vp = q->values ? q->values + i * q->esz : NULL;
 	switch (q->type) {
-	case HOIST_SYNC_INT32: {
+	case HOIST_INT32: {
 		int32_t x = __atomic_load_n((const int32_t *)q->base + i, __ATOMIC_RELAXED), v;
 		if (vp)
 			__builtin_memcpy(&v, vp, 4);
@@ -87,7 +90,7 @@ static int elem_true(const struct p2p *q, size_t i)
 		s = x, sv = v;
 		goto signed_cmp;
 	}
-	case HOIST_SYNC_INT64: {
+	case HOIST_INT64: {
 		int64_t x = __atomic_load_n((const int64_t *)q->base + i, __ATOMIC_RELAXED), v;
 		if (vp)
 			__builtin_memcpy(&v, vp, 8);
@@ -96,7 +99,7 @@ static int elem_true(const struct p2p *q, size_t i)
 		s = x, sv = v;
 		goto signed_cmp;
 	}
-	case HOIST_SYNC_UINT32: {
+	case HOIST_UINT32: {
 		uint32_t x = __atomic_load_n((const uint32_t *)q->base + i, __ATOMIC_RELAXED), v;
 		if (vp)
 			__builtin_memcpy(&v, vp, 4);
@@ -105,7 +108,7 @@ static int elem_true(const struct p2p *q, size_t i)
 		u = x, uv = v;
 		goto unsigned_cmp;
 	}
-	case HOIST_SYNC_UINT64: {
+	case HOIST_UINT64: {
 		uint64_t x = __atomic_load_n((const uint64_t *)q->base + i, __ATOMIC_RELAXED), v;
 		if (vp)
 			__builtin_memcpy(&v, vp, 8);
@@ -114,6 +117,9 @@ static int elem_true(const struct p2p *q, size_t i)
 		u = x, uv = v;
 		goto unsigned_cmp;
 	}
+	case HOIST_FLOAT: /* refused by check() */
+	case HOIST_DOUBLE:
+		break;
 	}
 	return 0;
 signed_cmp:
@@ -231,7 +237,7 @@ done:
 	return r;
 }
 
-static int64_t p2p(void *ivars, size_t n, const int *status, hoist_sync_type_t type,
+static int64_t p2p(void *ivars, size_t n, const int *status, hoist_type_t type,
 		   hoist_cmp_t cmp, uint64_t value, const void *values, int vector,
 		   enum p2p_mode mode, size_t *out, int wait)
 {
@@ -246,26 +252,26 @@ static int64_t p2p(void *ivars, size_t n, const int *status, hoist_sync_type_t t
 	return p2p_run(c, &q, out, wait);
 }
 
-HOIST_API int hoist_wait_until(void *ivar, hoist_sync_type_t type, hoist_cmp_t cmp, uint64_t value)
+HOIST_API int hoist_wait_until(void *ivar, hoist_type_t type, hoist_cmp_t cmp, uint64_t value)
 {
 	int64_t r = p2p(ivar, 1, NULL, type, cmp, value, NULL, 0, P2P_ALL, NULL, 1);
 	return r < 0 ? (int)r : 0;
 }
 
-HOIST_API int hoist_test_until(void *ivar, hoist_sync_type_t type, hoist_cmp_t cmp, uint64_t value)
+HOIST_API int hoist_test_until(void *ivar, hoist_type_t type, hoist_cmp_t cmp, uint64_t value)
 {
 	return (int)p2p(ivar, 1, NULL, type, cmp, value, NULL, 0, P2P_ALL, NULL, 0);
 }
 
 HOIST_API int hoist_wait_until_all(void *ivars, size_t nelems, const int *status,
-				   hoist_sync_type_t type, hoist_cmp_t cmp, uint64_t value)
+				   hoist_type_t type, hoist_cmp_t cmp, uint64_t value)
 {
 	int64_t r = p2p(ivars, nelems, status, type, cmp, value, NULL, 0, P2P_ALL, NULL, 1);
 	return r < 0 ? (int)r : 0;
 }
 
 HOIST_API int hoist_wait_until_any(void *ivars, size_t nelems, const int *status,
-				   hoist_sync_type_t type, hoist_cmp_t cmp, uint64_t value,
+				   hoist_type_t type, hoist_cmp_t cmp, uint64_t value,
 				   size_t *index)
 {
 	int64_t r = p2p(ivars, nelems, status, type, cmp, value, NULL, 0, P2P_ANY, index, 1);
@@ -273,41 +279,41 @@ HOIST_API int hoist_wait_until_any(void *ivars, size_t nelems, const int *status
 }
 
 HOIST_API int64_t hoist_wait_until_some(void *ivars, size_t nelems, size_t *indices,
-					const int *status, hoist_sync_type_t type, hoist_cmp_t cmp,
+					const int *status, hoist_type_t type, hoist_cmp_t cmp,
 					uint64_t value)
 {
 	return p2p(ivars, nelems, status, type, cmp, value, NULL, 0, P2P_SOME, indices, 1);
 }
 
 HOIST_API int hoist_test_until_all(void *ivars, size_t nelems, const int *status,
-				   hoist_sync_type_t type, hoist_cmp_t cmp, uint64_t value)
+				   hoist_type_t type, hoist_cmp_t cmp, uint64_t value)
 {
 	return (int)p2p(ivars, nelems, status, type, cmp, value, NULL, 0, P2P_ALL, NULL, 0);
 }
 
 HOIST_API int hoist_test_until_any(void *ivars, size_t nelems, const int *status,
-				   hoist_sync_type_t type, hoist_cmp_t cmp, uint64_t value,
+				   hoist_type_t type, hoist_cmp_t cmp, uint64_t value,
 				   size_t *index)
 {
 	return (int)p2p(ivars, nelems, status, type, cmp, value, NULL, 0, P2P_ANY, index, 0);
 }
 
 HOIST_API int64_t hoist_test_until_some(void *ivars, size_t nelems, size_t *indices,
-					const int *status, hoist_sync_type_t type, hoist_cmp_t cmp,
+					const int *status, hoist_type_t type, hoist_cmp_t cmp,
 					uint64_t value)
 {
 	return p2p(ivars, nelems, status, type, cmp, value, NULL, 0, P2P_SOME, indices, 0);
 }
 
 HOIST_API int hoist_wait_until_all_vector(void *ivars, size_t nelems, const int *status,
-					  hoist_sync_type_t type, hoist_cmp_t cmp, const void *values)
+					  hoist_type_t type, hoist_cmp_t cmp, const void *values)
 {
 	int64_t r = p2p(ivars, nelems, status, type, cmp, 0, values, 1, P2P_ALL, NULL, 1);
 	return r < 0 ? (int)r : 0;
 }
 
 HOIST_API int hoist_wait_until_any_vector(void *ivars, size_t nelems, const int *status,
-					  hoist_sync_type_t type, hoist_cmp_t cmp, const void *values,
+					  hoist_type_t type, hoist_cmp_t cmp, const void *values,
 					  size_t *index)
 {
 	int64_t r = p2p(ivars, nelems, status, type, cmp, 0, values, 1, P2P_ANY, index, 1);
@@ -315,27 +321,27 @@ HOIST_API int hoist_wait_until_any_vector(void *ivars, size_t nelems, const int 
 }
 
 HOIST_API int64_t hoist_wait_until_some_vector(void *ivars, size_t nelems, size_t *indices,
-					       const int *status, hoist_sync_type_t type,
+					       const int *status, hoist_type_t type,
 					       hoist_cmp_t cmp, const void *values)
 {
 	return p2p(ivars, nelems, status, type, cmp, 0, values, 1, P2P_SOME, indices, 1);
 }
 
 HOIST_API int hoist_test_until_all_vector(void *ivars, size_t nelems, const int *status,
-					  hoist_sync_type_t type, hoist_cmp_t cmp, const void *values)
+					  hoist_type_t type, hoist_cmp_t cmp, const void *values)
 {
 	return (int)p2p(ivars, nelems, status, type, cmp, 0, values, 1, P2P_ALL, NULL, 0);
 }
 
 HOIST_API int hoist_test_until_any_vector(void *ivars, size_t nelems, const int *status,
-					  hoist_sync_type_t type, hoist_cmp_t cmp, const void *values,
+					  hoist_type_t type, hoist_cmp_t cmp, const void *values,
 					  size_t *index)
 {
 	return (int)p2p(ivars, nelems, status, type, cmp, 0, values, 1, P2P_ANY, index, 0);
 }
 
 HOIST_API int64_t hoist_test_until_some_vector(void *ivars, size_t nelems, size_t *indices,
-					       const int *status, hoist_sync_type_t type,
+					       const int *status, hoist_type_t type,
 					       hoist_cmp_t cmp, const void *values)
 {
 	return p2p(ivars, nelems, status, type, cmp, 0, values, 1, P2P_SOME, indices, 0);

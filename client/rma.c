@@ -73,6 +73,13 @@ static inline char *direct_base(struct hoist_ctx *c, int pe)
 	return p->base;
 }
 
+/* For the other operations that take the direct path (amo.c): the same
+ * conditions. */
+char *hoist__direct_base(struct hoist_ctx *c, int pe)
+{
+	return direct_base(c, pe);
+}
+
 /* *direct: done by the library itself (complete on return). */
 static int put_common(int pe, void *dst, const void *src, size_t n, int nbi, int *direct)
 {

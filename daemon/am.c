@@ -4,7 +4,8 @@
  * received one is dispatched through. The table is indexed by wire message
  * type (wire.h W_*); the stage that owns a message registers its handler at
  * start (barrier.c: W_BARRIER, W_PE_GONE; coll.c: W_COLL, W_COLL_ABORT;
- * jobs.c: W_MEMBER), so this file names none of them. A type nobody
+ * jobs.c: W_MEMBER; transport/amo.c: W_AMO, W_AMO_REPLY), so this file
+ * names none of them. A type nobody
  * registered, or a message of the wrong shape, is refused (-EPROTO) and
  * counted (am_refused); what the transport then does with the connection
  * is its own rule, and the daemon keeps serving.

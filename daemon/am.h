@@ -40,6 +40,7 @@ int am_register(uint8_t type, const struct am_handler *h);
 void barrier_am_register(void);
 void coll_am_register(void);
 void jobs_am_register(void);
+void amo_am_register(void); /* transport/amo.c: W_AMO, W_AMO_REPLY */
 
 /* Is type registered (am_dispatch() serves it, whatever the transport)? */
 int am_handles(uint8_t type);

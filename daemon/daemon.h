@@ -215,6 +215,8 @@ struct daemon {
 	struct verbs_stats vst;  /* verbs transport (and the pinned budget, reg.c) */
 	const struct transport_ops *local; /* the same-node path (transport "self") */
 	void *xp_priv;           /* the running transport's own state (verbs), or NULL */
+	struct xp_amo_table *amo; /* atomics sent to other nodes, awaiting
+				   * their reply (transport/amo.c), or NULL */
 	uint64_t heartbeat;      /* bumped by the progress thread (watchdog) */
 	int more_pending;        /* this pass left descriptors for the next
 				  * one: open packs may wait to fill up */

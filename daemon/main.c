@@ -314,6 +314,7 @@ int main(int argc, char **argv)
 	barrier_am_register();
 	coll_am_register();
 	jobs_am_register();
+	amo_am_register();
 	if ((rc = progress_start(d))) {
 		hlog_err("cannot start the progress thread: %s", strerror(-rc));
 		teardown(d);

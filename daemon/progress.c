@@ -241,6 +241,7 @@ void progress_stop(struct daemon *d)
 	reg_release_all(d); /* before the transport that made the handles stops */
 	if (d->xport->stop)
 		d->xport->stop(d);
+	xp_amo_free(d);
 	loop_fini(&d->loop);
 	reg_fini(d);
 	/* the cluster: a transport that started frees it in stop */

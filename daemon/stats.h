@@ -56,7 +56,14 @@
 	X(multi_elems, COUNTER, "elements of strided and vector descriptors")                               \
 	X(agg_ops, COUNTER, "puts/gets issued inside aggregation regions")                                  \
 	X(agg_releases, COUNTER, "aggregation regions whose held packs were sent (end or early end)")     \
-	X(conflict_waits, COUNTER, "accesses that waited for an overlapping put to complete (unordered transport)")
+	X(conflict_waits, COUNTER, "accesses that waited for an overlapping put to complete (unordered transport)") \
+	X(amo_fetch, COUNTER, "atomics executed for the client: fetch")                                    \
+	X(amo_set, COUNTER, "atomics executed for the client: set")                                        \
+	X(amo_swap, COUNTER, "atomics executed for the client: swap and compare-and-swap")                \
+	X(amo_add, COUNTER, "atomics executed for the client: add, inc and their fetching forms")          \
+	X(amo_bitwise, COUNTER, "atomics executed for the client: and, or, xor and their fetching forms") \
+	X(amo_self, COUNTER, "atomics to PEs of this node executed by the daemon (the library's direct ones are not counted)") \
+	X(amo_remote, COUNTER, "atomics sent to the daemon of another node (tcp, verbs)")
 
 /* per daemon; progress-thread counters (control-thread ones are separate) */
 #define HOISTD_PROGRESS_STATS(X)                                                                   \
@@ -80,7 +87,8 @@
 	X(tcp_requests, COUNTER, "requests and messages queued on tcp connections")                         \
 	X(tcp_stripes, COUNTER, "puts/gets of at least 256 KiB striped over several tcp lanes (tcp_lanes)") \
 	X(peer_conns_dropped, COUNTER, "incoming peer connections dropped unauthenticated (deadline or cap)") \
-	X(accept_pauses, COUNTER, "times accepting peer connections paused: out of file descriptors")
+	X(accept_pauses, COUNTER, "times accepting peer connections paused: out of file descriptors") \
+	X(amo_served, COUNTER, "atomics executed here for PEs of other nodes (W_AMO)")
 
 /* verbs transport (progress thread; pinned_* by the control thread) */
 #define HOISTD_VERBS_STATS(X)                                                                      \

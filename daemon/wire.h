@@ -54,6 +54,8 @@ enum wire_type {
 	W_VAUTH = 14,     /* verbs: reserved (the handshake rides in rdma_cm private data) */
 	W_VRESOLVE = 15,  /* verbs: ext wire_target: where is (job, PE, segment)? */
 	W_VRESOLVE_REPLY = 16, /* verbs: ext wire_vresolve: the entry, or status */
+	W_AMO = 17,        /* ext: wire_amo (an atomic for the receiver to execute) */
+	W_AMO_REPLY = 18,  /* ext: wire_amo_reply */
 	W_PACK = 20,       /* ext: wire_pack; payload: elements (see below) */
 	W_PACK_REPLY = 21, /* ext: wire_pack_reply; payload: results */
 	/* 22, 23: reserved (packed operations) */
@@ -229,6 +231,34 @@ _Static_assert(sizeof(struct wire_pack) == 16, "wire pack");
 _Static_assert(sizeof(struct wire_pack_elem) == 24, "wire pack elem");
 _Static_assert(sizeof(struct wire_pack_reply) == 8, "wire pack reply");
 _Static_assert(sizeof(struct wire_pack_res) == 8, "wire pack res");
+
+/* Remote atomics (transport/amo.c), active messages of every network
+ * transport: the requester names the word by (job, PE, segment, offset);
+ * the target daemon checks them, executes the CPU atomic (hoist_amo.h)
+ * and answers with the request's id, 0 or -errno, and the old value. */
+struct wire_amo {
+	uint64_t job;
+	int32_t pe;
+	uint32_t seg;
+	uint64_t off;
+	uint64_t value;  /* a 4-byte operand in the low bytes */
+	uint64_t cmp;
+	uint64_t id;     /* the requester's, echoed by the reply */
+	uint8_t op;      /* enum hoist_amo_op */
+	uint8_t type;    /* hoist_type_t numbering */
+	uint8_t size;    /* 4 or 8: the type's */
+	uint8_t reserved[5]; /* 0 */
+};
+
+struct wire_amo_reply {
+	uint64_t id;
+	int32_t status;  /* 0 or -errno */
+	uint32_t reserved;
+	uint64_t old;    /* the word's value before (fetching ops) */
+};
+
+_Static_assert(sizeof(struct wire_amo) == 56, "wire amo");
+_Static_assert(sizeof(struct wire_amo_reply) == 24, "wire amo reply");
 
 /* verbs: the answer to W_VRESOLVE (the question comes back with it). */
 struct wire_vresolve {

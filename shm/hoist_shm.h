@@ -24,7 +24,8 @@
 #include <stdint.h>
 
 #define HOIST_SHM_MAGIC   0x314d53545349484fULL /* "OHISTSM1" little endian */
-#define HOIST_ABI_VERSION 3u /* 3: AttachReply.accepted (two-stage attach reply) */
+#define HOIST_ABI_VERSION 4u /* 3: AttachReply.accepted (two-stage attach reply);
+				* 4: HOIST_OP_AMO, sqe.amo_op/amo_type */
 #define HOIST_CACHELINE   64
 #define HOIST_CTRL_BYTES  4096u
 
@@ -56,7 +57,15 @@ enum hoist_opcode {
 	HOIST_OP_PUT_VEC = 10,
 	HOIST_OP_GET_VEC = 11,
 	HOIST_OP_COLL = 12,          /* collective: see struct hoist_coll_args */
-	/* 13..15: reserved (collectives) */
+	/* Remote atomic on the aligned word (len = 4 or 8 bytes) at
+	 * (pe, seg, remote_off): sqe.amo_op (enum hoist_amo_op), sqe.amo_type
+	 * (hoist_type_t numbering), inline_data = { uint64_t value; uint64_t
+	 * cmp; } (a 4-byte operand in the low bytes). A fetching op writes
+	 * the old value (len bytes) at local_off (staging, or own heap with
+	 * HOIST_SQE_F_LOCAL_HEAP) before its CQE; a non-fetching one ignores
+	 * local_off. Flags: CQE and LOCAL_HEAP only. See hoist_amo.h. */
+	HOIST_OP_AMO = 13,
+	/* 14..15: reserved (collectives) */
 	HOIST_OP__COUNT = 16
 };
 
@@ -93,7 +102,13 @@ struct hoist_vec_elem {
 struct hoist_sqe {
 	uint8_t opcode;     /* enum hoist_opcode */
 	uint8_t flags;      /* HOIST_SQE_F_* */
-	uint16_t reserved0; /* must be 0 */
+	union {
+		uint16_t reserved0; /* must be 0, but for HOIST_OP_AMO: */
+		struct {
+			uint8_t amo_op;   /* enum hoist_amo_op */
+			uint8_t amo_type; /* hoist_type_t */
+		};
+	};
 	int32_t pe;         /* target PE (job rank) */
 	uint64_t user_data; /* echoed in the CQE */
 	uint32_t seg;       /* target segment id */

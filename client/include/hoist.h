@@ -37,8 +37,9 @@
  *   HOIST_AUTO          1 (default): puts complete lazily, gets of repeated
  *                       phases are prefetched; 0: every put completes
  *                       remotely before it returns, no prefetch (baseline)
- *   HOIST_DIRECT        1 (default): put/get to a PE of the same node are
- *                       done by the library (see hoist_ptr); 0: by the daemon
+ *   HOIST_DIRECT        1 (default): put/get and atomics to a PE of the same
+ *                       node are done by the library (see hoist_ptr); 0: by
+ *                       the daemon
  *   HOIST_WAIT_POLL_MS  bound (default 50) of one sleep of hoist_wait_until*:
  *                       it rechecks then (NIC-placed data wakes nobody)
  *   HOIST_ATTACH_TIMEOUT_MS  deadline (default 60000) for each immediate
@@ -200,7 +201,15 @@ const char *hoist_error_detail(void);
  * its place in the sequence: the collective fails on EVERY PE with the
  * error, nobody is left waiting. (A non-root PE of a reduce may complete
  * before a mismatch elsewhere is noticed: its dst is not written.) */
-typedef enum { HOIST_INT32, HOIST_INT64, HOIST_UINT64, HOIST_FLOAT, HOIST_DOUBLE } hoist_type_t;
+/* HOIST_UINT32 is for atomics and point-to-point waits (below): collectives refuse it, -EINVAL */
+typedef enum {
+	HOIST_INT32,
+	HOIST_INT64,
+	HOIST_UINT64,
+	HOIST_FLOAT,
+	HOIST_DOUBLE,
+	HOIST_UINT32
+} hoist_type_t;
 typedef enum { HOIST_SUM, HOIST_PROD, HOIST_MIN, HOIST_MAX, HOIST_AND, HOIST_OR, HOIST_XOR } hoist_op_t;
 typedef struct hoist_req hoist_req_t; /* opaque */
 
@@ -244,7 +253,9 @@ int hoist_test(hoist_req_t *req);  /* 1 complete (still hoist_wait it), 0 not ye
  * nelems elements of the type. value's bits are read as the type (32-bit
  * types use its low 32 bits: pass the int32_t or uint32_t itself);
  * values (vector forms) is an array of nelems elements of the type, one per
- * variable. OpenSHMEM's point-to-point types map onto the four types:
+ * variable. type is one of the four integer types of hoist_type_t
+ * (HOIST_INT32, HOIST_UINT32, HOIST_INT64, HOIST_UINT64; a float type is
+ * -EINVAL). OpenSHMEM's point-to-point types map onto them:
  * int, long, long long, int32_t, int64_t, ptrdiff_t onto the signed ones,
  * unsigned ..., uint32_t, uint64_t, size_t onto the unsigned ones (by size).
  *
@@ -284,46 +295,99 @@ typedef enum {
 	HOIST_CMP_LT,     /* <  */
 	HOIST_CMP_LE      /* <= */
 } hoist_cmp_t;
-typedef enum {
-	HOIST_SYNC_INT32 = 1,
-	HOIST_SYNC_UINT32,
-	HOIST_SYNC_INT64,
-	HOIST_SYNC_UINT64
-} hoist_sync_type_t;
 
-int hoist_wait_until(void *ivar, hoist_sync_type_t type, hoist_cmp_t cmp, uint64_t value);
-int hoist_test_until(void *ivar, hoist_sync_type_t type, hoist_cmp_t cmp, uint64_t value);
+int hoist_wait_until(void *ivar, hoist_type_t type, hoist_cmp_t cmp, uint64_t value);
+int hoist_test_until(void *ivar, hoist_type_t type, hoist_cmp_t cmp, uint64_t value);
 
-int hoist_wait_until_all(void *ivars, size_t nelems, const int *status, hoist_sync_type_t type,
+int hoist_wait_until_all(void *ivars, size_t nelems, const int *status, hoist_type_t type,
 			 hoist_cmp_t cmp, uint64_t value);
-int hoist_wait_until_any(void *ivars, size_t nelems, const int *status, hoist_sync_type_t type,
+int hoist_wait_until_any(void *ivars, size_t nelems, const int *status, hoist_type_t type,
 			 hoist_cmp_t cmp, uint64_t value, size_t *index);
 int64_t hoist_wait_until_some(void *ivars, size_t nelems, size_t *indices, const int *status,
-			      hoist_sync_type_t type, hoist_cmp_t cmp, uint64_t value);
-int hoist_test_until_all(void *ivars, size_t nelems, const int *status, hoist_sync_type_t type,
+			      hoist_type_t type, hoist_cmp_t cmp, uint64_t value);
+int hoist_test_until_all(void *ivars, size_t nelems, const int *status, hoist_type_t type,
 			 hoist_cmp_t cmp, uint64_t value);
-int hoist_test_until_any(void *ivars, size_t nelems, const int *status, hoist_sync_type_t type,
+int hoist_test_until_any(void *ivars, size_t nelems, const int *status, hoist_type_t type,
 			 hoist_cmp_t cmp, uint64_t value, size_t *index);
 int64_t hoist_test_until_some(void *ivars, size_t nelems, size_t *indices, const int *status,
-			      hoist_sync_type_t type, hoist_cmp_t cmp, uint64_t value);
+			      hoist_type_t type, hoist_cmp_t cmp, uint64_t value);
 
 /* vector forms: element i compares with values[i] */
 int hoist_wait_until_all_vector(void *ivars, size_t nelems, const int *status,
-				hoist_sync_type_t type, hoist_cmp_t cmp, const void *values);
+				hoist_type_t type, hoist_cmp_t cmp, const void *values);
 int hoist_wait_until_any_vector(void *ivars, size_t nelems, const int *status,
-				hoist_sync_type_t type, hoist_cmp_t cmp, const void *values,
+				hoist_type_t type, hoist_cmp_t cmp, const void *values,
 				size_t *index);
 int64_t hoist_wait_until_some_vector(void *ivars, size_t nelems, size_t *indices,
-				     const int *status, hoist_sync_type_t type, hoist_cmp_t cmp,
+				     const int *status, hoist_type_t type, hoist_cmp_t cmp,
 				     const void *values);
 int hoist_test_until_all_vector(void *ivars, size_t nelems, const int *status,
-				hoist_sync_type_t type, hoist_cmp_t cmp, const void *values);
+				hoist_type_t type, hoist_cmp_t cmp, const void *values);
 int hoist_test_until_any_vector(void *ivars, size_t nelems, const int *status,
-				hoist_sync_type_t type, hoist_cmp_t cmp, const void *values,
+				hoist_type_t type, hoist_cmp_t cmp, const void *values,
 				size_t *index);
 int64_t hoist_test_until_some_vector(void *ivars, size_t nelems, size_t *indices,
-				     const int *status, hoist_sync_type_t type, hoist_cmp_t cmp,
+				     const int *status, hoist_type_t type, hoist_cmp_t cmp,
 				     const void *values);
+/* ---- remote atomics ----------------------------------------------------------
+ * One operation on the naturally aligned word of a symmetric address dst
+ * (inside the caller's heap; the same offset is used at pe) of any PE,
+ * this one included. Types: HOIST_INT32, HOIST_UINT32, HOIST_INT64,
+ * HOIST_UINT64 (every op; arithmetic wraps around) and HOIST_FLOAT,
+ * HOIST_DOUBLE (FETCH, SET and SWAP only). value, cmp and fetched point at
+ * one object of that type:
+ *   FETCH      *fetched = *dst
+ *   SET        *dst = *value
+ *   SWAP       *fetched = *dst, *dst = *value
+ *   CSWAP      *fetched = *dst, and if it equalled *cmp, *dst = *value
+ *   ADD/INC    *dst += *value / 1; FETCH_ADD/FETCH_INC also *fetched = old
+ *   AND/OR/XOR *dst op= *value; FETCH_AND/OR/XOR also *fetched = old
+ * Unused pointers (cmp except CSWAP, value of FETCH/INC/FETCH_INC, fetched
+ * of non-fetching ops) may be NULL.
+ *
+ * All atomics on one word are atomic with respect to each other, whichever
+ * way they go: a PE of the same node does it itself on its mapping of pe's
+ * heap (as hoist_ptr; HOIST_DIRECT=1, under the same conditions as direct
+ * puts), otherwise this node's daemon does it (same node), or the daemon
+ * of pe's node for it (tcp, verbs): always a CPU atomic on the target
+ * node's memory. They are not atomic with plain puts or stores to the word.
+ * Ordering with this PE's own puts and gets to the same remote range: as a
+ * put that also reads (the daemon's conflict stage, HOIST_AUTO=1; with
+ * HOIST_AUTO=0 hoist_fence/hoist_quiet order them).
+ *
+ * hoist_atomic: a fetching op has its result in *fetched on return; a
+ * non-fetching one completes like hoist_put (remote completion deferred to
+ * hoist_quiet; with HOIST_AUTO=0 complete on return).
+ * hoist_atomic_nbi: returns at once; a fetching op writes *fetched at
+ * hoist_quiet (do not read it before), errors are reported by hoist_quiet.
+ * A fetching nbi atomic holds one of the library's operation slots (shared
+ * with nbi gets and collective requests) until hoist_quiet.
+ *
+ * 0 or -errno: -EINVAL for pe outside the job, an unknown op or type, an
+ * arithmetic or bitwise op on HOIST_FLOAT/HOIST_DOUBLE, dst not aligned to
+ * the type's size, or a needed pointer that is NULL; -EFAULT when dst is
+ * not inside the symmetric heap; -ECONNRESET when pe died. Nothing changes
+ * at pe on an error. */
+typedef enum {
+	HOIST_AMO_FETCH,
+	HOIST_AMO_SET,
+	HOIST_AMO_SWAP,
+	HOIST_AMO_CSWAP,
+	HOIST_AMO_ADD,
+	HOIST_AMO_FETCH_ADD,
+	HOIST_AMO_INC,
+	HOIST_AMO_FETCH_INC,
+	HOIST_AMO_AND,
+	HOIST_AMO_OR,
+	HOIST_AMO_XOR,
+	HOIST_AMO_FETCH_AND,
+	HOIST_AMO_FETCH_OR,
+	HOIST_AMO_FETCH_XOR
+} hoist_amo_t;
+int hoist_atomic(int pe, void *dst, hoist_amo_t op, hoist_type_t type, const void *value,
+		 const void *cmp, void *fetched);
+int hoist_atomic_nbi(int pe, void *dst, hoist_amo_t op, hoist_type_t type, const void *value,
+		     const void *cmp, void *fetched);
 
 /* libhoist is not thread-safe: call it from one thread of the process. */
 

@@ -1,8 +1,8 @@
 /*
  * The engine: drains a client's submission ring in batches. Each
  * descriptor is copied once, validated (validate.c) and executed by
- * opcode: puts and gets to the put/get stage (rma.c), strided and vector
- * ones to the strided/vector engine (multi.c), barriers (barrier.c),
+ * opcode: puts, gets and atomics to the put/get stage (rma.c), strided
+ * and vector ones to the strided/vector engine (multi.c), barriers (barrier.c),
  * collectives (coll.c), phases (overlap.c), quiet and fence here. What
  * finished at once is posted to the completion queue (complete.c); what a
  * transport started completes later through progress_complete().
@@ -59,6 +59,8 @@ static enum exec_result execute(struct daemon *d, struct client *c, const struct
 			}
 			return er;
 		}
+		return rma(d, c, sqe, res);
+	case HOIST_OP_AMO: /* the put/get stage: a put that also reads */
 		return rma(d, c, sqe, res);
 	case HOIST_OP_PUT_STRIDED:
 	case HOIST_OP_GET_STRIDED:

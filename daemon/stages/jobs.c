@@ -42,6 +42,7 @@ static void client_retire(struct daemon *d, struct client *c)
 	if (c->agg_held && d->xport->pack_release)
 		d->xport->pack_release(d);
 	d->xport->orphan(d, c);
+	xp_amo_orphan(d, c);
 	overlap_destroy(c);
 	reg_unpin(d, c);
 	barrier_depart(d, j, c, c->clean_detach);

@@ -11,8 +11,10 @@
 #include "rma.h"
 
 #include <errno.h>
+#include <string.h>
 
 #include "daemon.h"
+#include "hoist_amo.h"
 #include "overlap.h"
 
 /* The cap on outstanding puts: the descriptor waits for completions. Puts
@@ -46,6 +48,9 @@ int op_kind(struct daemon *d, uint8_t opcode, enum xp_kind *kind)
 	case HOIST_OP_GET_VEC:
 		*kind = XP_GET;
 		return 0;
+	case HOIST_OP_AMO:
+		*kind = XP_AMO;
+		return 0;
 	case HOIST_OP_INVALID:
 	case HOIST_OP_QUIET:
 	case HOIST_OP_FENCE:
@@ -69,6 +74,10 @@ static void req_from_sqe(struct xp_req *rq, struct client *c, enum xp_kind kind,
 	 * the drain's copy of the descriptor: a put's data is read at once */
 	char *laddr = (sqe->flags & HOIST_SQE_F_INLINE) ? (char *)sqe->inline_data
 							: client_buf(c, sqe);
+	/* an atomic: its operands are inline, laddr is where a fetching one's
+	 * old value lands (a non-fetching one has none) */
+	if (kind == XP_AMO && !hoist_amo_fetching(sqe->amo_op))
+		laddr = NULL;
 	uint32_t flags = 0;
 	if (sqe->flags & HOIST_SQE_F_LOCAL_HEAP)
 		flags |= XP_RF_INPLACE;
@@ -80,6 +89,45 @@ static void req_from_sqe(struct xp_req *rq, struct client *c, enum xp_kind kind,
 			      .ck = {.client = c, .user_data = sqe->user_data, .pe = sqe->pe,
 				     .opcode = sqe->opcode,
 				     .want_cqe = (sqe->flags & HOIST_SQE_F_CQE) != 0}};
+	if (kind == XP_AMO) {
+		rq->flags = 0; /* never packed, never in place */
+		rq->amo.op = sqe->amo_op;
+		rq->amo.type = sqe->amo_type;
+		memcpy(&rq->amo.value, sqe->inline_data, 8);
+		memcpy(&rq->amo.cmp, sqe->inline_data + 8, 8);
+	}
+}
+
+/* An atomic by kind (stats.h: amo_*). */
+static void count_amo(struct client *c, uint8_t op)
+{
+	switch ((enum hoist_amo_op)op) {
+	case HOIST_AMO_OP_FETCH:
+		STAT_INC(&c->st, amo_fetch);
+		break;
+	case HOIST_AMO_OP_SET:
+		STAT_INC(&c->st, amo_set);
+		break;
+	case HOIST_AMO_OP_SWAP:
+	case HOIST_AMO_OP_CSWAP:
+		STAT_INC(&c->st, amo_swap);
+		break;
+	case HOIST_AMO_OP_ADD:
+	case HOIST_AMO_OP_FETCH_ADD:
+	case HOIST_AMO_OP_INC:
+	case HOIST_AMO_OP_FETCH_INC:
+		STAT_INC(&c->st, amo_add);
+		break;
+	case HOIST_AMO_OP_AND:
+	case HOIST_AMO_OP_OR:
+	case HOIST_AMO_OP_XOR:
+	case HOIST_AMO_OP_FETCH_AND:
+	case HOIST_AMO_OP_FETCH_OR:
+	case HOIST_AMO_OP_FETCH_XOR:
+	case HOIST_AMO_OP__COUNT:
+		STAT_INC(&c->st, amo_bitwise);
+		break;
+	}
 }
 
 static void count_rma(struct client *c, enum xp_kind kind, uint64_t len)
@@ -93,13 +141,18 @@ static void count_rma(struct client *c, enum xp_kind kind, uint64_t len)
 		STAT_INC(&c->st, gets);
 		STAT_ADD(&c->st, get_bytes, len);
 		break;
-	case XP_AMO:
+	case XP_AMO: /* by kind in rma(), which sees the descriptor */
 	case XP_SEND:
 		break;
 	}
 }
 
-/* A put or get: same node by copy, other nodes through the transport. */
+/* A put, get or atomic: same node by the self transport (a copy, or the
+ * CPU atomic), other nodes through the transport. For the conflict and
+ * put deferral stage an atomic is a put that also reads: it waits behind
+ * an overlapping unfinished put (and, on an unordered transport, get),
+ * invalidates overlapping phase predictions, and later accesses to its
+ * range wait for it as for a put. */
 enum exec_result rma(struct daemon *d, struct client *c, const struct hoist_sqe *sqe, int *res)
 {
 	struct job *j = c->job;
@@ -114,8 +167,10 @@ enum exec_result rma(struct daemon *d, struct client *c, const struct hoist_sqe 
 		req_from_sqe(&rq, c, kind, sqe, d->net.self);
 		rq.rmap = t->heap.base; /* validated: the heap is the one segment */
 		r = d->local->rma(d, &rq, &err);
-		if (r == XP_DONE && kind == XP_PUT)
+		if (r == XP_DONE && (kind == XP_PUT || kind == XP_AMO))
 			client_heap_touched(d, t); /* t may wait for it */
+		if (kind == XP_AMO && r == XP_DONE)
+			STAT_INC(&c->st, amo_self);
 	} else if (j->pe_gone[sqe->pe]) {
 		*res = -ECONNRESET; /* the target PE is gone */
 		return EXEC_DONE;
@@ -135,6 +190,7 @@ enum exec_result rma(struct daemon *d, struct client *c, const struct hoist_sqe 
 		if (o && o->decided != c->sq_head + 1) {
 			switch (kind) {
 			case XP_PUT:
+			case XP_AMO:
 				if (overlap_put_begin(c, sqe, &op->seq))
 					return cap_stall(d, c);
 				break;
@@ -148,12 +204,11 @@ enum exec_result rma(struct daemon *d, struct client *c, const struct hoist_sqe 
 				}
 				break;
 			}
-			case XP_AMO:
 			case XP_SEND:
 				break; /* not an overlap candidate */
 			}
 			o->decided = c->sq_head + 1;
-		} else if (o && kind == XP_PUT) {
+		} else if (o && (kind == XP_PUT || kind == XP_AMO)) {
 			op->seq = o->put_seq + 1;
 		}
 		if (o && kind == XP_GET)
@@ -161,8 +216,10 @@ enum exec_result rma(struct daemon *d, struct client *c, const struct hoist_sqe 
 		r = d->xport->rma(d, &rq, &err);
 		if (r == XP_STARTED)
 			c->outstanding++; /* until the cookie comes back */
-		if (o && kind == XP_PUT && r == XP_STARTED)
+		if (o && (kind == XP_PUT || kind == XP_AMO) && r == XP_STARTED)
 			overlap_put_issued(c, sqe, op->seq);
+		if (kind == XP_AMO && r == XP_STARTED)
+			STAT_INC(&c->st, amo_remote);
 		if (op->gseq && r == XP_STARTED)
 			overlap_get_issued(c, sqe->pe, sqe->remote_off, sqe->len, op->gseq);
 	}
@@ -176,6 +233,9 @@ enum exec_result rma(struct daemon *d, struct client *c, const struct hoist_sqe 
 	case XP_STARTED:
 		break;
 	}
-	count_rma(c, kind, sqe->len);
+	if (kind == XP_AMO)
+		count_amo(c, sqe->amo_op);
+	else
+		count_rma(c, kind, sqe->len);
 	return r == XP_DONE ? EXEC_DONE : EXEC_ASYNC;
 }

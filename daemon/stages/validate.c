@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <string.h>
 
+#include "hoist_amo.h"
+
 /* Element i of a strided descriptor at remote_off + i*stride: every one
  * inside [0, heap) iff the first and the last are (offsets are linear in
  * i). Overflow anywhere is outside. A descriptor that moves nothing (count
@@ -54,6 +56,27 @@ static int vec_ok(const struct hoist_sqe *sqe, const struct validate_geom *g)
 	return 0;
 }
 
+/* An atomic: a known (op, type), len its operand size, the target word
+ * naturally aligned and inside the heap; a fetching one's result place
+ * inside its segment. Only the CQE and LOCAL_HEAP flags. */
+static int amo_ok(const struct hoist_sqe *sqe, const struct validate_geom *g)
+{
+	if ((sqe->flags & ~(HOIST_SQE_F_CQE | HOIST_SQE_F_LOCAL_HEAP)) || sqe->reserved1)
+		return -EINVAL;
+	if (hoist_amo_valid(sqe->amo_op, sqe->amo_type) || sqe->len != hoist_amo_size(sqe->amo_type))
+		return -EINVAL;
+	if (sqe->pe < 0 || sqe->pe >= g->job_size || sqe->seg != HOIST_SEG_HEAP)
+		return -EINVAL;
+	if (!hoist_range_ok(sqe->remote_off, sqe->len, g->heap_bytes))
+		return -EFAULT;
+	if (sqe->remote_off % sqe->len)
+		return -EINVAL;
+	uint64_t local_size = (sqe->flags & HOIST_SQE_F_LOCAL_HEAP) ? g->heap_bytes : g->staging_bytes;
+	if (hoist_amo_fetching(sqe->amo_op) && !hoist_range_ok(sqe->local_off, sqe->len, local_size))
+		return -EFAULT;
+	return 0;
+}
+
 int validate_sqe(const struct hoist_sqe *sqe, const struct validate_geom *g)
 {
 	if (sqe->opcode == HOIST_OP_INVALID || sqe->opcode >= HOIST_OP__COUNT)
@@ -64,6 +87,8 @@ int validate_sqe(const struct hoist_sqe *sqe, const struct validate_geom *g)
 		return 0;
 	if (sqe->flags & ~HOIST_SQE_F__ALL)
 		return -EINVAL;
+	if (sqe->opcode == HOIST_OP_AMO)
+		return amo_ok(sqe, g);
 	if (sqe->reserved0 || sqe->reserved1)
 		return -EINVAL;
 

@@ -133,6 +133,7 @@ void peer_jobs_lost(struct daemon *d, int32_t node)
 		if (involved)
 			job_fail(j, -ECONNRESET);
 	}
+	xp_amo_node_lost(d, node); /* its atomics in flight fail */
 	addr_cache_invalidate_node(&d->net.cache, node);
 }
 

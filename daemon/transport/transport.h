@@ -37,7 +37,8 @@ struct xp_multi; /* a multi-element descriptor in progress (multi.h) */
 enum xp_kind {
 	XP_PUT = 1, /* local buffer -> remote segment */
 	XP_GET,     /* remote segment -> local buffer */
-	XP_AMO,     /* remote atomic: declared for the atomics issue; refused */
+	XP_AMO,     /* remote atomic: rq->amo; a CPU atomic at the target node
+		     * (self: on rmap; tcp, verbs: xp_amo()) */
 	XP_SEND,    /* a message to the remote daemon (am_send); rma() refuses it */
 };
 
@@ -51,7 +52,7 @@ enum xp_result {
 
 /* A kind rma() does not execute (transport.c): counted (xp_kind_refused),
  * and the -errno to fail it with: -EOPNOTSUPP for a known kind this path
- * does not implement (AMO, SEND), -EPROTO for a value that is no kind at
+ * does not implement (SEND), -EPROTO for a value that is no kind at
  * all. */
 int xp_kind_refuse(struct daemon *d, enum xp_kind kind);
 
@@ -117,16 +118,39 @@ struct xp_req {
 	uint32_t seg;
 	uint64_t off;
 	uint64_t len;
+	/* XP_AMO: len is the operand size (4 or 8), laddr where a fetching
+	 * op's old value lands (len bytes; NULL for a non-fetching op) */
+	struct {
+		uint8_t op;   /* enum hoist_amo_op (hoist_amo.h) */
+		uint8_t type; /* hoist_type_t numbering */
+		uint64_t value, cmp;
+	} amo;
 	/* completion */
 	struct xp_cookie ck;
 };
 #define XP_NMR 3
 
+/* XP_AMO for a transport whose peer daemon executes it (tcp, verbs; one
+ * implementation, amo.c): a W_AMO request to the target node's daemon,
+ * which runs the CPU atomic and answers W_AMO_REPLY; the reply writes the
+ * old value at rq->laddr and hands rq->ck to progress_complete().
+ * XP_STARTED, or XP_ERROR with *err. */
+enum xp_result xp_amo(struct daemon *d, const struct xp_req *rq, int *err);
+/* The requests of xp_amo in flight: forget client c (it left), or fail
+ * those to node (lost) with -ECONNRESET. */
+void xp_amo_orphan(struct daemon *d, struct client *c);
+void xp_amo_node_lost(struct daemon *d, int32_t node);
+/* Atomics of xp_amo awaiting their reply. */
+uint32_t xp_amo_inflight(const struct daemon *d);
+/* At stop: free the table (what is still in flight completes nowhere). */
+void xp_amo_free(struct daemon *d);
+
 struct transport_ops {
 	const char *name;
 	int (*start)(struct daemon *d);   /* 0 or -errno */
 	void (*stop)(struct daemon *d);
-	/* Issue request rq (XP_PUT or XP_GET). Strided and vector elements
+	/* Issue request rq (XP_PUT, XP_GET, or XP_AMO: self executes it on
+	 * rmap, a network transport hands it to xp_amo()). Strided and vector elements
 	 * come one by one (XP_RF_PACK); a transport may pack them and other
 	 * small operations for one node into one message (tcp: W_PACK), or
 	 * send each alone. XP_STARTED: rq->ck comes back through

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "fuzz_util.h"
+#include "hoist_amo.h"
 #include "hoist_shm.h"
 #include "validate.h"
 
@@ -45,6 +46,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (rc)
 		return 0;
+	if (s.opcode == HOIST_OP_AMO) { /* reserved0 holds the op and type */
+		FUZZ_CHECK(!(s.flags & ~(HOIST_SQE_F_CQE | HOIST_SQE_F_LOCAL_HEAP)) && s.reserved1 == 0);
+		FUZZ_CHECK(hoist_amo_valid(s.amo_op, s.amo_type) == 0 &&
+			   s.len == hoist_amo_size(s.amo_type));
+		FUZZ_CHECK(s.pe >= 0 && s.pe < g.job_size && s.seg == HOIST_SEG_HEAP);
+		FUZZ_CHECK(hoist_range_ok(s.remote_off, s.len, g.heap_bytes) && s.remote_off % s.len == 0);
+		if (hoist_amo_fetching(s.amo_op))
+			FUZZ_CHECK(hoist_range_ok(s.local_off, s.len, lim));
+		return 0;
+	}
 	FUZZ_CHECK((s.flags & ~HOIST_SQE_F__ALL) == 0 && s.reserved0 == 0 && s.reserved1 == 0);
 	switch (s.opcode) {
 	case HOIST_OP_PUT:

@@ -10,6 +10,9 @@
  *     announcement reaches the control queue),
  *   - pack_check and, for a valid pack, pack_execute against a job of
  *     three PEs, two of them on this node with 4 KiB heaps,
+ *   - W_AMO (an atomic executed against that job, the reply going to a
+ *     stub transport that checks it) and W_AMO_REPLY (matching no atomic
+ *     in flight: ignored),
  *   - W_PACK_REPLY's header rules and a PeerHello (handshake payload)
  *     through the generated protobuf-c parser.
  *
@@ -43,6 +46,24 @@ static struct client *pes[3] = {&c0, &c1, NULL};
 static char heap0[HEAP], heap1[HEAP];
 static char out[WIRE_AM_MAX_PAYLOAD];
 static _Alignas(8) char ext[WIRE_MAX_EXT];
+static int amo_replies;
+
+/* The reply of an atomic goes back to its sender: well formed, status 0 or
+ * a -errno. */
+static int stub_am_send(struct daemon *dd, int32_t node, uint8_t type, const void *e, uint16_t hlen,
+			const void *payload, uint64_t plen)
+{
+	(void)dd, (void)payload;
+	FUZZ_CHECK(node == 1 && type == W_AMO_REPLY && hlen == sizeof(struct wire_amo_reply) && !plen);
+	struct wire_amo_reply r;
+	memcpy(&r, e, sizeof(r));
+	FUZZ_CHECK(r.status == 0 || r.status == -ECONNRESET || r.status == -EINVAL ||
+		   r.status == -EFAULT);
+	amo_replies++;
+	return 0;
+}
+
+static const struct transport_ops stub_xport = {.name = "stub", .am_send = stub_am_send};
 
 static void setup(void)
 {
@@ -50,6 +71,8 @@ static void setup(void)
 	barrier_am_register(); /* the handlers hoistd registers at start */
 	coll_am_register();
 	jobs_am_register();
+	amo_am_register();
+	d.xport = &stub_xport;
 	if (cmdq_init(&d.to_control))
 		abort();
 	c0.heap.base = heap0;
@@ -143,12 +166,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	/* barrier and collective messages name job 43 (unknown): their checks
 	 * only; executing them needs a running job */
-	if (h.type != W_MEMBER) {
+	if (h.type == W_AMO) { /* an atomic for this job (odd) or another one */
+		uint64_t jid = (ext[0] & 1) ? job.id : 43;
+		memcpy(ext, &jid, 8);
+	} else if (h.type != W_MEMBER) {
 		uint64_t other = 43;
 		memcpy(ext, &other, 8);
 	}
+	int replies = amo_replies;
 	int rc = am_dispatch(&d, 1, h.type, ext, h.hlen, payload, plen);
 	FUZZ_CHECK(rc == 0 || rc == -EPROTO || rc == -ENOMEM);
+	FUZZ_CHECK(amo_replies == replies + (h.type == W_AMO)); /* every atomic is answered */
 	drain_control();
 	return 0;
 }

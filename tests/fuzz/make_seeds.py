@@ -52,6 +52,12 @@ def sqe(op, flags=0, pe=0, remote=0, length=0, local=0, inline=b"", user=0):
                        inline.ljust(16, b"\0"))
 
 
+def amo_sqe(amo_op, amo_type, flags=F_CQE, pe=0, remote=0, length=8, local=0, value=0, cmp=0):
+    """HOIST_OP_AMO (13): reserved0 carries amo_op (low byte) and amo_type."""
+    return struct.pack("<BBBBiQIIQQQQQ", 13, flags, amo_op, amo_type, pe, 0, 0, 0, remote, length,
+                       local, value, cmp)
+
+
 def strided_args(stride, count):
     return struct.pack("<qQ", stride, count)
 
@@ -77,6 +83,9 @@ descs = {
     "phase": sqe(PHASE, 0, 0, 7),
     "coll_bcast": sqe(COLL, 0, 0, 0, 8, 64, coll_args(1)),
     "coll_allreduce": sqe(COLL, 0, 0, 0, 16, 64, coll_args(3, 1, 0)),
+    "amo_fetch_add": amo_sqe(5, 1, remote=64, local=8, value=3),
+    "amo_cswap32_heap": amo_sqe(3, 5, F_CQE | F_LOCAL_HEAP, remote=4, length=4, local=128, value=1, cmp=0),
+    "amo_set_double": amo_sqe(1, 4, 0, remote=16, value=0x3ff0000000000000),
 }
 for name, d in descs.items():
     out("fuzz_validate", name, d + bytes([4, 20, 16]))
@@ -89,6 +98,7 @@ ring = [
     ("coll", [descs["coll_bcast"], descs["coll_allreduce"]]),
     ("vec", [descs["vec_empty"], descs["vec_get"]]),
     ("local_heap", [descs["put_local_heap"]]),
+    ("amo", [descs["amo_set_double"], descs["amo_fetch_add"], descs["amo_cswap32_heap"]]),
 ]
 for name, ds in ring:
     out("fuzz_ring", name, b"".join(ds))
@@ -125,8 +135,8 @@ out("fuzz_stats", "plain", pb_int(2, ABI))
 out("fuzz_stats", "settings", pb_int(1, 1) + pb_int(2, ABI))
 
 # ---- daemon-to-daemon frames ------------------------------------------------
-W = dict(HELLO=1, AUTH=2, BARRIER=9, MEMBER=10, PE_GONE=11, PACK=20, PACK_REPLY=21, COLL=24,
-         COLL_ABORT=25)
+W = dict(HELLO=1, AUTH=2, BARRIER=9, MEMBER=10, PE_GONE=11, AMO=17, AMO_REPLY=18, PACK=20,
+         PACK_REPLY=21, COLL=24, COLL_ABORT=25)
 
 
 def frame(typ, ext, payload=b"", tag=1):
@@ -150,6 +160,10 @@ out("fuzz_wire", "barrier", frame(W["BARRIER"], struct.pack("<QII", 42, 3, 1)))
 out("fuzz_wire", "pe_gone", frame(W["PE_GONE"], struct.pack("<QiIIIQ", 42, 1, 1, 3, 0, 99)))
 out("fuzz_wire", "coll", frame(W["COLL"], struct.pack("<QIBBBBiIQQQ", 42, 1, 3, 1, 0, 0, 0, 0, 16, 0, 16),
                                  b"\1" * 16))
+# an atomic for job 42 (odd first byte: fuzz_wire keeps this job), and a
+# reply to an atomic nobody sent
+out("fuzz_wire", "amo", frame(W["AMO"], struct.pack("<QiIQQQQBBB5x", 41, 1, 0, 64, 5, 0, 7, 5, 1, 8)))
+out("fuzz_wire", "amo_reply", frame(W["AMO_REPLY"], struct.pack("<QiIQ", 7, 0, 0, 99)))
 out("fuzz_wire", "coll_abort", frame(W["COLL_ABORT"], struct.pack("<QIi", 42, 1, -22)))
 key = b"job-1"
 ranks = struct.pack("<iIQ", 0, 0, 7) + struct.pack("<iIQ", 1, 0, 8)

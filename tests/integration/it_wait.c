@@ -32,15 +32,18 @@
 #define WATCHDOG_S 20
 #define N 4
 
-static int64_t model(hoist_sync_type_t t, hoist_cmp_t cmp, uint64_t a, uint64_t b)
+static int64_t model(hoist_type_t t, hoist_cmp_t cmp, uint64_t a, uint64_t b)
 {
 	int64_t sa, sb;
 	uint64_t ua, ub;
 	switch (t) {
-	case HOIST_SYNC_INT32: sa = (int32_t)(uint32_t)a, sb = (int32_t)(uint32_t)b; goto s;
-	case HOIST_SYNC_INT64: sa = (int64_t)a, sb = (int64_t)b; goto s;
-	case HOIST_SYNC_UINT32: ua = (uint32_t)a, ub = (uint32_t)b; goto u;
-	case HOIST_SYNC_UINT64: ua = a, ub = b; goto u;
+	case HOIST_INT32: sa = (int32_t)(uint32_t)a, sb = (int32_t)(uint32_t)b; goto s;
+	case HOIST_INT64: sa = (int64_t)a, sb = (int64_t)b; goto s;
+	case HOIST_UINT32: ua = (uint32_t)a, ub = (uint32_t)b; goto u;
+	case HOIST_UINT64: ua = a, ub = b; goto u;
+	case HOIST_FLOAT: /* no point-to-point type */
+	case HOIST_DOUBLE:
+		break;
 	}
 	return -1;
 s:
@@ -65,12 +68,12 @@ u:
 	return -1;
 }
 
-static size_t tsize(hoist_sync_type_t t)
+static size_t tsize(hoist_type_t t)
 {
-	return t == HOIST_SYNC_INT32 || t == HOIST_SYNC_UINT32 ? 4 : 8;
+	return t == HOIST_INT32 || t == HOIST_UINT32 ? 4 : 8;
 }
 
-static void store(void *p, hoist_sync_type_t t, uint64_t v)
+static void store(void *p, hoist_type_t t, uint64_t v)
 {
 	if (tsize(t) == 4) {
 		uint32_t x = (uint32_t)v;
@@ -83,14 +86,14 @@ static void store(void *p, hoist_sync_type_t t, uint64_t v)
 /* Every comparison and type, test and (already true) wait, scalar forms. */
 static void local_compare(char *var)
 {
-	static const hoist_sync_type_t types[] = {HOIST_SYNC_INT32, HOIST_SYNC_UINT32,
-						  HOIST_SYNC_INT64, HOIST_SYNC_UINT64};
+	static const hoist_type_t types[] = {HOIST_INT32, HOIST_UINT32,
+						  HOIST_INT64, HOIST_UINT64};
 	/* pairs around equality, the sign bit, and wrap-around */
 	static const uint64_t pairs[][2] = {
 		{5, 5}, {4, 5}, {6, 5}, {UINT64_MAX, 1}, {1, UINT64_MAX}, {0x80000000u, 0x7fffffffu},
 		{0x8000000000000000ull, 0x7fffffffffffffffull}, {0, 0}, {0xffffffffu, 0}};
 	for (size_t ti = 0; ti < 4; ti++) {
-		hoist_sync_type_t t = types[ti];
+		hoist_type_t t = types[ti];
 		for (size_t pi = 0; pi < sizeof(pairs) / sizeof(pairs[0]); pi++) {
 			store(var, t, pairs[pi][0]);
 			for (int cmp = HOIST_CMP_EQ; cmp <= HOIST_CMP_LE; cmp++) {
@@ -131,74 +134,74 @@ static void local_arrays(int64_t *a, uint32_t *u)
 	size_t idx = 0, ids[N];
 	IT_WHERE("arrays");
 	/* all */
-	IT_EXPECT(hoist_test_until_all(a, N, NULL, HOIST_SYNC_INT64, HOIST_CMP_GE, 10), 1);
-	IT_EXPECT(hoist_test_until_all(a, N, NULL, HOIST_SYNC_INT64, HOIST_CMP_NE, 20), 0);
-	IT_EXPECT(hoist_test_until_all(a, N, skip1, HOIST_SYNC_INT64, HOIST_CMP_NE, 20), 1);
-	IT_OK(hoist_wait_until_all(a, N, skip1, HOIST_SYNC_INT64, HOIST_CMP_NE, 20));
-	IT_EXPECT(hoist_test_until_all(a, N, skip_all, HOIST_SYNC_INT64, HOIST_CMP_EQ, 99), 1,
+	IT_EXPECT(hoist_test_until_all(a, N, NULL, HOIST_INT64, HOIST_CMP_GE, 10), 1);
+	IT_EXPECT(hoist_test_until_all(a, N, NULL, HOIST_INT64, HOIST_CMP_NE, 20), 0);
+	IT_EXPECT(hoist_test_until_all(a, N, skip1, HOIST_INT64, HOIST_CMP_NE, 20), 1);
+	IT_OK(hoist_wait_until_all(a, N, skip1, HOIST_INT64, HOIST_CMP_NE, 20));
+	IT_EXPECT(hoist_test_until_all(a, N, skip_all, HOIST_INT64, HOIST_CMP_EQ, 99), 1,
 		  "nothing takes part: true");
-	IT_OK(hoist_wait_until_all(a, N, skip_all, HOIST_SYNC_INT64, HOIST_CMP_EQ, 99));
-	IT_EXPECT(hoist_test_until_all(u, N, NULL, HOIST_SYNC_UINT32, HOIST_CMP_LT, 41), 1);
-	IT_EXPECT(hoist_test_until_all(u, N, NULL, HOIST_SYNC_UINT32, HOIST_CMP_LT, 40), 0);
+	IT_OK(hoist_wait_until_all(a, N, skip_all, HOIST_INT64, HOIST_CMP_EQ, 99));
+	IT_EXPECT(hoist_test_until_all(u, N, NULL, HOIST_UINT32, HOIST_CMP_LT, 41), 1);
+	IT_EXPECT(hoist_test_until_all(u, N, NULL, HOIST_UINT32, HOIST_CMP_LT, 40), 0);
 	/* any */
-	IT_EXPECT(hoist_test_until_any(a, N, NULL, HOIST_SYNC_INT64, HOIST_CMP_GT, 25, &idx), 1);
+	IT_EXPECT(hoist_test_until_any(a, N, NULL, HOIST_INT64, HOIST_CMP_GT, 25, &idx), 1);
 	if (idx != 2 && idx != 3)
 		IT_FAIL("any > 25: index %zu", idx);
-	IT_EXPECT(hoist_test_until_any(a, N, only2, HOIST_SYNC_INT64, HOIST_CMP_GT, 25, &idx), 1);
+	IT_EXPECT(hoist_test_until_any(a, N, only2, HOIST_INT64, HOIST_CMP_GT, 25, &idx), 1);
 	if (idx != 2)
 		IT_FAIL("any > 25 of {2}: index %zu", idx);
-	IT_EXPECT(hoist_test_until_any(a, N, NULL, HOIST_SYNC_INT64, HOIST_CMP_GT, 40, &idx), 0);
+	IT_EXPECT(hoist_test_until_any(a, N, NULL, HOIST_INT64, HOIST_CMP_GT, 40, &idx), 0);
 	if (idx != SIZE_MAX)
 		IT_FAIL("any false: index %zu", idx);
-	IT_EXPECT(hoist_test_until_any(a, N, skip1, HOIST_SYNC_INT64, HOIST_CMP_EQ, 20, &idx), 0,
+	IT_EXPECT(hoist_test_until_any(a, N, skip1, HOIST_INT64, HOIST_CMP_EQ, 20, &idx), 0,
 		  "the only match is masked");
-	IT_OK(hoist_wait_until_any(a, N, skip1, HOIST_SYNC_INT64, HOIST_CMP_LE, 10, &idx));
+	IT_OK(hoist_wait_until_any(a, N, skip1, HOIST_INT64, HOIST_CMP_LE, 10, &idx));
 	if (idx != 0)
 		IT_FAIL("wait any <= 10: index %zu", idx);
 	idx = 0;
-	IT_OK(hoist_wait_until_any(a, N, skip_all, HOIST_SYNC_INT64, HOIST_CMP_EQ, 99, &idx));
+	IT_OK(hoist_wait_until_any(a, N, skip_all, HOIST_INT64, HOIST_CMP_EQ, 99, &idx));
 	if (idx != SIZE_MAX)
 		IT_FAIL("wait any, nothing takes part: index %zu", idx);
 	/* some */
-	int64_t n = hoist_test_until_some(a, N, ids, NULL, HOIST_SYNC_INT64, HOIST_CMP_GE, 20);
+	int64_t n = hoist_test_until_some(a, N, ids, NULL, HOIST_INT64, HOIST_CMP_GE, 20);
 	if (n != 3 || ids[0] != 1 || ids[1] != 2 || ids[2] != 3)
 		IT_FAIL("some >= 20: %" PRId64 " (%zu %zu %zu)", n, ids[0], ids[1], ids[2]);
-	n = hoist_test_until_some(a, N, ids, skip1, HOIST_SYNC_INT64, HOIST_CMP_GE, 20);
+	n = hoist_test_until_some(a, N, ids, skip1, HOIST_INT64, HOIST_CMP_GE, 20);
 	if (n != 2 || ids[0] != 2 || ids[1] != 3)
 		IT_FAIL("some >= 20 without 1: %" PRId64, n);
-	n = hoist_test_until_some(a, N, ids, NULL, HOIST_SYNC_INT64, HOIST_CMP_GT, 40);
+	n = hoist_test_until_some(a, N, ids, NULL, HOIST_INT64, HOIST_CMP_GT, 40);
 	if (n != 0)
 		IT_FAIL("some > 40: %" PRId64, n);
-	n = hoist_wait_until_some(u, N, ids, only2, HOIST_SYNC_UINT32, HOIST_CMP_EQ, 30);
+	n = hoist_wait_until_some(u, N, ids, only2, HOIST_UINT32, HOIST_CMP_EQ, 30);
 	if (n != 1 || ids[0] != 2)
 		IT_FAIL("wait some == 30 of {2}: %" PRId64, n);
-	n = hoist_wait_until_some(u, N, ids, skip_all, HOIST_SYNC_UINT32, HOIST_CMP_EQ, 30);
+	n = hoist_wait_until_some(u, N, ids, skip_all, HOIST_UINT32, HOIST_CMP_EQ, 30);
 	if (n != 0)
 		IT_FAIL("wait some, nothing takes part: %" PRId64, n);
 	/* vector forms: one value per element */
 	int64_t v_eq[N] = {10, 20, 30, 40}, v_mix[N] = {10, 99, 99, 40};
 	uint32_t u_lt[N] = {11, 20, 31, 41};
-	IT_EXPECT(hoist_test_until_all_vector(a, N, NULL, HOIST_SYNC_INT64, HOIST_CMP_EQ, v_eq), 1);
-	IT_EXPECT(hoist_test_until_all_vector(a, N, NULL, HOIST_SYNC_INT64, HOIST_CMP_EQ, v_mix), 0);
+	IT_EXPECT(hoist_test_until_all_vector(a, N, NULL, HOIST_INT64, HOIST_CMP_EQ, v_eq), 1);
+	IT_EXPECT(hoist_test_until_all_vector(a, N, NULL, HOIST_INT64, HOIST_CMP_EQ, v_mix), 0);
 	const int mid[N] = {0, 1, 1, 0};
-	IT_EXPECT(hoist_test_until_all_vector(a, N, mid, HOIST_SYNC_INT64, HOIST_CMP_EQ, v_mix), 1);
-	IT_OK(hoist_wait_until_all_vector(a, N, mid, HOIST_SYNC_INT64, HOIST_CMP_EQ, v_mix));
-	IT_EXPECT(hoist_test_until_any_vector(u, N, NULL, HOIST_SYNC_UINT32, HOIST_CMP_GE, u_lt, &idx), 1);
+	IT_EXPECT(hoist_test_until_all_vector(a, N, mid, HOIST_INT64, HOIST_CMP_EQ, v_mix), 1);
+	IT_OK(hoist_wait_until_all_vector(a, N, mid, HOIST_INT64, HOIST_CMP_EQ, v_mix));
+	IT_EXPECT(hoist_test_until_any_vector(u, N, NULL, HOIST_UINT32, HOIST_CMP_GE, u_lt, &idx), 1);
 	if (idx != 1)
 		IT_FAIL("any_vector >=: index %zu", idx);
-	IT_OK(hoist_wait_until_any_vector(u, N, NULL, HOIST_SYNC_UINT32, HOIST_CMP_GE, u_lt, &idx));
+	IT_OK(hoist_wait_until_any_vector(u, N, NULL, HOIST_UINT32, HOIST_CMP_GE, u_lt, &idx));
 	if (idx != 1)
 		IT_FAIL("wait any_vector >=: index %zu", idx);
-	n = hoist_test_until_some_vector(u, N, ids, NULL, HOIST_SYNC_UINT32, HOIST_CMP_LT, u_lt);
+	n = hoist_test_until_some_vector(u, N, ids, NULL, HOIST_UINT32, HOIST_CMP_LT, u_lt);
 	if (n != 3 || ids[0] != 0 || ids[1] != 2 || ids[2] != 3)
 		IT_FAIL("some_vector <: %" PRId64, n);
-	n = hoist_wait_until_some_vector(u, N, ids, skip1, HOIST_SYNC_UINT32, HOIST_CMP_LT, u_lt);
+	n = hoist_wait_until_some_vector(u, N, ids, skip1, HOIST_UINT32, HOIST_CMP_LT, u_lt);
 	if (n != 3 || ids[0] != 0 || ids[1] != 2 || ids[2] != 3)
 		IT_FAIL("wait some_vector <: %" PRId64, n);
 	/* nelems 0 */
-	IT_EXPECT(hoist_test_until_all(NULL, 0, NULL, HOIST_SYNC_INT64, HOIST_CMP_EQ, 0), 1);
-	IT_EXPECT(hoist_test_until_any(NULL, 0, NULL, HOIST_SYNC_INT64, HOIST_CMP_EQ, 0, &idx), 0);
-	if ((int)hoist_wait_until_some(NULL, 0, NULL, NULL, HOIST_SYNC_INT64, HOIST_CMP_EQ, 0) != 0)
+	IT_EXPECT(hoist_test_until_all(NULL, 0, NULL, HOIST_INT64, HOIST_CMP_EQ, 0), 1);
+	IT_EXPECT(hoist_test_until_any(NULL, 0, NULL, HOIST_INT64, HOIST_CMP_EQ, 0, &idx), 0);
+	if ((int)hoist_wait_until_some(NULL, 0, NULL, NULL, HOIST_INT64, HOIST_CMP_EQ, 0) != 0)
 		IT_FAIL("some of nothing");
 }
 
@@ -208,38 +211,39 @@ static void bad_args(int64_t *a)
 	int64_t stack = 0;
 	size_t idx, ids[N];
 	IT_WHERE("bad arguments");
-	IT_EXPECT(hoist_test_until(a, (hoist_sync_type_t)0, HOIST_CMP_EQ, 0), -EINVAL, "type 0");
-	IT_EXPECT(hoist_wait_until(a, (hoist_sync_type_t)9, HOIST_CMP_EQ, 0), -EINVAL, "type 9");
-	IT_EXPECT(hoist_wait_until(a, HOIST_SYNC_INT64, (hoist_cmp_t)0, 0), -EINVAL, "cmp 0");
-	IT_EXPECT(hoist_test_until(a, HOIST_SYNC_INT64, (hoist_cmp_t)7, 0), -EINVAL, "cmp 7");
-	IT_EXPECT(hoist_wait_until((char *)a + 4, HOIST_SYNC_INT64, HOIST_CMP_EQ, 0), -EINVAL,
+	IT_EXPECT(hoist_test_until(a, HOIST_FLOAT, HOIST_CMP_EQ, 0), -EINVAL, "float");
+	IT_EXPECT(hoist_wait_until(a, HOIST_DOUBLE, HOIST_CMP_EQ, 0), -EINVAL, "double");
+	IT_EXPECT(hoist_wait_until(a, (hoist_type_t)9, HOIST_CMP_EQ, 0), -EINVAL, "type 9");
+	IT_EXPECT(hoist_wait_until(a, HOIST_INT64, (hoist_cmp_t)0, 0), -EINVAL, "cmp 0");
+	IT_EXPECT(hoist_test_until(a, HOIST_INT64, (hoist_cmp_t)7, 0), -EINVAL, "cmp 7");
+	IT_EXPECT(hoist_wait_until((char *)a + 4, HOIST_INT64, HOIST_CMP_EQ, 0), -EINVAL,
 		  "misaligned 64");
-	IT_EXPECT(hoist_test_until((char *)a + 2, HOIST_SYNC_UINT32, HOIST_CMP_EQ, 0), -EINVAL,
+	IT_EXPECT(hoist_test_until((char *)a + 2, HOIST_UINT32, HOIST_CMP_EQ, 0), -EINVAL,
 		  "misaligned 32");
-	IT_EXPECT(hoist_wait_until(&stack, HOIST_SYNC_INT64, HOIST_CMP_EQ, 0), -EFAULT, "not in heap");
-	IT_EXPECT(hoist_wait_until(NULL, HOIST_SYNC_INT64, HOIST_CMP_EQ, 0), -EINVAL, "NULL");
+	IT_EXPECT(hoist_wait_until(&stack, HOIST_INT64, HOIST_CMP_EQ, 0), -EFAULT, "not in heap");
+	IT_EXPECT(hoist_wait_until(NULL, HOIST_INT64, HOIST_CMP_EQ, 0), -EINVAL, "NULL");
 	/* the wake line is not a variable; nor is past the end */
 	char *line = c->heap_base + c->heap_bytes - 64;
-	IT_EXPECT(hoist_wait_until(line, HOIST_SYNC_UINT32, HOIST_CMP_EQ, 0), -EFAULT, "wake line");
-	IT_EXPECT(hoist_test_until_all(line - 8, 2, NULL, HOIST_SYNC_INT64, HOIST_CMP_EQ, 0), -EFAULT,
+	IT_EXPECT(hoist_wait_until(line, HOIST_UINT32, HOIST_CMP_EQ, 0), -EFAULT, "wake line");
+	IT_EXPECT(hoist_test_until_all(line - 8, 2, NULL, HOIST_INT64, HOIST_CMP_EQ, 0), -EFAULT,
 		  "into the wake line");
-	IT_EXPECT(hoist_test_until_all(a, SIZE_MAX / 2, NULL, HOIST_SYNC_INT64, HOIST_CMP_EQ, 0),
+	IT_EXPECT(hoist_test_until_all(a, SIZE_MAX / 2, NULL, HOIST_INT64, HOIST_CMP_EQ, 0),
 		  -EINVAL, "overflowing count");
-	IT_EXPECT(hoist_test_until_all(a, 1u << 30, NULL, HOIST_SYNC_INT64, HOIST_CMP_EQ, 0), -EFAULT,
+	IT_EXPECT(hoist_test_until_all(a, 1u << 30, NULL, HOIST_INT64, HOIST_CMP_EQ, 0), -EFAULT,
 		  "past the heap");
-	IT_EXPECT(hoist_wait_until_any(a, N, NULL, HOIST_SYNC_INT64, HOIST_CMP_EQ, 0, NULL), -EINVAL,
+	IT_EXPECT(hoist_wait_until_any(a, N, NULL, HOIST_INT64, HOIST_CMP_EQ, 0, NULL), -EINVAL,
 		  "any without index");
-	IT_EXPECT((int)hoist_wait_until_some(a, N, NULL, NULL, HOIST_SYNC_INT64, HOIST_CMP_EQ, 0),
+	IT_EXPECT((int)hoist_wait_until_some(a, N, NULL, NULL, HOIST_INT64, HOIST_CMP_EQ, 0),
 		  -EINVAL, "some without indices");
-	IT_EXPECT(hoist_wait_until_all_vector(a, N, NULL, HOIST_SYNC_INT64, HOIST_CMP_EQ, NULL), -EINVAL,
+	IT_EXPECT(hoist_wait_until_all_vector(a, N, NULL, HOIST_INT64, HOIST_CMP_EQ, NULL), -EINVAL,
 		  "vector without values");
-	IT_EXPECT(hoist_test_until_any_vector(&stack, 1, NULL, HOIST_SYNC_INT64, HOIST_CMP_EQ, a, &idx),
+	IT_EXPECT(hoist_test_until_any_vector(&stack, 1, NULL, HOIST_INT64, HOIST_CMP_EQ, a, &idx),
 		  -EFAULT, "vector not in heap");
-	IT_EXPECT((int)hoist_test_until_some_vector(a, N, ids, NULL, HOIST_SYNC_INT64, (hoist_cmp_t)99, a),
+	IT_EXPECT((int)hoist_test_until_some_vector(a, N, ids, NULL, HOIST_INT64, (hoist_cmp_t)99, a),
 		  -EINVAL, "vector bad cmp");
 	void *peer = hoist_size() > 1 ? hoist_ptr(a, 1) : NULL;
 	if (peer)
-		IT_EXPECT(hoist_wait_until(peer, HOIST_SYNC_INT64, HOIST_CMP_EQ, 0), -EFAULT,
+		IT_EXPECT(hoist_wait_until(peer, HOIST_INT64, HOIST_CMP_EQ, 0), -EFAULT,
 			  "another PE's variable");
 }
 
@@ -333,30 +337,30 @@ static void waiter(int64_t *flags, int k)
 	it_watchdog(WATCHDOG_S);
 	switch (form) {
 	case 0:
-		IT_OK(hoist_wait_until(&flags[0], HOIST_SYNC_INT64, HOIST_CMP_GE, (uint64_t)b));
+		IT_OK(hoist_wait_until(&flags[0], HOIST_INT64, HOIST_CMP_GE, (uint64_t)b));
 		break;
 	case 1:
-		IT_OK(hoist_wait_until_all(flags, N, skip1, HOIST_SYNC_INT64, HOIST_CMP_GE, (uint64_t)b));
+		IT_OK(hoist_wait_until_all(flags, N, skip1, HOIST_INT64, HOIST_CMP_GE, (uint64_t)b));
 		break;
 	case 2:
-		IT_OK(hoist_wait_until_any(flags, N, NULL, HOIST_SYNC_INT64, HOIST_CMP_GE, (uint64_t)b, &idx));
+		IT_OK(hoist_wait_until_any(flags, N, NULL, HOIST_INT64, HOIST_CMP_GE, (uint64_t)b, &idx));
 		if (idx != 1)
 			IT_FAIL("round %d: any woke with index %zu", k, idx);
 		break;
 	case 3:
-		n = hoist_wait_until_some(flags, N, ids, NULL, HOIST_SYNC_INT64, HOIST_CMP_GE, (uint64_t)b);
+		n = hoist_wait_until_some(flags, N, ids, NULL, HOIST_INT64, HOIST_CMP_GE, (uint64_t)b);
 		if (n != 1 || ids[0] != 2)
 			IT_FAIL("round %d: some woke with %" PRId64 " (first %zu)", k, n, ids[0]);
 		break;
 	case 4:
 		for (int i = 0; i < N; i++)
 			want[i] = b + i;
-		IT_OK(hoist_wait_until_all_vector(flags, N, NULL, HOIST_SYNC_INT64, HOIST_CMP_EQ, want));
+		IT_OK(hoist_wait_until_all_vector(flags, N, NULL, HOIST_INT64, HOIST_CMP_EQ, want));
 		break;
 	default:
 		for (int i = 0; i < N; i++)
 			want[i] = b;
-		IT_OK(hoist_wait_until_any_vector(flags, N, NULL, HOIST_SYNC_INT64, HOIST_CMP_GE, want, &idx));
+		IT_OK(hoist_wait_until_any_vector(flags, N, NULL, HOIST_INT64, HOIST_CMP_GE, want, &idx));
 		if (idx != 3)
 			IT_FAIL("round %d: any_vector woke with index %zu", k, idx);
 		break;
@@ -391,7 +395,7 @@ static void coll_round(int rank, int64_t *bdst, int64_t *bsrc)
 		IT_OK(hoist_broadcast_start(bdst, bsrc, sizeof(*bdst), 1, &req));
 		IT_WHERE("broadcast round: waiting for dst");
 		it_watchdog(WATCHDOG_S); /* as in waiter() */
-		IT_OK(hoist_wait_until(bdst, HOIST_SYNC_INT64, HOIST_CMP_EQ, (uint64_t)want));
+		IT_OK(hoist_wait_until(bdst, HOIST_INT64, HOIST_CMP_EQ, (uint64_t)want));
 		IT_OK(hoist_wait(req), "broadcast");
 		if (ctrl->p2p_sleeps <= sleeps)
 			IT_FAIL("broadcast round: the waiter never slept");
@@ -423,7 +427,7 @@ static int poll_round(int rank, int64_t *flags)
 		uint64_t sleeps = ctrl->p2p_sleeps;
 		IT_WHERE("poll round: waiting");
 		it_watchdog(WATCHDOG_S);
-		IT_OK(hoist_wait_until(&flags[0], HOIST_SYNC_INT64, HOIST_CMP_EQ, 7));
+		IT_OK(hoist_wait_until(&flags[0], HOIST_INT64, HOIST_CMP_EQ, 7));
 		if (ctrl->p2p_sleeps <= sleeps)
 			IT_FAIL("poll round: the waiter never slept");
 	} else if (rank == 1) {

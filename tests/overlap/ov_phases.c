@@ -9,7 +9,8 @@
  *
  *   ov_phases [iters] [blocks] [block_bytes] [mode]
  *   mode: 0 plain, 1 own put overlapping the next get, 2 order changes,
- *         3 the gets change for good at iteration 5 (half the length)
+ *         3 the gets change for good at iteration 5 (half the length),
+ *         4 as 1 with an own atomic (SET, then FETCH_ADD 0) instead of the put
  */
 #include <hoist.h>
 #include <inttypes.h>
@@ -60,6 +61,20 @@ int main(int argc, char **argv)
 				if ((rc = hoist_put(target, &heap[(size_t)blk * words], &mark, 8)))
 					return 5;
 			}
+			if (mode == 4 && b == blocks / 2) {
+				/* the same with atomics: a non-fetching one (deferred),
+				 * then a fetching one that must see it */
+				uint64_t mark = val(it, 1000 + me, blk, 0), zero = 0, f = 0;
+				uint64_t *w0 = &heap[(size_t)blk * words];
+				if ((rc = hoist_atomic(target, w0, HOIST_AMO_SET, HOIST_UINT64, &mark, NULL, NULL)) ||
+				    (rc = hoist_atomic(target, w0, HOIST_AMO_FETCH_ADD, HOIST_UINT64, &zero, NULL, &f)))
+					return 5;
+				if (f != mark) {
+					fprintf(stderr, "pe %d iter %d block %d: fetch-add after set gave %" PRIx64
+						" want %" PRIx64 "\n", me, it, blk, f, mark);
+					bad = 1;
+				}
+			}
 			size_t len = (mode == 3 && it >= 5) ? bytes / 2 : bytes;
 			if ((rc = hoist_get(buf, target, &heap[(size_t)blk * words], len))) {
 				fprintf(stderr, "pe %d get: %s\n", me, hoist_strerror(rc));
@@ -67,7 +82,7 @@ int main(int argc, char **argv)
 			}
 			for (size_t w = 0; w < len / 8; w++) {
 				uint64_t want = val(it, target, blk, w);
-				if (mode == 1 && b == blocks / 2 && w == 0)
+				if ((mode == 1 || mode == 4) && b == blocks / 2 && w == 0)
 					want = val(it, 1000 + me, blk, 0);
 				if (buf[w] != want) {
 					fprintf(stderr, "pe %d iter %d block %d word %zu: %" PRIx64 " want %" PRIx64 "\n",

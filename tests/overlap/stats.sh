@@ -6,7 +6,8 @@
 #    (ITERS-1) * gets), most of them by the client itself, and only the
 #    first run misses;
 #  - an own put overlapping a prefetched range invalidates it (and the get
-#    still sees the put: the program checks its data);
+#    still sees the put: the program checks its data); so does an own
+#    atomic (mode 4);
 #  - predictions that stop being used are dropped: wasted once, not again.
 set -u
 prog=$1
@@ -42,6 +43,12 @@ run 1 || FAIL "mode 1 run failed (own put into a prefetched range)"
 snap c
 [[ $((c_pf_invalidated - b_pf_invalidated)) -ge $(((ITERS - 1) * NP)) ]] ||
 	FAIL "mode 1: $((c_pf_invalidated - b_pf_invalidated)) invalidations, want >= $(((ITERS - 1) * NP))"
+
+run 4 || FAIL "mode 4 run failed (own atomics into a prefetched range: a stale get?)"
+snap c4
+[[ $((c4_pf_invalidated - c_pf_invalidated)) -ge $(((ITERS - 1) * NP)) ]] ||
+	FAIL "mode 4: $((c4_pf_invalidated - c_pf_invalidated)) invalidations by atomics, want >= $(((ITERS - 1) * NP))"
+c_pf_wasted=$c4_pf_wasted c_pf_hits=$c4_pf_hits c_pf_waits=$c4_pf_waits c_pf_fast_hits=$c4_pf_fast_hits
 
 run 3 || FAIL "mode 3 run failed (pattern changes at iteration 5)"
 snap d

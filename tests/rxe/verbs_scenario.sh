@@ -12,7 +12,10 @@
 #     peer served them (packs_in), none refused; an aggregation region of
 #     350 operations to one node is exactly one pack (as
 #     tests/multinode/packs.sh checks on tcp; all of packs.sh does not fit
-#     the VM's time budget);
+#     the VM's time budget); remote atomics (issue 11): it_amo with 6 PEs,
+#     odd ranks HOIST_DIRECT=0, so one word takes direct, daemon (self) and
+#     W_AMO-over-verbs atomics at once (exact sum, distinct fetched values),
+#     and each daemon served atomics for the other (amo_served);
 #  2. both daemons really used verbs: transport_verbs == 1, RDMA WRITEs,
 #     READs, SENDs, receives and resolves counted, no tcp request, the peer
 #     "up" with connects >= 1; the one-entry address cache missed, hit and
@@ -56,6 +59,12 @@ run 2 "$MN_BIN/mn_order"
 run 4 "$IT_BIN/it_strided"
 run 4 "$IT_BIN/it_pack"
 IT_COLL_ITERS=20 run 4 "$IT_BIN/it_coll"
+# remote atomics over verbs: W_AMO SENDs, executed by the target's CPU
+run 6 "$IT_BIN/it_amo" mixed
+for i in 0 1; do
+	stats "${dirs[$i]}" | python3 "$S" check "d['amo_served'] > 0" "d['amo_remote'] > 0" ||
+		FAIL "atomics stats of node $i after it_amo (above)"
+done
 # small puts/gets, strided elements and aggregation regions went packed
 for i in 0 1; do
 	o=$((1 - i))

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hoist_amo.h"
 #include "hoist_shm.h"
 #include "unit_util.h"
 #include "validate.h"
@@ -337,6 +338,12 @@ START_TEST(test_random_never_out_of_bounds)
 		if (e.opcode == HOIST_OP_COLL)
 			continue; /* validate_coll's job (test_coll) */
 		CHK((e.flags & ~HOIST_SQE_F__ALL) == 0);
+		if (e.opcode == HOIST_OP_AMO) { /* reserved0 holds op and type */
+			CHK(hoist_amo_valid(e.amo_op, e.amo_type) == 0 && e.reserved1 == 0);
+			CHK(e.len == hoist_amo_size(e.amo_type) && e.remote_off % e.len == 0);
+			CHK(e.remote_off <= small.heap_bytes - e.len && e.pe >= 0 && e.pe < small.job_size);
+			continue;
+		}
 		CHK(e.reserved0 == 0 && e.reserved1 == 0);
 		if (e.opcode != HOIST_OP_PUT && e.opcode != HOIST_OP_GET)
 			continue;
@@ -351,6 +358,79 @@ START_TEST(test_random_never_out_of_bounds)
 		}
 	}
 	ck_assert_uint_gt(accepted, 1000);
+}
+END_TEST
+
+static struct hoist_sqe amo(uint8_t op, uint8_t type)
+{
+	struct hoist_sqe e = put();
+	e.opcode = HOIST_OP_AMO;
+	e.flags = HOIST_SQE_F_CQE;
+	e.amo_op = op;
+	e.amo_type = type;
+	e.len = hoist_amo_size(type);
+	e.local_off = 64;
+	return e;
+}
+
+/* Atomics: every known (op, type) pair with its operand size; floats only
+ * fetch/set/swap; the word aligned and inside the heap; a fetching op's
+ * result place inside its segment (a non-fetching one's is ignored); only
+ * the CQE and LOCAL_HEAP flags. */
+START_TEST(test_amo)
+{
+	for (unsigned op = 0; op < 20; op++)
+		for (unsigned t = 0; t < 8; t++) {
+			struct hoist_sqe e = amo((uint8_t)op, (uint8_t)t);
+			int known = op < HOIST_AMO_OP__COUNT && t < HOIST_AMO_T__COUNT;
+			int flt = t == HOIST_AMO_T_FLOAT || t == HOIST_AMO_T_DOUBLE;
+			int ok = known && (!flt || op == HOIST_AMO_OP_FETCH || op == HOIST_AMO_OP_SET ||
+					   op == HOIST_AMO_OP_SWAP);
+			if (!known)
+				e.len = 8;
+			CHK_EQ(V(e), ok ? 0 : -EINVAL);
+		}
+	struct hoist_sqe e = amo(HOIST_AMO_OP_FETCH_ADD, HOIST_AMO_T_INT64);
+	ck_assert_int_eq(V(e), 0);
+	e.len = 4; /* not the type's size */
+	ck_assert_int_eq(V(e), -EINVAL);
+	e = amo(HOIST_AMO_OP_FETCH_ADD, HOIST_AMO_T_INT64);
+	e.remote_off += 4; /* misaligned */
+	ck_assert_int_eq(V(e), -EINVAL);
+	e = amo(HOIST_AMO_OP_FETCH_ADD, HOIST_AMO_T_UINT32);
+	e.remote_off += 4; /* aligned for 4 bytes */
+	ck_assert_int_eq(V(e), 0);
+	e.remote_off = HEAP - 4;
+	ck_assert_int_eq(V(e), 0);
+	e.remote_off = HEAP;
+	ck_assert_int_eq(V(e), -EFAULT);
+	e = amo(HOIST_AMO_OP_FETCH_ADD, HOIST_AMO_T_INT64);
+	e.remote_off = UINT64_MAX - 7; /* aligned, wraps */
+	ck_assert_int_eq(V(e), -EFAULT);
+	e = amo(HOIST_AMO_OP_FETCH_ADD, HOIST_AMO_T_INT64);
+	e.local_off = STAGE - 4;
+	ck_assert_int_eq(V(e), -EFAULT);
+	e.flags |= HOIST_SQE_F_LOCAL_HEAP; /* the result into the own heap */
+	ck_assert_int_eq(V(e), 0);
+	e = amo(HOIST_AMO_OP_ADD, HOIST_AMO_T_INT64);
+	e.local_off = UINT64_MAX; /* no result: ignored */
+	ck_assert_int_eq(V(e), 0);
+	e = amo(HOIST_AMO_OP_ADD, HOIST_AMO_T_INT64);
+	e.flags = HOIST_SQE_F_INLINE;
+	ck_assert_int_eq(V(e), -EINVAL);
+	e.flags = HOIST_SQE_F_AGG;
+	ck_assert_int_eq(V(e), -EINVAL);
+	e = amo(HOIST_AMO_OP_ADD, HOIST_AMO_T_INT64);
+	e.reserved1 = 1;
+	ck_assert_int_eq(V(e), -EINVAL);
+	e = amo(HOIST_AMO_OP_ADD, HOIST_AMO_T_INT64);
+	e.pe = 4;
+	ck_assert_int_eq(V(e), -EINVAL);
+	e.pe = -1;
+	ck_assert_int_eq(V(e), -EINVAL);
+	e = amo(HOIST_AMO_OP_ADD, HOIST_AMO_T_INT64);
+	e.seg = 1;
+	ck_assert_int_eq(V(e), -EINVAL);
 }
 END_TEST
 
@@ -541,6 +621,7 @@ static Suite *validate_suite(void)
 	tcase_add_test(tc, test_strided);
 	tcase_add_test(tc, test_vec);
 	tcase_add_test(tc, test_zero_length);
+	tcase_add_test(tc, test_amo);
 	suite_add_tcase(s, tc);
 	return s;
 }

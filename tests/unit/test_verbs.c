@@ -169,7 +169,7 @@ START_TEST(test_rma_refuses_kind)
 	ck_assert_int_eq(verbs_transport.rma(d, &rq, &err), XP_ERROR);
 	ck_assert_int_eq(err, -EPROTO);
 	err = 0;
-	rq.kind = XP_AMO;
+	rq.kind = XP_SEND;
 	ck_assert_int_eq(verbs_transport.rma(d, &rq, &err), XP_ERROR);
 	ck_assert_int_eq(err, -EOPNOTSUPP);
 	ck_assert_uint_eq(d->pst.xp_kind_refused, 2);
@@ -178,6 +178,14 @@ START_TEST(test_rma_refuses_kind)
 	ck_assert_int_eq(verbs_transport.rma(d, &rq, &err), XP_ERROR);
 	ck_assert_int_eq(err, -EINVAL);
 	ck_assert_uint_eq(d->pst.xp_kind_refused, 2);
+	err = 0; /* an atomic is no refused kind: xp_amo's am_send finds no network */
+	d->xport = &verbs_transport;
+	rq.kind = XP_AMO;
+	ck_assert_int_eq(verbs_transport.rma(d, &rq, &err), XP_ERROR);
+	ck_assert_int_lt(err, 0);
+	ck_assert_uint_eq(d->pst.xp_kind_refused, 2);
+	ck_assert_uint_eq(xp_amo_inflight(d), 0);
+	xp_amo_free(d);
 	ck_assert_uint_eq(c->outstanding, 0);
 	free(c);
 	free(d);

@@ -14,6 +14,7 @@
 #include "pack.h"
 #include "transport.h"
 #include "unit_util.h"
+#include "hoist_amo.h"
 
 #define HEAP 256u
 #define NO_KIND ((enum xp_kind)99) /* no value of the enum */
@@ -81,7 +82,7 @@ START_TEST(test_self_put_get)
 }
 END_TEST
 
-/* An unknown kind (and AMO, SEND: kinds self does not run) fails with an
+/* An unknown kind (and SEND: a kind self does not run) fails with an
  * error and is counted; neither side's memory changes (as a get it would
  * have copied rank 1's heap into the staging). */
 START_TEST(test_self_refuses)
@@ -94,22 +95,59 @@ START_TEST(test_self_refuses)
 	ck_assert_int_eq(err, -EPROTO);
 	ck_assert_uint_eq(f.d.pst.xp_kind_refused, 1);
 	err = 0;
-	rq.kind = XP_AMO;
-	ck_assert_int_eq(self_transport.rma(&f.d, &rq, &err), XP_ERROR);
-	ck_assert_int_eq(err, -EOPNOTSUPP);
-	err = 0;
 	rq.kind = XP_SEND;
 	ck_assert_int_eq(self_transport.rma(&f.d, &rq, &err), XP_ERROR);
 	ck_assert_int_eq(err, -EOPNOTSUPP);
-	ck_assert_uint_eq(f.d.pst.xp_kind_refused, 3);
+	ck_assert_uint_eq(f.d.pst.xp_kind_refused, 2);
 	ck_assert(all(f.stage, 's', HEAP));
 	ck_assert(all(f.h1, 'b', HEAP));
 	ck_assert(all(f.h0, 'a', HEAP));
 }
 END_TEST
 
+/* An atomic through self: the CPU atomic on the target's word, the old
+ * value at laddr (operand size bytes), nothing else touched; a
+ * non-fetching one writes no old value. */
+START_TEST(test_self_amo)
+{
+	static struct fixture f;
+	setup(&f);
+	int err = 0;
+	uint64_t init = 0x00000000fffffffeull, old = 0;
+	memcpy(f.h1 + 32, &init, 8);
+	struct xp_req rq = req16(&f, XP_AMO);
+	rq.len = 8;
+	rq.amo.op = HOIST_AMO_OP_FETCH_ADD;
+	rq.amo.type = HOIST_AMO_T_UINT64;
+	rq.amo.value = 3;
+	ck_assert_int_eq(self_transport.rma(&f.d, &rq, &err), XP_DONE);
+	memcpy(&old, f.stage, 8);
+	ck_assert_uint_eq(old, init);
+	memcpy(&old, f.h1 + 32, 8);
+	ck_assert_uint_eq(old, init + 3);
+	ck_assert(all(f.stage + 8, 's', HEAP - 8));
+	/* 4 bytes: 1 + 0xffffffff wraps around to 0 within the low word, no
+	 * carry into the next 4 bytes */
+	rq.len = 4;
+	rq.amo.type = HOIST_AMO_T_UINT32;
+	rq.amo.op = HOIST_AMO_OP_ADD;
+	rq.amo.value = 0xffffffffu;
+	rq.laddr = NULL;
+	ck_assert_int_eq(self_transport.rma(&f.d, &rq, &err), XP_DONE);
+	memcpy(&old, f.h1 + 32, 8);
+	ck_assert_uint_eq(old, 0x0000000100000000ull);
+	ck_assert(all(f.h1 + 40, 'b', HEAP - 40));
+	ck_assert(all(f.h1, 'b', 32));
+	rq.rmap = NULL; /* the target left */
+	ck_assert_int_eq(self_transport.rma(&f.d, &rq, &err), XP_ERROR);
+	ck_assert_int_eq(err, -ECONNRESET);
+	ck_assert_uint_eq(f.d.pst.xp_kind_refused, 0);
+}
+END_TEST
+
 /* tcp refuses the kind before it looks for the peer (there is none here:
- * a get would fail differently, -EINVAL) and counts it. */
+ * a get would fail differently, -EINVAL) and counts it. An atomic is no
+ * refused kind: it goes to xp_amo, which finds no peer either. */
 START_TEST(test_tcp_refuses)
 {
 	static struct fixture f;
@@ -119,7 +157,7 @@ START_TEST(test_tcp_refuses)
 	ck_assert_int_eq(tcp_transport.rma(&f.d, &rq, &err), XP_ERROR);
 	ck_assert_int_eq(err, -EPROTO);
 	err = 0;
-	rq.kind = XP_AMO;
+	rq.kind = XP_SEND;
 	ck_assert_int_eq(tcp_transport.rma(&f.d, &rq, &err), XP_ERROR);
 	ck_assert_int_eq(err, -EOPNOTSUPP);
 	ck_assert_uint_eq(f.d.pst.xp_kind_refused, 2);
@@ -129,6 +167,14 @@ START_TEST(test_tcp_refuses)
 	ck_assert_int_eq(tcp_transport.rma(&f.d, &rq, &err), XP_ERROR);
 	ck_assert_int_eq(err, -EINVAL);
 	ck_assert_uint_eq(f.d.pst.xp_kind_refused, 2);
+	err = 0; /* and so does an atomic, through xp_amo and am_send */
+	f.d.xport = &tcp_transport;
+	rq.kind = XP_AMO;
+	ck_assert_int_eq(tcp_transport.rma(&f.d, &rq, &err), XP_ERROR);
+	ck_assert_int_eq(err, -EINVAL);
+	ck_assert_uint_eq(f.d.pst.xp_kind_refused, 2);
+	ck_assert_uint_eq(xp_amo_inflight(&f.d), 0); /* its entry went again */
+	xp_amo_free(&f.d);
 }
 END_TEST
 
@@ -286,6 +332,7 @@ int main(void)
 	TCase *tc = tcase_create("kinds");
 	tcase_add_test(tc, test_self_put_get);
 	tcase_add_test(tc, test_self_refuses);
+	tcase_add_test(tc, test_self_amo);
 	tcase_add_test(tc, test_tcp_refuses);
 	tcase_add_test(tc, test_pack_refuses);
 	tcase_add_test(tc, test_refuse_errno);

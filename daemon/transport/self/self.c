@@ -1,7 +1,7 @@
 /*
  * The same-node transport: both PEs' segments are mapped in this daemon,
  * so a put or get is one copy. memmove, because a PE may target itself
- * with overlapping ranges. Arguments were validated (validate.c).
+ * with overlapping ranges. An atomic is the CPU atomic on the target word. Arguments were validated (validate.c).
  * Sees requests only (transport.h), never a client or its descriptor.
  */
 #include "daemon.h"
@@ -10,6 +10,8 @@
 #include "transport.h"
 
 #include <string.h>
+
+#include "hoist_amo.h"
 
 /* rq->rmap: the target PE's segment, mapped here (the engine checked the
  * PE is attached) */
@@ -27,7 +29,20 @@ static enum xp_result self_rma(struct daemon *d, const struct xp_req *rq, int *e
 			return xp_fail(err, -ECONNRESET);
 		memmove(rq->laddr, remote, rq->len);
 		return XP_DONE;
-	case XP_AMO:
+	case XP_AMO: {
+		/* the CPU atomic on the target's memory (transport/amo.c's
+		 * design): the same one the library's direct path and a target
+		 * daemon serving W_AMO run; arguments validated (validate.c) */
+		uint64_t old;
+		if (!remote)
+			return xp_fail(err, -ECONNRESET);
+		hoist_amo_apply(remote, rq->amo.op, (uint32_t)rq->len, rq->amo.value, rq->amo.cmp,
+				&old);
+		/* the engine wakes a waiter of the target (stages/rma.c) */
+		if (rq->laddr)
+			memcpy(rq->laddr, &old, rq->len); /* little endian: the low bytes */
+		return XP_DONE;
+	}
 	case XP_SEND:
 		break;
 	}

@@ -1612,7 +1612,7 @@ static enum xp_result net_rma(struct daemon *d, const struct xp_req *rq, int *er
 	case XP_GET:
 		plen = 0;
 		break;
-	case XP_AMO:
+	case XP_AMO: return xp_amo(d, rq, err);
 	case XP_SEND:
 	default: /* refused before anything is looked at, let alone sent */
 		return xp_fail(err, xp_kind_refuse(d, rq->kind));

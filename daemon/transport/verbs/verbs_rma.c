@@ -90,7 +90,7 @@ enum xp_result verbs_rma(struct daemon *d, const struct xp_req *rq, int *err)
 	case XP_GET:
 		vk = VK_GET;
 		break;
-	case XP_AMO:
+	case XP_AMO: return xp_amo(d, rq, err);
 	case XP_SEND:
 	default: /* refused before anything is looked at, let alone posted */
 		return xp_fail(err, xp_kind_refuse(d, rq->kind));

@@ -1,0 +1,141 @@
+/*
+ * Remote atomics (hoist_atomic, hoist_atomic_nbi). Every atomic is a CPU
+ * atomic on the target node's memory (shm/hoist_amo.h says why): to a PE
+ * of this node the library does it itself on its mapping of the peer's
+ * heap when a direct put could be done (rma.c: the daemon consumed
+ * everything we posted, no nbi get waits, no aggregation region, no job
+ * error; HOIST_DIRECT=1), else it posts one HOIST_OP_AMO descriptor and
+ * the daemon executes it (same node: the self transport; another node: the
+ * target daemon, W_AMO). A fetching one gets a staging slot (its size) where
+ * the daemon writes the old value before its completion; the blocking form
+ * waits for it, the nbi form copies it out at hoist_quiet (as nbi gets).
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "hoist_amo.h"
+#include "internal.h"
+
+_Static_assert((int)HOIST_AMO_FETCH_XOR + 1 == (int)HOIST_AMO_OP__COUNT &&
+		       (int)HOIST_AMO_CSWAP == (int)HOIST_AMO_OP_CSWAP &&
+		       (int)HOIST_AMO_FETCH_INC == (int)HOIST_AMO_OP_FETCH_INC,
+	       "hoist_amo_t numbering is the descriptor's");
+_Static_assert(HOIST_UINT32 == HOIST_AMO_T_UINT32 && HOIST_DOUBLE == HOIST_AMO_T_DOUBLE,
+	       "hoist_type_t numbering is the descriptor's");
+
+/* Does op read *value? */
+static int amo_takes_value(hoist_amo_t op)
+{
+	return op != HOIST_AMO_FETCH && op != HOIST_AMO_INC && op != HOIST_AMO_FETCH_INC;
+}
+
+static int amo_common(int pe, void *dst, hoist_amo_t op, hoist_type_t type, const void *value,
+		      const void *cmp, void *fetched, int nbi)
+{
+	struct hoist_ctx *c = &hoist__g;
+	if (!c->initialized)
+		return -ENOTCONN;
+	if (pe < 0 || pe >= c->size)
+		return -EINVAL;
+	if (hoist_amo_valid((uint32_t)op, (uint32_t)type))
+		return -EINVAL;
+	uint32_t size = hoist_amo_size((uint32_t)type);
+	if ((const char *)dst < c->heap_base)
+		return -EFAULT;
+	uint64_t roff = (uint64_t)((const char *)dst - c->heap_base);
+	if (!hoist_range_ok(roff, size, c->heap_bytes))
+		return -EFAULT;
+	if (roff % size) /* the heap base is page aligned: the offset's alignment is dst's */
+		return -EINVAL;
+	int fetching = hoist_amo_fetching((uint32_t)op);
+	if ((amo_takes_value(op) && !value) || (op == HOIST_AMO_CSWAP && !cmp) ||
+	    (fetching && !fetched))
+		return -EINVAL;
+	uint64_t v = 0, cv = 0; /* a 4-byte operand in the low bytes (little endian) */
+	if (amo_takes_value(op))
+		memcpy(&v, value, size);
+	if (op == HOIST_AMO_CSWAP)
+		memcpy(&cv, cmp, size);
+
+	char *base = hoist__direct_base(c, pe);
+	if (base) {
+		uint64_t old;
+		hoist_amo_apply(base + roff, (uint32_t)op, size, v, cv, &old);
+		hoist__heap_touched_at(c, base); /* pe may wait for it (p2p.c) */
+		if (fetching)
+			memcpy(fetched, &old, size);
+		c->direct_amos++;
+		return 0;
+	}
+
+	struct hoist_sqe *sqe;
+	int rc;
+	if (!fetching) {
+		if ((rc = hoist__sqe_get(c, &sqe)))
+			return rc;
+		*sqe = (struct hoist_sqe){.opcode = HOIST_OP_AMO, .pe = pe, .seg = HOIST_SEG_HEAP,
+					  .remote_off = roff, .len = size};
+		sqe->amo_op = (uint8_t)op;
+		sqe->amo_type = (uint8_t)type;
+		memcpy(sqe->inline_data, &v, 8);
+		memcpy(sqe->inline_data + 8, &cv, 8);
+		hoist__sqe_submit(c);
+		/* HOIST_AUTO=0: complete on return, as hoist_put */
+		if (!nbi && !c->auto_overlap)
+			return hoist__quiet(c);
+		return 0;
+	}
+
+	struct hoist_op *o;
+	if ((rc = hoist__op_alloc(c, &o)))
+		return rc;
+	uint64_t soff;
+	int64_t id = hoist__stage_alloc_wait(c, size, &soff);
+	if (id < 0) {
+		hoist__op_free(c, o);
+		return (int)id;
+	}
+	o->stage_id = id;
+	o->stage_off = soff;
+	o->dst = fetched;
+	o->len = size;
+	o->copyout = 1;
+	if ((rc = hoist__sqe_get(c, &sqe))) {
+		hoist__op_free(c, o);
+		return rc;
+	}
+	*sqe = (struct hoist_sqe){.opcode = HOIST_OP_AMO, .flags = HOIST_SQE_F_CQE, .pe = pe,
+				  .user_data = hoist__op_udata(c, o), .seg = HOIST_SEG_HEAP,
+				  .remote_off = roff, .len = size, .local_off = soff};
+	sqe->amo_op = (uint8_t)op;
+	sqe->amo_type = (uint8_t)type;
+	memcpy(sqe->inline_data, &v, 8);
+	memcpy(sqe->inline_data + 8, &cv, 8);
+	hoist__sqe_submit(c);
+	if (nbi) { /* the old value is copied out at quiet */
+		o->next_nbi = NULL;
+		if (c->nbi_tail)
+			c->nbi_tail->next_nbi = o;
+		else
+			c->nbi_head = o;
+		c->nbi_tail = o;
+		return 0;
+	}
+	rc = hoist__wait_op(c, o);
+	if (rc == 0)
+		hoist__op_copyout(c, o);
+	hoist__op_free(c, o);
+	return rc;
+}
+
+HOIST_API int hoist_atomic(int pe, void *dst, hoist_amo_t op, hoist_type_t type, const void *value,
+			   const void *cmp, void *fetched)
+{
+	return amo_common(pe, dst, op, type, value, cmp, fetched, 0);
+}
+
+HOIST_API int hoist_atomic_nbi(int pe, void *dst, hoist_amo_t op, hoist_type_t type,
+			       const void *value, const void *cmp, void *fetched)
+{
+	return amo_common(pe, dst, op, type, value, cmp, fetched, 1);
+}
