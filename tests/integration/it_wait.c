@@ -28,7 +28,7 @@
 #include "it_common.h"
 #include "internal.h"
 
-#define ROUNDS 12
+#define ROUNDS 15
 #define WATCHDOG_S 20
 #define N 4
 
@@ -261,8 +261,8 @@ static uint32_t peer_waiting(void)
 	return w.waiting;
 }
 
-enum { PATH_PUT, PATH_STRIDED, PATH_VEC, PATH_AGG, NPATHS };
-static const char *path_name[] = {"put", "strided", "vector", "aggregated"};
+enum { PATH_PUT, PATH_STRIDED, PATH_VEC, PATH_AGG, PATH_AMO, NPATHS };
+static const char *path_name[] = {"put", "strided", "vector", "aggregated", "atomic"};
 
 /* Rank 1: what round k puts into rank 0's flags, once rank 0 sleeps. */
 static void round_values(int k, int form, int64_t *v)
@@ -307,6 +307,13 @@ static void writer(int64_t *flags, int k, int path)
 		IT_OK(hoist_put_vec(0, flags, vec, 2, v), "round %d", k);
 		break;
 	}
+	case PATH_AMO: /* one atomic set per element the round names */
+		for (int i = 0; i < N; i++)
+			if (v[i])
+				IT_OK(hoist_atomic(0, &flags[i], HOIST_AMO_SET, HOIST_INT64, &v[i], NULL,
+						   NULL),
+				      "round %d", k);
+		break;
 	default:
 		IT_OK(hoist_aggregate_begin());
 		IT_OK(hoist_put(0, flags, v, sizeof(v)), "round %d", k);
