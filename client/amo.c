@@ -29,8 +29,9 @@ static int amo_takes_value(hoist_amo_t op)
 	return op != HOIST_AMO_FETCH && op != HOIST_AMO_INC && op != HOIST_AMO_FETCH_INC;
 }
 
+/* sflags: HOIST_SQE_F_SIGNAL for a put-with-signal's signal, else 0 */
 static int amo_common(int pe, void *dst, hoist_amo_t op, hoist_type_t type, const void *value,
-		      const void *cmp, void *fetched, int nbi)
+		      const void *cmp, void *fetched, int nbi, uint8_t sflags)
 {
 	struct hoist_ctx *c = &hoist__g;
 	if (!c->initialized)
@@ -73,8 +74,8 @@ static int amo_common(int pe, void *dst, hoist_amo_t op, hoist_type_t type, cons
 	if (!fetching) {
 		if ((rc = hoist__sqe_get(c, &sqe)))
 			return rc;
-		*sqe = (struct hoist_sqe){.opcode = HOIST_OP_AMO, .pe = pe, .seg = HOIST_SEG_HEAP,
-					  .remote_off = roff, .len = size};
+		*sqe = (struct hoist_sqe){.opcode = HOIST_OP_AMO, .flags = sflags, .pe = pe,
+					  .seg = HOIST_SEG_HEAP, .remote_off = roff, .len = size};
 		sqe->amo_op = (uint8_t)op;
 		sqe->amo_type = (uint8_t)type;
 		memcpy(sqe->inline_data, &v, 8);
@@ -131,13 +132,13 @@ static int amo_common(int pe, void *dst, hoist_amo_t op, hoist_type_t type, cons
 HOIST_API int hoist_atomic(int pe, void *dst, hoist_amo_t op, hoist_type_t type, const void *value,
 			   const void *cmp, void *fetched)
 {
-	return amo_common(pe, dst, op, type, value, cmp, fetched, 0);
+	return amo_common(pe, dst, op, type, value, cmp, fetched, 0, 0);
 }
 
 HOIST_API int hoist_atomic_nbi(int pe, void *dst, hoist_amo_t op, hoist_type_t type,
 			       const void *value, const void *cmp, void *fetched)
 {
-	return amo_common(pe, dst, op, type, value, cmp, fetched, 1);
+	return amo_common(pe, dst, op, type, value, cmp, fetched, 1, 0);
 }
 
 /*
@@ -185,7 +186,8 @@ static int put_signal_common(int pe, void *dst, const void *src, size_t n, uint6
 	} else if ((rc = hoist__quiet(c))) {
 		return rc; /* the put failed: no signal */
 	}
-	return amo_common(pe, sig_addr, (hoist_amo_t)sig_op, HOIST_UINT64, &signal, NULL, NULL, nbi);
+	return amo_common(pe, sig_addr, (hoist_amo_t)sig_op, HOIST_UINT64, &signal, NULL, NULL, nbi,
+			  HOIST_SQE_F_SIGNAL);
 }
 
 HOIST_API int hoist_put_signal(int pe, void *dst, const void *src, size_t n, uint64_t *sig_addr,

@@ -15,13 +15,15 @@
  * a block with the previous round's bytes.
  *
  * Then errors: unknown sig_op, misaligned or outside-the-heap signal word,
- * unknown PE are refused before anything is put.
+ * unknown PE are refused before anything is put; the daemon refuses raw
+ * descriptors with the signal flag that are not a SET/ADD on a uint64.
  *
  * IT_SIG_DIRECT=none|some: the library's direct put-with-signal must be
  * none / some (a one-node job with HOIST_DIRECT=0 / 1).
  */
 #include <sched.h>
 
+#include "hoist_amo.h"
 #include "internal.h"
 #include "it_common.h"
 
@@ -44,6 +46,53 @@ static uint64_t await(const uint64_t *w, uint64_t want)
 	while ((v = hoist_signal_fetch(w)) < want)
 		sched_yield();
 	return v;
+}
+
+/* The daemon's checks of the signal flag: raw descriptors the library
+ * never posts are refused (a signal is a SET or ADD on a uint64; puts
+ * carry no signal flag); a proper one is accepted (it adds 0). */
+static void raw_checks(struct hoist_ctx *c, int peer, unsigned char *block, uint64_t *word)
+{
+	uint64_t roff = (uint64_t)((char *)word - c->heap_base);
+	struct hoist_sqe ok = {.opcode = HOIST_OP_AMO, .flags = HOIST_SQE_F_CQE | HOIST_SQE_F_SIGNAL,
+			       .pe = peer, .seg = HOIST_SEG_HEAP, .remote_off = roff, .len = 8};
+	ok.amo_op = HOIST_AMO_OP_ADD;
+	ok.amo_type = HOIST_AMO_T_UINT64;
+	struct hoist_sqe fetching = ok, narrow = ok, swap = ok;
+	fetching.amo_op = HOIST_AMO_OP_FETCH_ADD;
+	narrow.amo_type = HOIST_AMO_T_UINT32;
+	narrow.len = 4;
+	swap.amo_op = HOIST_AMO_OP_SWAP;
+	struct hoist_sqe put = {.opcode = HOIST_OP_PUT,
+				.flags = HOIST_SQE_F_CQE | HOIST_SQE_F_INLINE | HOIST_SQE_F_SIGNAL,
+				.pe = peer, .seg = HOIST_SEG_HEAP,
+				.remote_off = (uint64_t)((char *)block - c->heap_base), .len = 1};
+	put.inline_data[0] = 0x11;
+	struct {
+		const char *what;
+		struct hoist_sqe *s;
+		int want;
+	} t[] = {{"signal ADD", &ok, 0},
+		 {"signal FETCH_ADD", &fetching, -EINVAL},
+		 {"signal on uint32", &narrow, -EINVAL},
+		 {"signal SWAP", &swap, -EINVAL},
+		 {"signal flag on a put", &put, -EINVAL}};
+	for (size_t k = 0; k < sizeof(t) / sizeof(t[0]); k++) {
+		IT_WHERE("raw %s", t[k].what);
+		struct hoist_op *op;
+		struct hoist_sqe *slot;
+		if (IT_OK(hoist__op_alloc(c, &op), "%s", t[k].what))
+			continue;
+		if (IT_OK(hoist__sqe_get(c, &slot), "%s", t[k].what)) {
+			hoist__op_free(c, op);
+			continue;
+		}
+		*slot = *t[k].s;
+		slot->user_data = hoist__op_udata(c, op);
+		hoist__sqe_submit(c);
+		IT_EXPECT(hoist__wait_op(c, op), t[k].want, "raw descriptor: %s", t[k].what);
+		hoist__op_free(c, op);
+	}
 }
 
 int main(void)
@@ -97,6 +146,7 @@ int main(void)
 			hoist_signal_fetch(&words[1]));
 
 	/* errors: nothing is put, the word does not change */
+	struct hoist_ctx *c0 = hoist__ctx();
 	block[0] = 0xa5;
 	IT_OK(hoist_barrier(), "errors");
 	unsigned char one = 0x11;
@@ -111,6 +161,7 @@ int main(void)
 	IT_EXPECT(hoist_put_signal_nbi(n, block, &one, 1, &words[2], 1, HOIST_SIGNAL_ADD), -EINVAL,
 		  "unknown PE");
 	IT_OK(hoist_quiet(), "errors");
+	raw_checks(c0, next, block, &words[2]);
 	IT_OK(hoist_barrier(), "after errors");
 	if (block[0] != 0xa5 || hoist_signal_fetch(&words[2]) != 0)
 		IT_FAIL("a refused put-with-signal changed something: %#x %" PRIu64, block[0],
