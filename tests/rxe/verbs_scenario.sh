@@ -6,7 +6,9 @@
 #  1. the integration programs across the two daemons (hoistrun
 #     --runtime-dirs, ranks in blocks): it_putget, it_nbi, it_fence,
 #     it_barrier, it_random (checked against its model), and issue 6:
-#     it_strided, it_pack, it_coll (20 iterations of every collective);
+#     it_strided, it_pack, it_coll (20 iterations of every collective),
+#     and issue 11: it_signal (put-with-signal: whoever sees the signal
+#     sees the whole block, up to 1 MiB, over RDMA);
 #     packed operations over verbs: after them each daemon sent packs
 #     (W_PACK SENDs) carrying more than one operation on average, and its
 #     peer served them (packs_in), none refused; an aggregation region of
@@ -56,6 +58,7 @@ run 2 "$MN_BIN/mn_order"
 run 4 "$IT_BIN/it_strided"
 run 4 "$IT_BIN/it_pack"
 IT_COLL_ITERS=20 run 4 "$IT_BIN/it_coll"
+run 4 "$IT_BIN/it_signal" # issue 11: put-with-signal, the signal never before its data
 # small puts/gets, strided elements and aggregation regions went packed
 for i in 0 1; do
 	o=$((1 - i))
