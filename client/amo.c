@@ -29,8 +29,9 @@ static int amo_takes_value(hoist_amo_t op)
 	return op != HOIST_AMO_FETCH && op != HOIST_AMO_INC && op != HOIST_AMO_FETCH_INC;
 }
 
+/* sflags: HOIST_SQE_F_SIGNAL for a put-with-signal's signal, else 0 */
 static int amo_common(int pe, void *dst, hoist_amo_t op, hoist_type_t type, const void *value,
-		      const void *cmp, void *fetched, int nbi)
+		      const void *cmp, void *fetched, int nbi, uint8_t sflags)
 {
 	struct hoist_ctx *c = &hoist__g;
 	if (!c->initialized)
@@ -73,8 +74,8 @@ static int amo_common(int pe, void *dst, hoist_amo_t op, hoist_type_t type, cons
 	if (!fetching) {
 		if ((rc = hoist__sqe_get(c, &sqe)))
 			return rc;
-		*sqe = (struct hoist_sqe){.opcode = HOIST_OP_AMO, .pe = pe, .seg = HOIST_SEG_HEAP,
-					  .remote_off = roff, .len = size};
+		*sqe = (struct hoist_sqe){.opcode = HOIST_OP_AMO, .flags = sflags, .pe = pe,
+					  .seg = HOIST_SEG_HEAP, .remote_off = roff, .len = size};
 		sqe->amo_op = (uint8_t)op;
 		sqe->amo_type = (uint8_t)type;
 		memcpy(sqe->inline_data, &v, 8);
@@ -131,11 +132,77 @@ static int amo_common(int pe, void *dst, hoist_amo_t op, hoist_type_t type, cons
 HOIST_API int hoist_atomic(int pe, void *dst, hoist_amo_t op, hoist_type_t type, const void *value,
 			   const void *cmp, void *fetched)
 {
-	return amo_common(pe, dst, op, type, value, cmp, fetched, 0);
+	return amo_common(pe, dst, op, type, value, cmp, fetched, 0, 0);
 }
 
 HOIST_API int hoist_atomic_nbi(int pe, void *dst, hoist_amo_t op, hoist_type_t type,
 			       const void *value, const void *cmp, void *fetched)
 {
-	return amo_common(pe, dst, op, type, value, cmp, fetched, 1);
+	return amo_common(pe, dst, op, type, value, cmp, fetched, 1, 0);
+}
+
+/*
+ * Put-with-signal. The signal word is updated by a non-fetching 64-bit
+ * atomic (SET or ADD: amo_common, the atomics' domain) that is issued only
+ * once the data is at the target:
+ * - the put took the direct path (the library stored the data through its
+ *   mapping): a release fence, then the atomic (it takes the direct path
+ *   too, nothing was posted in between), so a PE that sees the signal with
+ *   an acquire load (hoist_signal_fetch) sees the data;
+ * - the put went to the daemon (HOIST_DIRECT=0, another node, any transport
+ *   and tcp_lanes): a quiet waits until every piece of it is acknowledged,
+ *   i.e. placed at the target, then the atomic is posted. Between them the
+ *   conflict stage does not order a put and an atomic to disjoint ranges,
+ *   and tcp lanes and stripes are not ordered: this wait is what orders
+ *   them. It costs a round trip before the signal leaves.
+ * The signal arguments are checked before anything is put.
+ */
+static int put_signal_common(int pe, void *dst, const void *src, size_t n, uint64_t *sig_addr,
+			     uint64_t signal, hoist_signal_op_t sig_op, int nbi)
+{
+	struct hoist_ctx *c = &hoist__g;
+	if (!c->initialized)
+		return -ENOTCONN;
+	if (pe < 0 || pe >= c->size)
+		return -EINVAL;
+	if (sig_op != HOIST_SIGNAL_SET && sig_op != HOIST_SIGNAL_ADD)
+		return -EINVAL;
+	if (!sig_addr || (const char *)sig_addr < c->heap_base)
+		return -EFAULT;
+	uint64_t soff = (uint64_t)((const char *)sig_addr - c->heap_base);
+	if (!hoist_range_ok(soff, 8, c->heap_bytes))
+		return -EFAULT;
+	if (soff % 8)
+		return -EINVAL;
+	int direct = 0, rc;
+	/* nbi: the source may be read in place until the quiet below */
+	if ((rc = hoist__put_common(pe, dst, src, n, 1, &direct)))
+		return rc;
+	c->put_signals++;
+	if (direct || n == 0) {
+		__atomic_thread_fence(__ATOMIC_RELEASE);
+		if (direct)
+			c->direct_signals++;
+	} else if ((rc = hoist__quiet(c))) {
+		return rc; /* the put failed: no signal */
+	}
+	return amo_common(pe, sig_addr, (hoist_amo_t)sig_op, HOIST_UINT64, &signal, NULL, NULL, nbi,
+			  HOIST_SQE_F_SIGNAL);
+}
+
+HOIST_API int hoist_put_signal(int pe, void *dst, const void *src, size_t n, uint64_t *sig_addr,
+			       uint64_t signal, hoist_signal_op_t sig_op)
+{
+	return put_signal_common(pe, dst, src, n, sig_addr, signal, sig_op, 0);
+}
+
+HOIST_API int hoist_put_signal_nbi(int pe, void *dst, const void *src, size_t n,
+				   uint64_t *sig_addr, uint64_t signal, hoist_signal_op_t sig_op)
+{
+	return put_signal_common(pe, dst, src, n, sig_addr, signal, sig_op, 1);
+}
+
+HOIST_API uint64_t hoist_signal_fetch(const uint64_t *sig_addr)
+{
+	return __atomic_load_n(sig_addr, __ATOMIC_ACQUIRE);
 }

@@ -97,6 +97,8 @@ struct hoist_ctx {
 	int direct;               /* HOIST_DIRECT: put/get to local PEs by memmove */
 	uint64_t direct_puts, direct_gets, direct_bytes; /* done that way (tests, bench) */
 	uint64_t direct_amos;   /* atomics done that way (amo.c; tests) */
+	uint64_t put_signals;   /* hoist_put_signal*: all, and those whose put */
+	uint64_t direct_signals; /* ... the library stored itself (tests) */
 
 	/* aggregation region (agg.c) */
 	int agg_depth;         /* hoist_aggregate_begin nesting */
@@ -226,7 +228,8 @@ int hoist__agg_get(struct hoist_ctx *c, int pe, uint64_t roff, uint64_t n, const
 /* A conflict: what the region aggregated so far completes now (quiet), the
  * rest of the region issues normally. */
 void hoist__agg_break(struct hoist_ctx *c);
-int hoist__put_common(int pe, void *dst, const void *src, size_t n, int nbi);
+/* *direct: the library stored the data itself (complete on return) */
+int hoist__put_common(int pe, void *dst, const void *src, size_t n, int nbi, int *direct);
 /* pe's heap mapped here when an operation to it may be done by the library
  * itself now (rma.c: the conditions of direct puts), else NULL. */
 char *hoist__direct_base(struct hoist_ctx *c, int pe);

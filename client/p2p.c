@@ -346,3 +346,31 @@ HOIST_API int64_t hoist_test_until_some_vector(void *ivars, size_t nelems, size_
 {
 	return p2p(ivars, nelems, status, type, cmp, 0, values, 1, P2P_SOME, indices, 0);
 }
+
+/* shmem_signal_wait_until: a wait on a HOIST_UINT64, then the value read
+ * with acquire; a writer may change it again in between, so the value
+ * handed back is one that satisfies the comparison (else wait again). */
+HOIST_API int hoist_signal_wait_until(uint64_t *sig_addr, hoist_cmp_t cmp, uint64_t value,
+				      uint64_t *observed)
+{
+	for (;;) {
+		int rc = hoist_wait_until(sig_addr, HOIST_UINT64, cmp, value);
+		if (rc)
+			return rc;
+		uint64_t v = __atomic_load_n(sig_addr, __ATOMIC_ACQUIRE);
+		int ok = 0;
+		switch (cmp) {
+		case HOIST_CMP_EQ: ok = v == value; break;
+		case HOIST_CMP_NE: ok = v != value; break;
+		case HOIST_CMP_GT: ok = v > value; break;
+		case HOIST_CMP_GE: ok = v >= value; break;
+		case HOIST_CMP_LT: ok = v < value; break;
+		case HOIST_CMP_LE: ok = v <= value; break;
+		}
+		if (ok) {
+			if (observed)
+				*observed = v;
+			return 0;
+		}
+	}
+}

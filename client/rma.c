@@ -149,10 +149,9 @@ static int put_common(int pe, void *dst, const void *src, size_t n, int nbi, int
 	return 0;
 }
 
-int hoist__put_common(int pe, void *dst, const void *src, size_t n, int nbi)
+int hoist__put_common(int pe, void *dst, const void *src, size_t n, int nbi, int *direct)
 {
-	int direct;
-	return put_common(pe, dst, src, n, nbi, &direct);
+	return put_common(pe, dst, src, n, nbi, direct);
 }
 
 HOIST_API int hoist_put(int pe, void *dst, const void *src, size_t n)

@@ -63,7 +63,9 @@
 	X(amo_add, COUNTER, "atomics executed for the client: add, inc and their fetching forms")          \
 	X(amo_bitwise, COUNTER, "atomics executed for the client: and, or, xor and their fetching forms") \
 	X(amo_self, COUNTER, "atomics to PEs of this node executed by the daemon (the library's direct ones are not counted)") \
-	X(amo_remote, COUNTER, "atomics sent to the daemon of another node (tcp, verbs)")
+	X(amo_remote, COUNTER, "atomics sent to the daemon of another node (tcp, verbs)")               \
+	X(signal_self, COUNTER, "put-with-signal signals (atomics, also counted above) to PEs of this node executed by the daemon") \
+	X(signal_remote, COUNTER, "put-with-signal signals (atomics, also counted above) sent to the daemon of another node")
 
 /* per daemon; progress-thread counters (control-thread ones are separate) */
 #define HOISTD_PROGRESS_STATS(X)                                                                   \

@@ -63,7 +63,7 @@ enum hoist_opcode {
 	 * cmp; } (a 4-byte operand in the low bytes). A fetching op writes
 	 * the old value (len bytes) at local_off (staging, or own heap with
 	 * HOIST_SQE_F_LOCAL_HEAP) before its CQE; a non-fetching one ignores
-	 * local_off. Flags: CQE and LOCAL_HEAP only. See hoist_amo.h. */
+	 * local_off. Flags: CQE, LOCAL_HEAP and SIGNAL only. See hoist_amo.h. */
 	HOIST_OP_AMO = 13,
 	/* 14..15: reserved (collectives) */
 	HOIST_OP__COUNT = 16
@@ -78,7 +78,11 @@ enum hoist_opcode {
  * without this flag (or the region's closing QUIET) */
 #define HOIST_SQE_F_AGG        0x08u
 #define HOIST_SQE_F_RSVD_10    0x10u /* reserved (issue 6), must be 0 */
-#define HOIST_SQE_F__ALL       0x0fu
+/* HOIST_OP_AMO only, SET or ADD on HOIST_UINT64: the signal of a
+ * put-with-signal (the library posts it after the put completed); the
+ * daemon executes it as any atomic and counts it as a signal too */
+#define HOIST_SQE_F_SIGNAL     0x20u
+#define HOIST_SQE_F__ALL       0x2fu
 
 #define HOIST_INLINE_MAX 16u
 

@@ -389,6 +389,49 @@ int hoist_atomic(int pe, void *dst, hoist_amo_t op, hoist_type_t type, const voi
 int hoist_atomic_nbi(int pe, void *dst, hoist_amo_t op, hoist_type_t type, const void *value,
 		     const void *cmp, void *fetched);
 
+/* ---- put-with-signal (OpenSHMEM 1.5 shmem_put_signal) ---------------------
+ * hoist_put_signal(pe, dst, src, n, sig_addr, signal, sig_op) is
+ * shmem_put_signal(dst, src, n, sig_addr, signal, sig_op, pe): put n bytes
+ * from src to dst at pe, then update the 64-bit signal word sig_addr (a
+ * symmetric address, 8-byte aligned) at pe with SET (the word becomes
+ * signal) or ADD (signal is added, wrapping around). The signal update is a
+ * remote atomic (hoist_atomic on HOIST_UINT64: atomic with every other
+ * atomic on that word, whichever path) and becomes visible at pe only after
+ * all n bytes are: a PE that reads the signal with hoist_signal_fetch and
+ * sees the update sees the data. n == 0 updates the signal only.
+ *
+ * How: a put the library does itself (direct path, same node) is followed
+ * by a release fence and the atomic; a put through the daemon (another
+ * node, HOIST_DIRECT=0) is waited for until it is placed at the target
+ * (every stripe and tcp lane acknowledged), then the atomic is posted: one
+ * extra round trip, and the call waits for it in both forms. Completion:
+ * hoist_put_signal is blocking as hoist_put (src reusable on return; the
+ * data has landed; the signal completes as a hoist_atomic, with
+ * HOIST_AUTO=0 on return, else by hoist_quiet); hoist_put_signal_nbi leaves
+ * the signal to complete by hoist_quiet (src is reusable on return too).
+ *
+ * 0 or -errno: -EINVAL for pe outside the job, an unknown sig_op or
+ * sig_addr not 8-byte aligned; -EFAULT when dst..dst+n or sig_addr is not
+ * inside the symmetric heap; errors of the put (then no signal is sent). */
+typedef enum {
+	HOIST_SIGNAL_SET = HOIST_AMO_SET, /* SHMEM_SIGNAL_SET */
+	HOIST_SIGNAL_ADD = HOIST_AMO_ADD  /* SHMEM_SIGNAL_ADD */
+} hoist_signal_op_t;
+int hoist_put_signal(int pe, void *dst, const void *src, size_t n, uint64_t *sig_addr,
+		     uint64_t signal, hoist_signal_op_t sig_op);
+int hoist_put_signal_nbi(int pe, void *dst, const void *src, size_t n, uint64_t *sig_addr,
+			 uint64_t signal, hoist_signal_op_t sig_op);
+/* The caller's own signal word, read with an atomic acquire load (as
+ * shmem_signal_fetch): after seeing a signal, the data put before it is
+ * visible to this PE. */
+uint64_t hoist_signal_fetch(const uint64_t *sig_addr);
+/* Wait until the caller's own signal word compares true with value (as
+ * shmem_signal_wait_until): hoist_wait_until on a HOIST_UINT64, the same
+ * spin-then-sleep and the same errors; on 0 *observed (may be NULL) holds
+ * the value that satisfied the comparison. */
+int hoist_signal_wait_until(uint64_t *sig_addr, hoist_cmp_t cmp, uint64_t value,
+			    uint64_t *observed);
+
 /* libhoist is not thread-safe: call it from one thread of the process. */
 
 #ifdef __cplusplus

@@ -169,8 +169,11 @@ enum exec_result rma(struct daemon *d, struct client *c, const struct hoist_sqe 
 		r = d->local->rma(d, &rq, &err);
 		if (r == XP_DONE && (kind == XP_PUT || kind == XP_AMO))
 			client_heap_touched(d, t); /* t may wait for it */
-		if (kind == XP_AMO && r == XP_DONE)
+		if (kind == XP_AMO && r == XP_DONE) {
 			STAT_INC(&c->st, amo_self);
+			if (sqe->flags & HOIST_SQE_F_SIGNAL)
+				STAT_INC(&c->st, signal_self);
+		}
 	} else if (j->pe_gone[sqe->pe]) {
 		*res = -ECONNRESET; /* the target PE is gone */
 		return EXEC_DONE;
@@ -218,8 +221,11 @@ enum exec_result rma(struct daemon *d, struct client *c, const struct hoist_sqe 
 			c->outstanding++; /* until the cookie comes back */
 		if (o && (kind == XP_PUT || kind == XP_AMO) && r == XP_STARTED)
 			overlap_put_issued(c, sqe, op->seq);
-		if (kind == XP_AMO && r == XP_STARTED)
+		if (kind == XP_AMO && r == XP_STARTED) {
 			STAT_INC(&c->st, amo_remote);
+			if (sqe->flags & HOIST_SQE_F_SIGNAL)
+				STAT_INC(&c->st, signal_remote);
+		}
 		if (op->gseq && r == XP_STARTED)
 			overlap_get_issued(c, sqe->pe, sqe->remote_off, sqe->len, op->gseq);
 	}

@@ -58,10 +58,16 @@ static int vec_ok(const struct hoist_sqe *sqe, const struct validate_geom *g)
 
 /* An atomic: a known (op, type), len its operand size, the target word
  * naturally aligned and inside the heap; a fetching one's result place
- * inside its segment. Only the CQE and LOCAL_HEAP flags. */
+ * inside its segment. Only the CQE, LOCAL_HEAP and SIGNAL flags; a signal
+ * (put-with-signal) is a SET or ADD on HOIST_UINT64. */
 static int amo_ok(const struct hoist_sqe *sqe, const struct validate_geom *g)
 {
-	if ((sqe->flags & ~(HOIST_SQE_F_CQE | HOIST_SQE_F_LOCAL_HEAP)) || sqe->reserved1)
+	if ((sqe->flags & ~(HOIST_SQE_F_CQE | HOIST_SQE_F_LOCAL_HEAP | HOIST_SQE_F_SIGNAL)) ||
+	    sqe->reserved1)
+		return -EINVAL;
+	if ((sqe->flags & HOIST_SQE_F_SIGNAL) &&
+	    ((sqe->amo_op != HOIST_AMO_OP_SET && sqe->amo_op != HOIST_AMO_OP_ADD) ||
+	     sqe->amo_type != HOIST_AMO_T_UINT64))
 		return -EINVAL;
 	if (hoist_amo_valid(sqe->amo_op, sqe->amo_type) || sqe->len != hoist_amo_size(sqe->amo_type))
 		return -EINVAL;
@@ -89,6 +95,8 @@ int validate_sqe(const struct hoist_sqe *sqe, const struct validate_geom *g)
 		return -EINVAL;
 	if (sqe->opcode == HOIST_OP_AMO)
 		return amo_ok(sqe, g);
+	if (sqe->flags & HOIST_SQE_F_SIGNAL) /* atomics only */
+		return -EINVAL;
 	if (sqe->reserved0 || sqe->reserved1)
 		return -EINVAL;
 

@@ -6,7 +6,9 @@
 #  1. the integration programs across the two daemons (hoistrun
 #     --runtime-dirs, ranks in blocks): it_putget, it_nbi, it_fence,
 #     it_barrier, it_random (checked against its model), and issue 6:
-#     it_strided, it_pack, it_coll (20 iterations of every collective);
+#     it_strided, it_pack, it_coll (20 iterations of every collective),
+#     and issue 11: it_signal (put-with-signal: whoever sees the signal
+#     sees the whole block, up to 1 MiB, over RDMA);
 #     packed operations over verbs: after them each daemon sent packs
 #     (W_PACK SENDs) carrying more than one operation on average, and its
 #     peer served them (packs_in), none refused; an aggregation region of
@@ -65,6 +67,7 @@ for i in 0 1; do
 	stats "${dirs[$i]}" | python3 "$S" check "d['amo_served'] > 0" "d['amo_remote'] > 0" ||
 		FAIL "atomics stats of node $i after it_amo (above)"
 done
+run 4 "$IT_BIN/it_signal" # issue 11: put-with-signal, the signal never before its data
 # small puts/gets, strided elements and aggregation regions went packed
 for i in 0 1; do
 	o=$((1 - i))
