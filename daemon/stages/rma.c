@@ -72,12 +72,13 @@ static void req_from_sqe(struct xp_req *rq, struct client *c, enum xp_kind kind,
 {
 	/* inline data (puts only, never with LOCAL_HEAP: validate.c) lives in
 	 * the drain's copy of the descriptor: a put's data is read at once */
-	char *laddr = (sqe->flags & HOIST_SQE_F_INLINE) ? (char *)sqe->inline_data
-							: client_buf(c, sqe);
 	/* an atomic: its operands are inline, laddr is where a fetching one's
-	 * old value lands (a non-fetching one has none) */
-	if (kind == XP_AMO && !hoist_amo_fetching(sqe->amo_op))
-		laddr = NULL;
+	 * old value lands; a non-fetching one has none, and its local_off is
+	 * unchecked (validate.c), so no pointer is formed from it */
+	char *laddr = NULL;
+	if (kind != XP_AMO || hoist_amo_fetching(sqe->amo_op))
+		laddr = (sqe->flags & HOIST_SQE_F_INLINE) ? (char *)sqe->inline_data
+							  : client_buf(c, sqe);
 	uint32_t flags = 0;
 	if (sqe->flags & HOIST_SQE_F_LOCAL_HEAP)
 		flags |= XP_RF_INPLACE;
