@@ -62,6 +62,36 @@ extern "C" {
 #define HOIST_VERSION_MINOR 1
 
 int hoist_init(void);     /* attach to this node's hoistd; 0 or -errno */
+
+/* hoist_init with options (0: the same as hoist_init). 0 or -errno;
+ * -EINVAL for an unknown flag. */
+int hoist_init_with(unsigned flags);
+/* Global and static variables of the program are symmetric: a put, get,
+ * atomic, put-with-signal, collective buffer, wait or hoist_ptr on the
+ * address of a global or `static` variable of the main executable works on
+ * every PE's copy of that variable, as on hoist_malloc'ed memory, on every
+ * path (direct, daemon, tcp, verbs), position-independent executables and
+ * ASLR included. HOIST_SYMMETRIC_DATA=1 in the environment turns it on for
+ * hoist_init() too.
+ *
+ * How: hoist_init_with finds the executable's writable data segment
+ * (.data and .bss, whole pages, without what is read-only after
+ * relocation), asks the daemon for a heap file that much (plus one page)
+ * larger, copies the segment into the file after the heap proper and maps
+ * that part of the file over the segment. HOIST_HEAP_SIZE stays the
+ * heap hoist_malloc hands out (rounded up to a page); the daemon's
+ * max_heap_bytes applies to the sum.
+ *
+ * Conditions: every PE of the job runs the same executable and passes the
+ * flag (a PE whose heap file size differs is refused by the daemon, and
+ * hoist_error_detail() says why; a different executable with a data
+ * segment of the same size is not detected). Only the main executable's
+ * data is symmetric, not that of shared libraries. Call it while the
+ * program has one thread (no other thread may store to globals while the
+ * segment is copied). After fork() the child shares the segment with the
+ * parent (MAP_SHARED) until it execs. hoist_finalize() makes the segment
+ * private memory again, with the contents it has then. */
+#define HOIST_INIT_SYMMETRIC_DATA 0x1u
 int hoist_finalize(void); /* quiet, barrier, detach */
 int hoist_rank(void);     /* this PE's rank, or -ENOTCONN */
 int hoist_size(void);     /* number of PEs in the job, or -ENOTCONN */
