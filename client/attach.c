@@ -146,13 +146,13 @@ HOIST_API int hoist_init(void)
 HOIST_API int hoist_init_with(unsigned flags)
 {
 	struct hoist_ctx *c = &hoist__g;
-	if (c->initialized)
-		return 0;
+	if (flags & ~HOIST_INIT_SYMMETRIC_DATA)
+		return -EINVAL;
+	if (c->initialized) /* symmetric data cannot be added afterwards */
+		return (flags & HOIST_INIT_SYMMETRIC_DATA) && !c->data_len ? -EINVAL : 0;
 	memset(c, 0, sizeof(*c));
 	c->sock = c->ring.doorbell = -1;
 	error_detail[0] = 0;
-	if (flags & ~HOIST_INIT_SYMMETRIC_DATA)
-		return -EINVAL;
 
 	struct hoist_env env;
 	int rc = hoist__env_read(&env, error_detail, sizeof(error_detail));

@@ -116,7 +116,7 @@ int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "--mismatch"))
 		return mismatch();
-	it_watchdog(40);
+	it_watchdog(20);
 	g_before = 4242;
 	z_arr[17] = 0; /* stays zero */
 	if (in_memfd(&s_long) != 0)
