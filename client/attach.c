@@ -324,6 +324,17 @@ HOIST_API int hoist_init_with(unsigned flags)
 		return rc;
 	}
 	c->initialized = 1;
+	/* Symmetric data: no PE returns before every PE has moved its data.
+	 * A put to a PE that had not yet moved would land in the heap file
+	 * and be overwritten by the copy of the segment. */
+	if (data_len && (rc = hoist_barrier())) {
+		snprintf(error_detail, sizeof(error_detail),
+			 "HOIST_INIT_SYMMETRIC_DATA: the barrier after moving the data segment "
+			 "failed: %s", hoist_strerror(rc));
+		ctx_release(c, staging_bytes);
+		symdata_restore(data_lo, data_len);
+		return rc;
+	}
 	return 0;
 }
 

@@ -84,7 +84,9 @@ int hoist_init_with(unsigned flags);
  * (.data and .bss, whole pages, without what is read-only after
  * relocation), asks the daemon for a heap file that much (plus one page)
  * larger, copies the segment into the file after the heap proper and maps
- * that part of the file over the segment. HOIST_HEAP_SIZE stays the
+ * that part of the file over the segment; it then waits in a barrier, so
+ * that no PE returns (and puts to another's statics) before every PE has
+ * moved its data. HOIST_HEAP_SIZE stays the
  * heap hoist_malloc hands out (rounded up to a page); the daemon's
  * max_heap_bytes applies to the sum.
  *

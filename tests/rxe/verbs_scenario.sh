@@ -8,10 +8,7 @@
 #     it_barrier, it_random (checked against its model), and issue 6:
 #     it_strided, it_pack, it_coll (20 iterations of every collective),
 #     and issue 11: it_signal (put-with-signal: whoever sees the signal
-#     sees the whole block, up to 1 MiB, over RDMA), and issue 12's
-#     it_static (puts, gets, atomics, waits on another PE's globals and
-#     statics, a PIE: RDMA into the part of the heap file that holds the
-#     executable's data segment);
+#     sees the whole block, up to 1 MiB, over RDMA);
 #     packed operations over verbs: after them each daemon sent packs
 #     (W_PACK SENDs) carrying more than one operation on average, and its
 #     peer served them (packs_in), none refused; an aggregation region of
@@ -71,7 +68,6 @@ for i in 0 1; do
 		FAIL "atomics stats of node $i after it_amo (above)"
 done
 run 4 "$IT_BIN/it_signal" # issue 11: put-with-signal, the signal never before its data
-run 4 "$IT_BIN/it_static" # issue 12: global and static variables are symmetric
 # small puts/gets, strided elements and aggregation regions went packed
 for i in 0 1; do
 	o=$((1 - i))
