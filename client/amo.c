@@ -41,12 +41,12 @@ static int amo_common(int pe, void *dst, hoist_amo_t op, hoist_type_t type, cons
 	if (hoist_amo_valid((uint32_t)op, (uint32_t)type))
 		return -EINVAL;
 	uint32_t size = hoist_amo_size((uint32_t)type);
-	if ((const char *)dst < c->heap_base)
+	uint64_t roff;
+	if (hoist__sym_off(c, dst, size, &roff))
 		return -EFAULT;
-	uint64_t roff = (uint64_t)((const char *)dst - c->heap_base);
-	if (!hoist_range_ok(roff, size, c->heap_bytes))
-		return -EFAULT;
-	if (roff % size) /* the heap base is page aligned: the offset's alignment is dst's */
+	/* the heap base, the data segment and its place in the heap file are
+	 * page aligned: the offset's alignment is dst's */
+	if (roff % size)
 		return -EINVAL;
 	int fetching = hoist_amo_fetching((uint32_t)op);
 	if ((amo_takes_value(op) && !value) || (op == HOIST_AMO_CSWAP && !cmp) ||
@@ -167,10 +167,8 @@ static int put_signal_common(int pe, void *dst, const void *src, size_t n, uint6
 		return -EINVAL;
 	if (sig_op != HOIST_SIGNAL_SET && sig_op != HOIST_SIGNAL_ADD)
 		return -EINVAL;
-	if (!sig_addr || (const char *)sig_addr < c->heap_base)
-		return -EFAULT;
-	uint64_t soff = (uint64_t)((const char *)sig_addr - c->heap_base);
-	if (!hoist_range_ok(soff, 8, c->heap_bytes))
+	uint64_t soff;
+	if (!sig_addr || hoist__sym_off(c, sig_addr, 8, &soff))
 		return -EFAULT;
 	if (soff % 8)
 		return -EINVAL;

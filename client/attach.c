@@ -14,6 +14,7 @@
 #include "hoist.pb-c.h"
 #include "hoist_verify.h"
 #include "internal.h"
+#include "symdata.h"
 
 static char error_detail[512];
 
@@ -139,9 +140,16 @@ static void ctx_release(struct hoist_ctx *c, uint64_t staging_bytes)
 
 HOIST_API int hoist_init(void)
 {
+	return hoist_init_with(0);
+}
+
+HOIST_API int hoist_init_with(unsigned flags)
+{
 	struct hoist_ctx *c = &hoist__g;
-	if (c->initialized)
-		return 0;
+	if (flags & ~HOIST_INIT_SYMMETRIC_DATA)
+		return -EINVAL;
+	if (c->initialized) /* symmetric data cannot be added afterwards */
+		return (flags & HOIST_INIT_SYMMETRIC_DATA) && !c->data_len ? -EINVAL : 0;
 	memset(c, 0, sizeof(*c));
 	c->sock = c->ring.doorbell = -1;
 	error_detail[0] = 0;
@@ -150,6 +158,27 @@ HOIST_API int hoist_init(void)
 	int rc = hoist__env_read(&env, error_detail, sizeof(error_detail));
 	if (rc)
 		return rc;
+	if (env.symmetric_data)
+		flags |= HOIST_INIT_SYMMETRIC_DATA;
+	/* symmetric data: the heap file grows by the data segment, at
+	 * data_off (after the heap proper, page aligned; the same on every PE
+	 * running the same executable with the same HOIST_HEAP_SIZE), and one
+	 * page more that holds the wake line (hoist_shm.h) */
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	uintptr_t data_lo = 0;
+	size_t data_len = 0;
+	uint64_t data_off = 0, req_heap = env.heap_bytes;
+	if (flags & HOIST_INIT_SYMMETRIC_DATA) {
+		if ((rc = symdata_find(&data_lo, &data_len))) {
+			snprintf(error_detail, sizeof(error_detail),
+				 "HOIST_INIT_SYMMETRIC_DATA: %s",
+				 rc == -ENOTSUP ? "the executable has more than one writable segment"
+						: "the executable has no writable data segment");
+			return rc;
+		}
+		data_off = (env.heap_bytes + page - 1) & ~(page - 1);
+		req_heap = data_off + data_len + page;
+	}
 	/* nothing is sent to a daemon that is not root's or our own */
 	int fd = hoist_verify_connect(env.runtime_dir, "hoistd.sock", env.reply_timeout_ms,
 				      error_detail, sizeof(error_detail));
@@ -164,7 +193,7 @@ HOIST_API int hoist_init(void)
 	req.rank = env.rank;
 	req.size = env.size;
 	req.pid = getpid();
-	req.heap_bytes = env.heap_bytes;
+	req.heap_bytes = req_heap;
 	req.blocking = !env.auto_overlap;
 	uint8_t buf[512];
 	size_t n = hoist__attach_request__get_packed_size(&req);
@@ -191,10 +220,19 @@ HOIST_API int hoist_init(void)
 		rc = rep->status < 0 ? rep->status : -EPROTO;
 		/* a job that did not assemble: most often ranks that did not
 		 * agree on the key, so say where ours came from */
-		snprintf(error_detail, sizeof(error_detail), "%s%s%s%s%s%s",
+		char sym[200] = "";
+		if (flags & HOIST_INIT_SYMMETRIC_DATA)
+			/* the daemon compares the heap sizes of the ranks and
+			 * its max_heap_bytes: say what ours is made of */
+			snprintf(sym, sizeof(sym),
+				 " [symmetric data: this rank asked for HOIST_HEAP_SIZE rounded to "
+				 "%llu + its executable's %zu bytes of writable data + %llu; every "
+				 "PE must run the same executable with symmetric data on]",
+				 (unsigned long long)data_off, data_len, (unsigned long long)page);
+		snprintf(error_detail, sizeof(error_detail), "%s%s%s%s%s%s%s",
 			 rep->error ? rep->error : "", rc == -ETIMEDOUT ? " [this rank's job key '" : "",
 			 rc == -ETIMEDOUT ? env.job : "", rc == -ETIMEDOUT ? "' came from " : "",
-			 rc == -ETIMEDOUT ? env.job_from : "", rc == -ETIMEDOUT ? "]" : "");
+			 rc == -ETIMEDOUT ? env.job_from : "", rc == -ETIMEDOUT ? "]" : "", sym);
 	}
 	if (rc == 0 && (nfds != (rep->pf_region_bytes ? 5 : 4) || rep->abi_version != HOIST_ABI_VERSION))
 		rc = -EPROTO;
@@ -226,9 +264,8 @@ HOIST_API int hoist_init(void)
 			}
 		}
 	}
-	for (int i = 0; i < 5; i++)
-		if (fds[i] >= 0)
-			close(fds[i]);
+	if (rc == 0 && c->heap_bytes != req_heap && (flags & HOIST_INIT_SYMMETRIC_DATA))
+		rc = -EPROTO; /* the data would not be where every PE puts it */
 	if (rc == 0) {
 		struct hoist_ctrl *ctrl = c->ring.ctrl;
 		if (ctrl->magic != HOIST_SHM_MAGIC || ctrl->abi_version != HOIST_ABI_VERSION ||
@@ -252,20 +289,52 @@ HOIST_API int hoist_init(void)
 		c->ring.cq_mask = ctrl->cq_entries - 1;
 		c->nops = ctrl->cq_entries / 2;
 		c->ops = calloc(c->nops + 1, sizeof(*c->ops)); /* +1: quiet's own */
+		/* the heap proper: without symmetric data all of the file but
+		 * its last line, the wake line (hoist_shm.h); with it, the part
+		 * before the data */
+		c->heap_user = data_len ? data_off : c->heap_bytes;
 		if (!c->ops || staging_init(&c->stage, staging_bytes, ctrl->sq_entries * 2) ||
-		    /* the heap's last line is its wake line (hoist_shm.h) */
-		    symheap_init(&c->heap, c->heap_bytes - HOIST_HEAP_WAKE_BYTES))
+		    symheap_init(&c->heap, data_len ? data_off : c->heap_bytes - HOIST_HEAP_WAKE_BYTES))
 			rc = -ENOMEM;
 		if (rc == 0)
 			rc = hoist__peers_init(c, rep->local_ranks, rep->n_local_ranks);
 	}
 	if (rep)
 		hoist__attach_reply__free_unpacked(rep, NULL);
+	/* last, when nothing can fail any more: the data segment moves into
+	 * the heap file (in a statically linked program hoist__g itself is in
+	 * it, so c is set up before and not touched until the move is done) */
+	if (rc == 0 && data_len) {
+		c->data_lo = data_lo;
+		c->data_len = data_len;
+		c->data_off = data_off;
+		rc = symdata_move(data_lo, data_len, fds[2], data_off);
+		if (rc) {
+			c->data_len = 0;
+			snprintf(error_detail, sizeof(error_detail),
+				 "HOIST_INIT_SYMMETRIC_DATA: mapping the heap file over the data segment "
+				 "(%zu bytes): %s", data_len, strerror(-rc));
+		}
+	}
+	for (int i = 0; i < 5; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
 	if (rc) {
 		ctx_release(c, staging_bytes);
 		return rc;
 	}
 	c->initialized = 1;
+	/* Symmetric data: no PE returns before every PE has moved its data.
+	 * A put to a PE that had not yet moved would land in the heap file
+	 * and be overwritten by the copy of the segment. */
+	if (data_len && (rc = hoist_barrier())) {
+		snprintf(error_detail, sizeof(error_detail),
+			 "HOIST_INIT_SYMMETRIC_DATA: the barrier after moving the data segment "
+			 "failed: %s", hoist_strerror(rc));
+		ctx_release(c, staging_bytes);
+		symdata_restore(data_lo, data_len);
+		return rc;
+	}
 	return 0;
 }
 
@@ -283,6 +352,17 @@ HOIST_API int hoist_finalize(void)
 	uint32_t f = hoist_load_relaxed(&c->ring.ctrl->cq_flags);
 	hoist_store_release(&c->ring.ctrl->cq_flags, f | HOIST_CQ_DETACHED);
 	uint64_t staging_bytes = c->stage.size;
+	uintptr_t data_lo = c->data_lo;
+	size_t data_len = c->data_len;
 	ctx_release(c, staging_bytes);
+	/* the data segment becomes private memory again, with its contents:
+	 * stores of other PEs stop reaching it, a later hoist_init_with
+	 * moves it again. If that fails it stays in the heap file, which
+	 * stays valid memory (a sealed memfd: never shrinks) */
+	if (data_len) {
+		int drc = symdata_restore(data_lo, data_len);
+		if (!rc)
+			rc = drc;
+	}
 	return rc;
 }

@@ -32,9 +32,10 @@ struct hoist_req {
 /* Heap offset of p, or an offset the daemon rejects (-EFAULT). */
 static uint64_t heap_off(const struct hoist_ctx *c, const void *p)
 {
-	if (!p || (const char *)p < c->heap_base || (const char *)p >= c->heap_base + c->heap_bytes)
+	uint64_t off;
+	if (!p || hoist__sym_off(c, p, 1, &off))
 		return UINT64_MAX;
-	return (uint64_t)((const char *)p - c->heap_base);
+	return off;
 }
 
 static uint8_t small(int v)

@@ -27,7 +27,6 @@ HOIST_API int hoist_size(void)
 HOIST_API int hoist_is_symmetric(const void *ptr, size_t n)
 {
 	struct hoist_ctx *c = &hoist__g;
-	if (!c->initialized || (const char *)ptr < c->heap_base)
-		return 0;
-	return hoist_range_ok((uint64_t)((const char *)ptr - c->heap_base), n, c->heap_bytes);
+	uint64_t off;
+	return c->initialized && hoist__sym_off(c, ptr, n, &off) == 0;
 }

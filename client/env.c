@@ -120,6 +120,12 @@ int hoist__env_read(struct hoist_env *e, char *err, size_t errlen)
 		return env_bad("HOIST_AUTO", "0 or 1", err, errlen);
 	if (ha)
 		e->auto_overlap = a;
+	int sd;
+	int hsd = env_int("HOIST_SYMMETRIC_DATA", &sd, err, errlen);
+	if (hsd < 0 || (hsd && sd > 1))
+		return env_bad("HOIST_SYMMETRIC_DATA", "0 or 1", err, errlen);
+	if (hsd)
+		e->symmetric_data = sd;
 	e->direct = 1;
 	int dv;
 	int hd = env_int("HOIST_DIRECT", &dv, err, errlen);

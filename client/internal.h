@@ -6,7 +6,7 @@
  * two files of the client depend on each other (ring.h's comment says
  * what each layer holds):
  *
- *   shm/hoist_shm.h <- ring.h (inline) <- staging.c symheap.c env.c error.c
+ *   shm/hoist_shm.h <- ring.h (inline) <- staging.c symheap.c symdata.c env.c error.c
  *   <- ctx.c <- wait.c <- ptr.c <- agg.c <- rma.c <- vec.c sync.c coll.c p2p.c amo.c
  *   <- attach.c
  *
@@ -67,8 +67,14 @@ struct hoist_ctx {
 	char *staging_base;
 	struct staging stage;
 	char *heap_base;
-	uint64_t heap_bytes;
+	uint64_t heap_bytes;    /* the heap file: all of it is mapped at heap_base */
+	uint64_t heap_user;     /* [0, heap_user): the heap of hoist_malloc */
 	struct symheap heap;
+	/* symmetric global and static data (HOIST_INIT_SYMMETRIC_DATA,
+	 * symdata.c): the executable's writable segment [data_lo, +data_len)
+	 * lives at [data_off, +data_len) of the heap file; data_len 0: off */
+	uintptr_t data_lo;
+	uint64_t data_len, data_off;
 
 	struct hoist_op *ops;  /* indexed by user_data - 1; ops[nops] is quiet's */
 	uint32_t nops;
@@ -111,6 +117,40 @@ struct hoist_ctx {
 
 extern struct hoist_ctx hoist__g;
 
+/* Where a symmetric address lies in the heap file: its offset *off and
+ * the part of the file [*lo, *hi) it may range over: the heap proper, or
+ * (symmetric data) the executable's data segment. 0 or -EFAULT. Every
+ * translation of a symmetric address to a heap offset goes through here
+ * (or hoist__sym_off). */
+static inline int hoist__sym_region(const struct hoist_ctx *c, const void *p, uint64_t *off,
+				    uint64_t *lo, uint64_t *hi)
+{
+	uintptr_t a = (uintptr_t)p, h = (uintptr_t)c->heap_base;
+	if (a >= h && a - h <= c->heap_user) {
+		*off = a - h;
+		*lo = 0;
+		*hi = c->heap_user;
+		return 0;
+	}
+	if (a >= c->data_lo && a - c->data_lo < c->data_len) {
+		*off = c->data_off + (a - c->data_lo);
+		*lo = c->data_off;
+		*hi = c->data_off + c->data_len;
+		return 0;
+	}
+	return -EFAULT;
+}
+
+/* The heap-file offset of the symmetric range [p, p + n): 0, or -EFAULT
+ * when it is not inside one part (heap or data segment). */
+static inline int hoist__sym_off(const struct hoist_ctx *c, const void *p, uint64_t n, uint64_t *off)
+{
+	uint64_t lo, hi;
+	if (hoist__sym_region(c, p, off, &lo, &hi) || !hoist_range_ok(*off, n, hi))
+		return -EFAULT;
+	return 0;
+}
+
 /* Test hook: the library's context (NULL before hoist_init). */
 HOIST_API struct hoist_ctx *hoist__ctx(void);
 
@@ -123,6 +163,7 @@ struct hoist_env {
 	uint32_t spin_us;
 	int spin_set;
 	int auto_overlap;  /* HOIST_AUTO, default 1 */
+	int symmetric_data; /* HOIST_SYMMETRIC_DATA, default 0 */
 	int direct;        /* HOIST_DIRECT, default 1 */
 	int reply_timeout_ms; /* HOIST_ATTACH_TIMEOUT_MS, default 10000 */
 	uint32_t wait_poll_ms; /* HOIST_WAIT_POLL_MS, default 50 */

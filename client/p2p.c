@@ -65,9 +65,12 @@ static int check(struct hoist_ctx *c, struct p2p *q, const void *ivars, int vect
 		return -EINVAL;
 	const char *a = ivars;
 	/* the heap's last line is its wake line, not a variable */
-	if (a < c->heap_base ||
-	    !hoist_range_ok((uint64_t)(a - c->heap_base), q->n * q->esz,
-			    c->heap_bytes - HOIST_HEAP_WAKE_BYTES))
+	uint64_t off, rlo, rhi;
+	if (hoist__sym_region(c, a, &off, &rlo, &rhi))
+		return -EFAULT;
+	if (rhi > c->heap_bytes - HOIST_HEAP_WAKE_BYTES)
+		rhi = c->heap_bytes - HOIST_HEAP_WAKE_BYTES;
+	if (!hoist_range_ok(off, q->n * q->esz, rhi))
 		return -EFAULT;
 	q->base = a;
 	return 0;

@@ -165,15 +165,15 @@ HOIST_API void *hoist_ptr(const void *sym_addr, int pe)
 	struct hoist_ctx *c = &hoist__g;
 	if (!c->initialized || pe < 0 || pe >= c->size)
 		return NULL;
-	const char *a = sym_addr;
-	if (a < c->heap_base || (uint64_t)(a - c->heap_base) >= c->heap_bytes)
+	uint64_t off;
+	if (hoist__sym_off(c, sym_addr, 1, &off))
 		return NULL;
 	if (pe == c->rank)
 		return (void *)sym_addr;
 	struct hoist_peer *p = hoist__peer_find(c, pe);
 	if (!p || hoist__peer_map(c, p))
 		return NULL;
-	return p->base + (a - c->heap_base);
+	return p->base + off; /* static data: the peer's copy at the same file offset */
 }
 
 void hoist__heap_touched(struct hoist_ctx *c, int pe)

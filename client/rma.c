@@ -20,12 +20,7 @@ static inline int check_target(struct hoist_ctx *c, int pe, const void *sym, siz
 		return -ENOTCONN;
 	if (pe < 0 || pe >= c->size)
 		return -EINVAL;
-	if ((const char *)sym < c->heap_base)
-		return -EFAULT;
-	*off = (uint64_t)((const char *)sym - c->heap_base);
-	if (!hoist_range_ok(*off, n, c->heap_bytes))
-		return -EFAULT;
-	return 0;
+	return hoist__sym_off(c, sym, n, off);
 }
 
 /*
@@ -114,9 +109,9 @@ static int put_common(int pe, void *dst, const void *src, size_t n, int nbi, int
 		hoist__sqe_submit(c);
 		return 0;
 	}
-	if (nbi && hoist_is_symmetric(src, n)) {
+	uint64_t loff;
+	if (nbi && hoist__sym_off(c, src, n, &loff) == 0) {
 		/* zero copy: the daemon reads the source in place before quiet */
-		uint64_t loff = (uint64_t)((const char *)src - c->heap_base);
 		for (size_t done = 0; done < n;) {
 			size_t len = n - done < SQE_MAX_BYTES ? n - done : SQE_MAX_BYTES;
 			if ((rc = hoist__sqe_get(c, &sqe)))
@@ -254,8 +249,8 @@ HOIST_API int hoist_get(void *dst, int pe, const void *src, size_t n)
 		return 0;
 	struct hoist_op *op;
 
-	if (hoist_is_symmetric(dst, n)) { /* straight into our own heap */
-		uint64_t loff = (uint64_t)((char *)dst - c->heap_base);
+	uint64_t loff;
+	if (hoist__sym_off(c, dst, n, &loff) == 0) { /* straight into our own heap */
 		if (n <= SQE_MAX_BYTES) {
 			if ((rc = hoist__op_alloc(c, &op)))
 				return rc;
@@ -344,8 +339,8 @@ HOIST_API int hoist_get_nbi(void *dst, int pe, const void *src, size_t n)
 		c->direct_bytes += n;
 		return 0;
 	}
-	if (hoist_is_symmetric(dst, n)) { /* completes by quiet; errors are sticky */
-		uint64_t loff = (uint64_t)((char *)dst - c->heap_base);
+	uint64_t loff;
+	if (hoist__sym_off(c, dst, n, &loff) == 0) { /* completes by quiet; errors are sticky */
 		for (size_t done = 0; done < n; done += SQE_MAX_BYTES) {
 			size_t len = n - done < SQE_MAX_BYTES ? n - done : SQE_MAX_BYTES;
 			if ((rc = post_get(c, pe, roff + done, len, loff + done, 1, 0)))

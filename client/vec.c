@@ -20,13 +20,13 @@
 static int strided_box(struct hoist_ctx *c, const void *sym, ptrdiff_t stride, size_t elem,
 		       size_t count, uint64_t *first, uint64_t *lo, uint64_t *hi)
 {
-	if ((const char *)sym < c->heap_base)
+	uint64_t off, rlo, rhi; /* all elements in the part (heap, data) sym is in */
+	if (hoist__sym_region(c, sym, &off, &rlo, &rhi))
 		return -EFAULT;
-	uint64_t off = (uint64_t)((const char *)sym - c->heap_base);
 	__int128 last = (__int128)off + (__int128)stride * (__int128)(count - 1);
 	__int128 l = last < (__int128)off ? last : (__int128)off;
 	__int128 h = (last > (__int128)off ? last : (__int128)off) + (__int128)elem;
-	if (l < 0 || h > (__int128)c->heap_bytes)
+	if (l < (__int128)rlo || h > (__int128)rhi)
 		return -EFAULT;
 	*first = off;
 	*lo = (uint64_t)l;
@@ -277,15 +277,15 @@ static int vec_check(struct hoist_ctx *c, const void *base, const hoist_vec_t *v
 {
 	if (nvec && !vec)
 		return -EINVAL;
-	if ((const char *)base < c->heap_base)
+	uint64_t b, sum = 0, rlo, rhi; /* every element in base's part (heap, data) */
+	if (hoist__sym_region(c, base, &b, &rlo, &rhi))
 		return -EFAULT;
-	uint64_t b = (uint64_t)((const char *)base - c->heap_base), sum = 0;
 	*lo = UINT64_MAX;
 	*hi = 0;
 	for (size_t k = 0; k < nvec; k++) {
 		uint64_t o;
 		if (__builtin_add_overflow(b, (uint64_t)vec[k].off, &o) ||
-		    !hoist_range_ok(o, vec[k].len, c->heap_bytes))
+		    !hoist_range_ok(o, vec[k].len, rhi))
 			return -EFAULT;
 		if (__builtin_add_overflow(sum, (uint64_t)vec[k].len, &sum))
 			return -EINVAL;

@@ -10,7 +10,8 @@
  *   -ENOTCONN    hoist_init() has not succeeded (or hoist_finalize() ran)
  *   -EINVAL      bad argument (PE outside the job, NULL buffer, ...)
  *   -EFAULT      a symmetric address (put dst, get src) or range is not
- *                inside the caller's symmetric heap
+ *                inside the caller's symmetric heap (or, with
+ *                HOIST_INIT_SYMMETRIC_DATA, inside its data segment)
  *   -ENOMEM      out of memory (staging or heap)
  *   -ETIMEDOUT   the job did not assemble (not every rank attached) in time,
  *                or the daemon did not answer within its deadline
@@ -33,6 +34,8 @@
  *   HOIST_JOB           job key; else derived from the launcher's job id
  *   HOIST_HEAP_SIZE     symmetric heap bytes (suffix k/m/g/t, as in
  *                      hoistd.conf), default 64m
+ *   HOIST_SYMMETRIC_DATA  1: hoist_init() is hoist_init_with(
+ *                       HOIST_INIT_SYMMETRIC_DATA); 0 (default): it is not
  *   HOIST_SPIN_US       how long a waiting call spins before it sleeps
  *   HOIST_AUTO          1 (default): puts complete lazily, gets of repeated
  *                       phases are prefetched; 0: every put completes
@@ -62,6 +65,41 @@ extern "C" {
 #define HOIST_VERSION_MINOR 1
 
 int hoist_init(void);     /* attach to this node's hoistd; 0 or -errno */
+
+/* hoist_init with options (0: the same as hoist_init). 0 or -errno;
+ * -EINVAL for an unknown flag, or for HOIST_INIT_SYMMETRIC_DATA when hoist
+ * is initialised already without it (a second call otherwise returns 0). */
+int hoist_init_with(unsigned flags);
+/* Global and static variables of the program are symmetric: a put, get,
+ * atomic, put-with-signal, collective buffer, wait or hoist_ptr on the
+ * address of a global or `static` variable of the main executable works on
+ * every PE's copy of that variable, as on hoist_malloc'ed memory, on every
+ * path (direct, daemon, tcp, verbs), position-independent executables and
+ * ASLR included. HOIST_SYMMETRIC_DATA=1 in the environment turns it on for
+ * hoist_init() too. Where this header says "the symmetric heap", it then
+ * means the heap and the executable's data segment (a range must lie wholly
+ * in one of them).
+ *
+ * How: hoist_init_with finds the executable's writable data segment
+ * (.data and .bss, whole pages, without what is read-only after
+ * relocation), asks the daemon for a heap file that much (plus one page)
+ * larger, copies the segment into the file after the heap proper and maps
+ * that part of the file over the segment; it then waits in a barrier, so
+ * that no PE returns (and puts to another's statics) before every PE has
+ * moved its data. HOIST_HEAP_SIZE stays the
+ * heap hoist_malloc hands out (rounded up to a page); the daemon's
+ * max_heap_bytes applies to the sum.
+ *
+ * Conditions: every PE of the job runs the same executable and passes the
+ * flag (a PE whose heap file size differs is refused by the daemon, and
+ * hoist_error_detail() says why; a different executable with a data
+ * segment of the same size is not detected). Only the main executable's
+ * data is symmetric, not that of shared libraries. Call it while the
+ * program has one thread (no other thread may store to globals while the
+ * segment is copied). After fork() the child shares the segment with the
+ * parent (MAP_SHARED) until it execs. hoist_finalize() makes the segment
+ * private memory again, with the contents it has then. */
+#define HOIST_INIT_SYMMETRIC_DATA 0x1u
 int hoist_finalize(void); /* quiet, barrier, detach */
 int hoist_rank(void);     /* this PE's rank, or -ENOTCONN */
 int hoist_size(void);     /* number of PEs in the job, or -ENOTCONN */
@@ -89,7 +127,8 @@ const char *hoist_strerror(int err);
 
 /* Additions beyond the base API. */
 
-/* Is [ptr, ptr+n) inside the caller's symmetric heap? 1 yes, 0 no. */
+/* Is [ptr, ptr+n) inside the caller's symmetric heap (or wholly inside its
+ * data segment, with HOIST_INIT_SYMMETRIC_DATA)? 1 yes, 0 no. */
 int hoist_is_symmetric(const void *ptr, size_t n);
 
 /* Start a new program phase named id, for programs that synchronise by
