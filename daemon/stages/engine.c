@@ -61,6 +61,20 @@ static enum exec_result execute(struct daemon *d, struct client *c, const struct
 		}
 		return rma(d, c, sqe, res);
 	case HOIST_OP_AMO: /* the put/get stage: a put that also reads */
+		/* A put-with-signal's signal (the library posts it right behind
+		 * its put, no quiet in between) leaves only once every earlier
+		 * operation of the client completed, i.e. was acknowledged and
+		 * placed at its target: every piece of the put, whichever tcp
+		 * lane or stripe or verbs queue carried it, deferred ones too.
+		 * Like a fence on an unordered transport, on every transport:
+		 * the ring stalls here, later descriptors wait behind it. */
+		if ((sqe->flags & HOIST_SQE_F_SIGNAL) && c->outstanding) {
+			if (c->sig_waiting != c->sq_head + 1) {
+				c->sig_waiting = c->sq_head + 1;
+				STAT_INC(&c->st, signal_waits);
+			}
+			return cap_stall(d, c);
+		}
 		return rma(d, c, sqe, res);
 	case HOIST_OP_PUT_STRIDED:
 	case HOIST_OP_GET_STRIDED:
