@@ -161,6 +161,8 @@ HOIST_API int hoist_atomic_nbi(int pe, void *dst, hoist_amo_t op, hoist_type_t t
  *   (the source is read until hoist_quiet when it is symmetric, as
  *   hoist_put_nbi), the blocking one once the source is reusable (copied
  *   to staging) and, with HOIST_AUTO=0, after one quiet (as hoist_put).
+ *   If a piece of the put fails there, the daemon does not send the
+ *   signal (it fails with -EIO; the quiet reports the put's error).
  * The signal arguments are checked before anything is put.
  */
 static int put_signal_common(int pe, void *dst, const void *src, size_t n, uint64_t *sig_addr,

@@ -413,7 +413,10 @@ int hoist_atomic_nbi(int pe, void *dst, hoist_amo_t op, hoist_type_t type, const
  *
  * 0 or -errno: -EINVAL for pe outside the job, an unknown sig_op or
  * sig_addr not 8-byte aligned; -EFAULT when dst..dst+n or sig_addr is not
- * inside the symmetric heap; errors of the put (then no signal is sent). */
+ * inside the symmetric heap; errors of the put (then no signal is sent;
+ * one found by the daemon or the target is reported by the next
+ * hoist_quiet, and no signal follows an operation of the caller that
+ * failed without a completion since its last quiet or barrier). */
 typedef enum {
 	HOIST_SIGNAL_SET = HOIST_AMO_SET, /* SHMEM_SIGNAL_SET */
 	HOIST_SIGNAL_ADD = HOIST_AMO_ADD  /* SHMEM_SIGNAL_ADD */

@@ -68,12 +68,25 @@ static enum exec_result execute(struct daemon *d, struct client *c, const struct
 		 * lane or stripe or verbs queue carried it, deferred ones too.
 		 * Like a fence on an unordered transport, on every transport:
 		 * the ring stalls here, later descriptors wait behind it. */
-		if ((sqe->flags & HOIST_SQE_F_SIGNAL) && c->outstanding) {
-			if (c->sig_waiting != c->sq_head + 1) {
-				c->sig_waiting = c->sq_head + 1;
-				STAT_INC(&c->st, signal_waits);
+		if (sqe->flags & HOIST_SQE_F_SIGNAL) {
+			if (c->outstanding) {
+				if (c->sig_waiting != c->sq_head + 1) {
+					c->sig_waiting = c->sq_head + 1;
+					STAT_INC(&c->st, signal_waits);
+				}
+				return cap_stall(d, c);
 			}
-			return cap_stall(d, c);
+			/* An operation that asked no completion (the put's
+			 * pieces, or another since the last quiet) failed: no
+			 * signal for data that may not be there. The client
+			 * reports that error at its next quiet. */
+			if (c->failed_silent != c->failed_seen) {
+				/* this -EIO, posted without completion, is no new one */
+				c->failed_seen = c->failed_silent + (sqe->user_data == 0);
+				STAT_INC(&c->st, signals_dropped);
+				*res = -EIO;
+				return EXEC_DONE;
+			}
 		}
 		return rma(d, c, sqe, res);
 	case HOIST_OP_PUT_STRIDED:
@@ -84,6 +97,7 @@ static enum exec_result execute(struct daemon *d, struct client *c, const struct
 	case HOIST_OP_QUIET:
 		if (c->outstanding)
 			return EXEC_STALL;
+		c->failed_seen = c->failed_silent; /* the client reports them now */
 		STAT_INC(&c->st, quiets);
 		return EXEC_DONE;
 	case HOIST_OP_FENCE:
@@ -101,6 +115,7 @@ static enum exec_result execute(struct daemon *d, struct client *c, const struct
 			return EXEC_STALL;
 		/* between notify and wait: the ending phase's mispredictions go */
 		overlap_notify(d, c, sqe->remote_off);
+		c->failed_seen = c->failed_silent; /* a barrier reports them too */
 		*res = barrier_notify(d, c);
 		return EXEC_DONE;
 	case HOIST_OP_PHASE:

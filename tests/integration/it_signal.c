@@ -25,7 +25,9 @@
  *
  * Then errors: unknown sig_op, misaligned or outside-the-heap signal word,
  * unknown PE are refused before anything is put; the daemon refuses raw
- * descriptors with the signal flag that are not a SET/ADD on a uint64.
+ * descriptors with the signal flag that are not a SET/ADD on a uint64, and
+ * does not send a signal behind a put that failed without a completion
+ * (-EIO; the quiet then reports the put's error; the next signal goes).
  *
  * IT_SIG_DIRECT=none|some: the library's direct put-with-signal must be
  * none / some (a one-node job with HOIST_DIRECT=0 / 1).
@@ -121,6 +123,41 @@ static void raw_checks(struct hoist_ctx *c, int peer, unsigned char *block, uint
 		IT_EXPECT(hoist__wait_op(c, op), t[k].want, "raw descriptor: %s", t[k].what);
 		hoist__op_free(c, op);
 	}
+
+	/* A put that fails in the daemon and asked for no completion (here:
+	 * refused by validation), then a signal ADD 1: the signal is not sent
+	 * (-EIO, *word stays 0), and the quiet reports the put's error. */
+	IT_WHERE("raw failed put, then its signal");
+	struct hoist_sqe silent = put, sig1 = ok;
+	silent.flags = HOIST_SQE_F_INLINE | HOIST_SQE_F_SIGNAL; /* refused, no completion */
+	uint64_t one = 1;
+	memcpy(sig1.inline_data, &one, 8);
+	struct hoist_op *op;
+	struct hoist_sqe *slot;
+	if (IT_OK(hoist__op_alloc(c, &op), "failed put"))
+		return;
+	if (!IT_OK(hoist__sqe_get(c, &slot), "failed put")) {
+		*slot = silent;
+		hoist__sqe_submit(c);
+	}
+	if (!IT_OK(hoist__sqe_get(c, &slot), "its signal")) {
+		*slot = sig1;
+		slot->user_data = hoist__op_udata(c, op);
+		hoist__sqe_submit(c);
+		IT_EXPECT(hoist__wait_op(c, op), -EIO, "a signal behind a failed put");
+	}
+	hoist__op_free(c, op);
+	IT_EXPECT(hoist_quiet(), -EINVAL, "the failed put, reported at quiet");
+	/* then signals are sent again */
+	if (IT_OK(hoist__op_alloc(c, &op), "next signal"))
+		return;
+	if (!IT_OK(hoist__sqe_get(c, &slot), "next signal")) {
+		*slot = ok;
+		slot->user_data = hoist__op_udata(c, op);
+		hoist__sqe_submit(c);
+		IT_EXPECT(hoist__wait_op(c, op), 0, "a signal after the quiet");
+	}
+	hoist__op_free(c, op);
 }
 
 int main(void)
