@@ -3,7 +3,9 @@
  * descriptor is copied once, validated (validate.c) and executed by
  * opcode: puts, gets and atomics to the put/get stage (rma.c), strided
  * and vector ones to the strided/vector engine (multi.c), barriers (barrier.c),
- * collectives (coll.c), phases (overlap.c), quiet and fence here. What
+ * collectives (coll.c), phases (overlap.c), quiet and fence here, and
+ * the order of a put-with-signal: its signal atomic waits here until the
+ * client's earlier operations completed (or fails behind a failed one). What
  * finished at once is posted to the completion queue (complete.c); what a
  * transport started completes later through progress_complete().
  */
