@@ -29,9 +29,10 @@ static int amo_takes_value(hoist_amo_t op)
 	return op != HOIST_AMO_FETCH && op != HOIST_AMO_INC && op != HOIST_AMO_FETCH_INC;
 }
 
-/* sflags: HOIST_SQE_F_SIGNAL for a put-with-signal's signal, else 0 */
+/* sflags: HOIST_SQE_F_SIGNAL for a put-with-signal's signal, else 0;
+ * may_direct: 0 forces the descriptor (a signal behind a posted put) */
 static int amo_common(int pe, void *dst, hoist_amo_t op, hoist_type_t type, const void *value,
-		      const void *cmp, void *fetched, int nbi, uint8_t sflags)
+		      const void *cmp, void *fetched, int nbi, uint8_t sflags, int may_direct)
 {
 	struct hoist_ctx *c = &hoist__g;
 	if (!c->initialized)
@@ -58,7 +59,7 @@ static int amo_common(int pe, void *dst, hoist_amo_t op, hoist_type_t type, cons
 	if (op == HOIST_AMO_CSWAP)
 		memcpy(&cv, cmp, size);
 
-	char *base = hoist__direct_base(c, pe);
+	char *base = may_direct ? hoist__direct_base(c, pe) : NULL;
 	if (base) {
 		uint64_t old;
 		hoist_amo_apply(base + roff, (uint32_t)op, size, v, cv, &old);
@@ -132,29 +133,36 @@ static int amo_common(int pe, void *dst, hoist_amo_t op, hoist_type_t type, cons
 HOIST_API int hoist_atomic(int pe, void *dst, hoist_amo_t op, hoist_type_t type, const void *value,
 			   const void *cmp, void *fetched)
 {
-	return amo_common(pe, dst, op, type, value, cmp, fetched, 0, 0);
+	return amo_common(pe, dst, op, type, value, cmp, fetched, 0, 0, 1);
 }
 
 HOIST_API int hoist_atomic_nbi(int pe, void *dst, hoist_amo_t op, hoist_type_t type,
 			       const void *value, const void *cmp, void *fetched)
 {
-	return amo_common(pe, dst, op, type, value, cmp, fetched, 1, 0);
+	return amo_common(pe, dst, op, type, value, cmp, fetched, 1, 0, 1);
 }
 
 /*
  * Put-with-signal. The signal word is updated by a non-fetching 64-bit
- * atomic (SET or ADD: amo_common, the atomics' domain) that is issued only
- * once the data is at the target:
+ * atomic (SET or ADD: amo_common, the atomics' domain) that becomes
+ * visible only once the data is at the target:
  * - the put took the direct path (the library stored the data through its
  *   mapping): a release fence, then the atomic (it takes the direct path
  *   too, nothing was posted in between), so a PE that sees the signal with
  *   an acquire load (hoist_signal_fetch) sees the data;
  * - the put went to the daemon (HOIST_DIRECT=0, another node, any transport
- *   and tcp_lanes): a quiet waits until every piece of it is acknowledged,
- *   i.e. placed at the target, then the atomic is posted. Between them the
- *   conflict stage does not order a put and an atomic to disjoint ranges,
- *   and tcp lanes and stripes are not ordered: this wait is what orders
- *   them. It costs a round trip before the signal leaves.
+ *   and tcp_lanes): the atomic is posted right behind it, flagged
+ *   HOIST_SQE_F_SIGNAL, and never takes the direct path. The daemon's
+ *   engine holds a flagged atomic until every earlier operation of this
+ *   client completed (was acknowledged, i.e. placed at its target: every
+ *   tcp lane and stripe, verbs), since the conflict stage does not order a
+ *   put and an atomic to disjoint ranges and lanes are not ordered. The
+ *   library waits for nothing: the nbi form returns once both are posted
+ *   (the source is read until hoist_quiet when it is symmetric, as
+ *   hoist_put_nbi), the blocking one once the source is reusable (copied
+ *   to staging) and, with HOIST_AUTO=0, after one quiet (as hoist_put).
+ *   If a piece of the put fails there, the daemon does not send the
+ *   signal (it fails with -EIO; the quiet reports the put's error).
  * The signal arguments are checked before anything is put.
  */
 static int put_signal_common(int pe, void *dst, const void *src, size_t n, uint64_t *sig_addr,
@@ -173,19 +181,19 @@ static int put_signal_common(int pe, void *dst, const void *src, size_t n, uint6
 	if (soff % 8)
 		return -EINVAL;
 	int direct = 0, rc;
-	/* nbi: the source may be read in place until the quiet below */
-	if ((rc = hoist__put_common(pe, dst, src, n, 1, &direct)))
+	if ((rc = hoist__put_common(pe, dst, src, n, nbi, &direct)))
 		return rc;
 	c->put_signals++;
 	if (direct || n == 0) {
 		__atomic_thread_fence(__ATOMIC_RELEASE);
 		if (direct)
 			c->direct_signals++;
-	} else if ((rc = hoist__quiet(c))) {
-		return rc; /* the put failed: no signal */
+		return amo_common(pe, sig_addr, (hoist_amo_t)sig_op, HOIST_UINT64, &signal, NULL,
+				  NULL, nbi, HOIST_SQE_F_SIGNAL, 1);
 	}
+	/* behind the daemon's put: through the daemon too, which orders them */
 	return amo_common(pe, sig_addr, (hoist_amo_t)sig_op, HOIST_UINT64, &signal, NULL, NULL, nbi,
-			  HOIST_SQE_F_SIGNAL);
+			  HOIST_SQE_F_SIGNAL, 0);
 }
 
 HOIST_API int hoist_put_signal(int pe, void *dst, const void *src, size_t n, uint64_t *sig_addr,

@@ -94,6 +94,7 @@ struct hoist_ctx {
 	uint32_t barrier_target; /* epoch barrier_wait waits for */
 	int barrier_pending;
 	int posted_since_quiet;  /* a descriptor went out after the last quiet */
+	uint64_t quiets_posted;  /* quiet descriptors posted (hoist__quiet; tests) */
 
 	/* node-local direct access (ptr.c) */
 	char job_key[256];

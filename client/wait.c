@@ -294,8 +294,10 @@ int hoist__quiet(struct hoist_ctx *c)
 	struct hoist_op *q = &c->ops[c->nops]; /* reserved for quiet */
 	*q = (struct hoist_op){.busy = 1, .stage_id = -1};
 	int rc = post_quiet(c, hoist__op_udata(c, q));
-	if (rc == 0)
+	if (rc == 0) {
+		c->quiets_posted++;
 		rc = hoist__wait_op(c, q);
+	}
 	q->busy = 0;
 	if (rc == 0) /* everything posted before has completed */
 		c->posted_since_quiet = 0;

@@ -94,6 +94,9 @@ struct client {
 	int coll_capped;          /* the descriptor at sq_head waits for max_pending_colls */
 	struct xp_multi *multi;   /* strided/vector descriptor being issued */
 	int agg_held;             /* ops of an aggregation region may be held */
+	uint32_t sig_waiting;     /* sq_head + 1 of a signal counted in signal_waits */
+	uint64_t failed_silent;   /* failed operations that asked no completion (complete.c) */
+	uint64_t failed_seen;     /* failed_silent at the last quiet, barrier or signal */
 
 	struct client_stats st;   /* written by the progress thread */
 	struct phase_stats_row phase_st[PHASE_STATS_MAX]; /* likewise */

@@ -65,7 +65,9 @@
 	X(amo_self, COUNTER, "atomics to PEs of this node executed by the daemon (the library's direct ones are not counted)") \
 	X(amo_remote, COUNTER, "atomics sent to the daemon of another node (tcp, verbs)")               \
 	X(signal_self, COUNTER, "put-with-signal signals (atomics, also counted above) to PEs of this node executed by the daemon") \
-	X(signal_remote, COUNTER, "put-with-signal signals (atomics, also counted above) sent to the daemon of another node")
+	X(signal_remote, COUNTER, "put-with-signal signals (atomics, also counted above) sent to the daemon of another node") \
+	X(signal_waits, COUNTER, "put-with-signal signals that waited in the daemon until the client's earlier operations completed (the library posted no quiet before them)") \
+	X(signals_dropped, COUNTER, "put-with-signal signals not sent (-EIO) because an operation of the client that asked no completion failed since its last quiet or barrier")
 
 /* per daemon; progress-thread counters (control-thread ones are separate) */
 #define HOISTD_PROGRESS_STATS(X)                                                                   \

@@ -440,18 +440,22 @@ int hoist_atomic_nbi(int pe, void *dst, hoist_amo_t op, hoist_type_t type, const
  * sees the update sees the data. n == 0 updates the signal only.
  *
  * How: a put the library does itself (direct path, same node) is followed
- * by a release fence and the atomic; a put through the daemon (another
- * node, HOIST_DIRECT=0) is waited for until it is placed at the target
- * (every stripe and tcp lane acknowledged), then the atomic is posted: one
- * extra round trip, and the call waits for it in both forms. Completion:
+ * by a release fence and the atomic; behind a put through the daemon
+ * (another node, HOIST_DIRECT=0) the library posts the atomic at once and
+ * the daemon holds it until every earlier operation of the caller has
+ * completed, i.e. was placed at its target (every stripe and tcp lane
+ * acknowledged): the caller waits for no round trip. Completion:
  * hoist_put_signal is blocking as hoist_put (src reusable on return; the
- * data has landed; the signal completes as a hoist_atomic, with
- * HOIST_AUTO=0 on return, else by hoist_quiet); hoist_put_signal_nbi leaves
- * the signal to complete by hoist_quiet (src is reusable on return too).
+ * signal completes as a hoist_atomic, with HOIST_AUTO=0 on return, the put
+ * with it, else by hoist_quiet); hoist_put_signal_nbi leaves both to
+ * hoist_quiet (as hoist_put_nbi, a symmetric src may be read until then).
  *
  * 0 or -errno: -EINVAL for pe outside the job, an unknown sig_op or
  * sig_addr not 8-byte aligned; -EFAULT when dst..dst+n or sig_addr is not
- * inside the symmetric heap; errors of the put (then no signal is sent). */
+ * inside the symmetric heap; errors of the put (then no signal is sent;
+ * one found by the daemon or the target is reported by the next
+ * hoist_quiet, and no signal follows an operation of the caller that
+ * failed without a completion since its last quiet or barrier). */
 typedef enum {
 	HOIST_SIGNAL_SET = HOIST_AMO_SET, /* SHMEM_SIGNAL_SET */
 	HOIST_SIGNAL_ADD = HOIST_AMO_ADD  /* SHMEM_SIGNAL_ADD */

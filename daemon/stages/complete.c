@@ -47,8 +47,11 @@ static void cq_post_flags(struct client *c, uint64_t user_data, int32_t res, uin
 	e->opcode = opcode;
 	e->flags = flags;
 	c->cq_tail++;
-	if (res < 0)
+	if (res < 0) {
 		STAT_INC(&c->st, errors);
+		if (!user_data)
+			c->failed_silent++; /* a later signal is not sent (engine.c) */
+	}
 }
 
 void cq_post(struct client *c, uint64_t user_data, int32_t res, uint8_t opcode)
@@ -74,8 +77,11 @@ void progress_cqe(struct client *c, uint64_t user_data, int32_t res, uint8_t opc
 	uint32_t head = hoist_load_acquire(&c->ctrl->cq_head);
 	if (c->cq_tail - head >= c->cq_entries) {
 		STAT_INC(&c->st, cq_full);
-		if (res)
+		if (res) {
 			STAT_INC(&c->st, errors);
+			if (!user_data)
+				c->failed_silent++;
+		}
 		return;
 	}
 	cq_post(c, user_data, res, opcode);

@@ -3,7 +3,9 @@
  * descriptor is copied once, validated (validate.c) and executed by
  * opcode: puts, gets and atomics to the put/get stage (rma.c), strided
  * and vector ones to the strided/vector engine (multi.c), barriers (barrier.c),
- * collectives (coll.c), phases (overlap.c), quiet and fence here. What
+ * collectives (coll.c), phases (overlap.c), quiet and fence here, and
+ * the order of a put-with-signal: its signal atomic waits here until the
+ * client's earlier operations completed (or fails behind a failed one). What
  * finished at once is posted to the completion queue (complete.c); what a
  * transport started completes later through progress_complete().
  */
@@ -61,6 +63,33 @@ static enum exec_result execute(struct daemon *d, struct client *c, const struct
 		}
 		return rma(d, c, sqe, res);
 	case HOIST_OP_AMO: /* the put/get stage: a put that also reads */
+		/* A put-with-signal's signal (the library posts it right behind
+		 * its put, no quiet in between) leaves only once every earlier
+		 * operation of the client completed, i.e. was acknowledged and
+		 * placed at its target: every piece of the put, whichever tcp
+		 * lane or stripe or verbs queue carried it, deferred ones too.
+		 * Like a fence on an unordered transport, on every transport:
+		 * the ring stalls here, later descriptors wait behind it. */
+		if (sqe->flags & HOIST_SQE_F_SIGNAL) {
+			if (c->outstanding) {
+				if (c->sig_waiting != c->sq_head + 1) {
+					c->sig_waiting = c->sq_head + 1;
+					STAT_INC(&c->st, signal_waits);
+				}
+				return cap_stall(d, c);
+			}
+			/* An operation that asked no completion (the put's
+			 * pieces, or another since the last quiet) failed: no
+			 * signal for data that may not be there. The client
+			 * reports that error at its next quiet. */
+			if (c->failed_silent != c->failed_seen) {
+				/* this -EIO, posted without completion, is no new one */
+				c->failed_seen = c->failed_silent + (sqe->user_data == 0);
+				STAT_INC(&c->st, signals_dropped);
+				*res = -EIO;
+				return EXEC_DONE;
+			}
+		}
 		return rma(d, c, sqe, res);
 	case HOIST_OP_PUT_STRIDED:
 	case HOIST_OP_GET_STRIDED:
@@ -70,6 +99,7 @@ static enum exec_result execute(struct daemon *d, struct client *c, const struct
 	case HOIST_OP_QUIET:
 		if (c->outstanding)
 			return EXEC_STALL;
+		c->failed_seen = c->failed_silent; /* the client reports them now */
 		STAT_INC(&c->st, quiets);
 		return EXEC_DONE;
 	case HOIST_OP_FENCE:
@@ -87,6 +117,7 @@ static enum exec_result execute(struct daemon *d, struct client *c, const struct
 			return EXEC_STALL;
 		/* between notify and wait: the ending phase's mispredictions go */
 		overlap_notify(d, c, sqe->remote_off);
+		c->failed_seen = c->failed_silent; /* a barrier reports them too */
 		*res = barrier_notify(d, c);
 		return EXEC_DONE;
 	case HOIST_OP_PHASE:

@@ -15,9 +15,19 @@
  * before it overwrites the block. A signal that overtook its data shows as
  * a block with the previous round's bytes.
  *
+ * Then bursts: BURST hoist_put_signal_nbi of different sizes into the
+ * slots of the block, all ADD 1 on one word, no quiet in between: the
+ * library posts no quiet for them (its quiets_posted does not move; the
+ * daemon, not the library, holds each signal until everything before it
+ * completed), and as each signal leaves only after every earlier put
+ * landed, a consumer that sees the count k sees slots 0..k-1 whole. The
+ * daemon counts the signals that waited (signal_waits; signal_stats.sh).
+ *
  * Then errors: unknown sig_op, misaligned or outside-the-heap signal word,
  * unknown PE are refused before anything is put; the daemon refuses raw
- * descriptors with the signal flag that are not a SET/ADD on a uint64.
+ * descriptors with the signal flag that are not a SET/ADD on a uint64, and
+ * does not send a signal behind a put that failed without a completion
+ * (-EIO; the quiet then reports the put's error; the next signal goes).
  *
  * IT_SIG_DIRECT=none|some: the library's direct put-with-signal must be
  * none / some (a one-node job with HOIST_DIRECT=0 / 1).
@@ -33,6 +43,16 @@
 
 static const size_t sizes[] = {BIG, 64u << 10, 1, 100, 4096, (64u << 10) + 3, BIG - 5};
 #define NSIZES (sizeof(sizes) / sizeof(sizes[0]))
+
+#define BURST 8
+#define BURSTS 6
+#define SLOT (BIG / BURST)
+
+/* slot i of burst b: 1 byte .. a whole slot (striped with tcp lanes) */
+static size_t burst_len(int b, int i)
+{
+	return i == (b % BURST) ? SLOT : 1 + (size_t)((b * 7919 + i * 40009) % SLOT);
+}
 
 static uint64_t key_of(int from, int round)
 {
@@ -103,6 +123,41 @@ static void raw_checks(struct hoist_ctx *c, int peer, unsigned char *block, uint
 		IT_EXPECT(hoist__wait_op(c, op), t[k].want, "raw descriptor: %s", t[k].what);
 		hoist__op_free(c, op);
 	}
+
+	/* A put that fails in the daemon and asked for no completion (here:
+	 * refused by validation), then a signal ADD 1: the signal is not sent
+	 * (-EIO, *word stays 0), and the quiet reports the put's error. */
+	IT_WHERE("raw failed put, then its signal");
+	struct hoist_sqe silent = put, sig1 = ok;
+	silent.flags = HOIST_SQE_F_INLINE | HOIST_SQE_F_SIGNAL; /* refused, no completion */
+	uint64_t one = 1;
+	memcpy(sig1.inline_data, &one, 8);
+	struct hoist_op *op;
+	struct hoist_sqe *slot;
+	if (IT_OK(hoist__op_alloc(c, &op), "failed put"))
+		return;
+	if (!IT_OK(hoist__sqe_get(c, &slot), "failed put")) {
+		*slot = silent;
+		hoist__sqe_submit(c);
+	}
+	if (!IT_OK(hoist__sqe_get(c, &slot), "its signal")) {
+		*slot = sig1;
+		slot->user_data = hoist__op_udata(c, op);
+		hoist__sqe_submit(c);
+		IT_EXPECT(hoist__wait_op(c, op), -EIO, "a signal behind a failed put");
+	}
+	hoist__op_free(c, op);
+	IT_EXPECT(hoist_quiet(), -EINVAL, "the failed put, reported at quiet");
+	/* then signals are sent again */
+	if (IT_OK(hoist__op_alloc(c, &op), "next signal"))
+		return;
+	if (!IT_OK(hoist__sqe_get(c, &slot), "next signal")) {
+		*slot = ok;
+		slot->user_data = hoist__op_udata(c, op);
+		hoist__sqe_submit(c);
+		IT_EXPECT(hoist__wait_op(c, op), 0, "a signal after the quiet");
+	}
+	hoist__op_free(c, op);
 }
 
 int main(void)
@@ -112,7 +167,7 @@ int main(void)
 	it_watchdog(50);
 	unsigned char *block = it_malloc(BIG);
 	unsigned char *ssrc = it_malloc(BIG); /* symmetric source */
-	uint64_t *words = it_malloc(64);      /* [0] signal, [1] ack, [2] error probe */
+	uint64_t *words = it_malloc(64); /* [0] signal, [1] ack, [2] error probe, [3] bursts */
 	unsigned char *psrc = it_xmalloc(BIG); /* private source */
 	memset(block, 0, BIG);
 	__atomic_store_n(&words[0], 0, __ATOMIC_SEQ_CST);
@@ -155,8 +210,52 @@ int main(void)
 		IT_FAIL("final signal %" PRIu64 " ack %" PRIu64, hoist_signal_fetch(&words[0]),
 			hoist_signal_fetch(&words[1]));
 
-	/* errors: nothing is put, the word does not change */
+	/* bursts of nbi puts with signal: no quiet by the library */
 	struct hoist_ctx *c0 = hoist__ctx();
+	__atomic_store_n(&words[3], 0, __ATOMIC_SEQ_CST);
+	IT_OK(hoist_barrier(), "bursts");
+	for (int b = 0; b < BURSTS; b++) {
+		unsigned char *src = b % 2 ? ssrc : psrc; /* in place / staged */
+		uint64_t q0 = c0->quiets_posted;
+		for (int i = 0; i < BURST; i++) {
+			size_t len = burst_len(b, i);
+			it_fill(src + (size_t)i * SLOT, len, key_of(me, 1000 + b * BURST + i));
+			IT_WHERE("burst %d: put %zu bytes with signal to %d", b, len, next);
+			IT_OK(hoist_put_signal_nbi(next, block + (size_t)i * SLOT,
+						   src + (size_t)i * SLOT, len, &words[3], 1,
+						   HOIST_SIGNAL_ADD),
+			      "burst %d slot %d", b, i);
+		}
+		if (c0->quiets_posted != q0)
+			IT_FAIL("burst %d: %" PRIu64 " quiets posted by %d nbi puts with signal", b,
+				c0->quiets_posted - q0, BURST);
+		uint64_t seen = (uint64_t)b * BURST, end = seen + BURST;
+		IT_WHERE("burst %d: consume from %d", b, prev);
+		while (seen < end) {
+			uint64_t v = b % 2 ? hoist_signal_fetch(&words[3])
+					   : await(&words[3], seen + 1);
+			if (v > end)
+				IT_FAIL("burst %d: signal %" PRIu64 " > %" PRIu64, b, v, end);
+			if (v == seen) {
+				sched_yield();
+				continue;
+			}
+			for (; seen < v; seen++) {
+				int i = (int)(seen - (uint64_t)b * BURST);
+				size_t len = burst_len(b, i);
+				size_t bad = it_check_fill(block + (size_t)i * SLOT, len,
+							   key_of(prev, 1000 + b * BURST + i));
+				if (bad != len)
+					IT_FAIL("burst %d: signal %" PRIu64 " seen, slot %d (%zu bytes) "
+						"byte %zu wrong",
+						b, v, i, len, bad);
+			}
+		}
+		IT_OK(hoist_quiet(), "burst %d", b);
+		IT_OK(hoist_barrier(), "burst %d", b); /* then the block is overwritten */
+	}
+
+	/* errors: nothing is put, the word does not change */
 	block[0] = 0xa5;
 	IT_OK(hoist_barrier(), "errors");
 	unsigned char one = 0x11;
