@@ -6,6 +6,7 @@
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "shmem_internal.h"
@@ -340,7 +341,8 @@ void shmem_ctx_quiet(shmem_ctx_t ctx)
 /* ---- locks ------------------------------------------------------------------
  * A ticket lock in PE 0's copy of the symmetric long (64 bits): the high
  * half is the next ticket, the low half the ticket served. set_lock takes a
- * ticket (fetch-add of 1 << 32, wrapping) and polls until it is served;
+ * ticket (fetch-add of 1 << 32, wrapping) and polls until it is served
+ * (yielding, then sleeping up to 256 us between polls);
  * clear_lock completes the holder's puts (quiet) and serves the next
  * ticket (a compare-and-swap, so the low half wraps without carrying into
  * the high). First come, first served. */
@@ -358,10 +360,18 @@ void shmem_set_lock(long *lock)
 	if (shm__err(hoist_atomic(LOCK_PE, lock, HOIST_AMO_FETCH_ADD, HOIST_UINT64, &one, NULL, &old)))
 		return;
 	uint32_t ticket = (uint32_t)(old >> 32);
+	/* poll; after a while back off (up to 256 us between polls) so that
+	 * waiters do not starve the holder of the node's cores */
+	unsigned polls = 0;
 	while ((uint32_t)lock_fetch(lock) != ticket) {
 		if (first_error)
 			return;
-		sched_yield();
+		if (++polls < 64) {
+			sched_yield();
+			continue;
+		}
+		unsigned sh = polls - 64 < 8 ? polls - 64 : 8;
+		nanosleep(&(struct timespec){.tv_nsec = 1000L << sh}, NULL);
 	}
 }
 

@@ -5,6 +5,8 @@
  * status mask; signal_fetch/signal_wait_until; a lock under contention
  * guarding a read-modify-write counter at PE 0 (set/clear and test_lock).
  */
+#include <sched.h>
+
 #include "osh_common.h"
 
 #define NV 4
@@ -88,23 +90,32 @@ static void t_signal(void)
 	NO_ERROR("signal");
 }
 
-#define LOCK_ITER 40
+#define LOCK_ITER 60
 static void t_lock(void)
 {
 	IT_WHERE("lock");
 	long *lock = shmem_calloc(1, sizeof(long));
 	long *counter = shmem_calloc(2, sizeof(long));
+	long overlaps = 0;
 	for (int i = 0; i < LOCK_ITER; i++) {
-		if (i % 2)
+		if (i % 4)
 			shmem_set_lock(lock);
 		else
 			while (shmem_test_lock(lock))
 				IT_PROGRESS();
+		/* nobody else inside: the occupancy count at PE 0 was 0 */
+		long inside = shmem_long_atomic_fetch_inc(&counter[1], 0);
+		if (inside != 0)
+			overlaps++;
+		sched_yield(); /* let the others run while this PE holds the lock */
 		/* a non-atomic read-modify-write: only mutual exclusion keeps it */
 		long c = shmem_long_g(counter, 0);
 		shmem_long_p(counter, c + 1, 0);
+		shmem_quiet();
+		shmem_long_atomic_add(&counter[1], -1, 0);
 		shmem_clear_lock(lock);
 	}
+	CHECK(overlaps == 0, "%ld times another PE was inside the critical section", overlaps);
 	shmem_barrier_all();
 	if (me == 0)
 		CHECK(*counter == (long)LOCK_ITER * npes, "lock counter %ld, want %ld", *counter,
