@@ -2,7 +2,8 @@
  * shmem_coll.c - OpenSHMEM collectives on libhoist's collectives:
  * SHMEM_TEAM_WORLD (and SHMEM_TEAM_SHARED when it holds every PE) for the
  * data collectives; shmem_team_sync on SHMEM_TEAM_SHARED of any size; the
- * active-set barrier and broadcast32/64 for the set of all PEs.
+ * deprecated active-set forms (barrier, broadcast/collect/fcollect/
+ * alltoall(s)32/64, *_to_all) for the set of all PEs.
  */
 #include <sched.h>
 #include <stdlib.h>
@@ -259,14 +260,81 @@ static void bcast_aset(void *dest, const void *source, size_t nbytes, int PE_roo
 	hoist_free(tmp);
 }
 
-void shmem_broadcast32(void *dest, const void *source, size_t nelems, int PE_root,
-		       int PE_start, int logPE_stride, int PE_size, long *pSync)
-{
-	bcast_aset(dest, source, nelems * 4, PE_root, PE_start, logPE_stride, PE_size);
-}
+#define DEF_ASET(S, a)                                                                             \
+	void shmem_broadcast##S(void *dest, const void *source, size_t nelems, int PE_root,        \
+				int PE_start, int logPE_stride, int PE_size, long *pSync)         \
+	{                                                                                          \
+		bcast_aset(dest, source, nelems * (S / 8), PE_root, PE_start, logPE_stride, PE_size); \
+	}                                                                                          \
+	void shmem_collect##S(void *dest, const void *source, size_t nelems, int PE_start,        \
+			      int logPE_stride, int PE_size, long *pSync)                         \
+	{                                                                                          \
+		if (!aset_all(PE_start, logPE_stride, PE_size))                                    \
+			shmem_collectmem(SHMEM_TEAM_WORLD, dest, source, nelems * (S / 8));        \
+	}                                                                                          \
+	void shmem_fcollect##S(void *dest, const void *source, size_t nelems, int PE_start,       \
+			       int logPE_stride, int PE_size, long *pSync)                        \
+	{                                                                                          \
+		if (!aset_all(PE_start, logPE_stride, PE_size))                                    \
+			shmem_fcollectmem(SHMEM_TEAM_WORLD, dest, source, nelems * (S / 8));       \
+	}                                                                                          \
+	void shmem_alltoall##S(void *dest, const void *source, size_t nelems, int PE_start,       \
+			       int logPE_stride, int PE_size, long *pSync)                        \
+	{                                                                                          \
+		if (!aset_all(PE_start, logPE_stride, PE_size))                                    \
+			shmem_alltoallmem(SHMEM_TEAM_WORLD, dest, source, nelems * (S / 8));       \
+	}                                                                                          \
+	void shmem_alltoalls##S(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,     \
+				size_t nelems, int PE_start, int logPE_stride, int PE_size,       \
+				long *pSync)                                                      \
+	{                                                                                          \
+		if (!aset_all(PE_start, logPE_stride, PE_size))                                    \
+			alltoalls_bytes(SHMEM_TEAM_WORLD, dest, source, dst, sst, nelems, S / 8);  \
+	}
+DEF_ASET(32, )
+DEF_ASET(64, )
 
-void shmem_broadcast64(void *dest, const void *source, size_t nelems, int PE_root,
-		       int PE_start, int logPE_stride, int PE_size, long *pSync)
-{
-	bcast_aset(dest, source, nelems * 8, PE_root, PE_start, logPE_stride, PE_size);
-}
+/* *_to_all: the team reduction over SHMEM_TEAM_WORLD */
+#define DEF_TOALL(T, N, op)                                                                        \
+	void shmem_##N##_##op##_to_all(T *dest, const T *source, int nreduce, int PE_start,        \
+				       int logPE_stride, int PE_size, T *pWrk, long *pSync)        \
+	{                                                                                          \
+		if (nreduce < 0) {                                                                 \
+			shm__err(-EINVAL);                                                         \
+			return;                                                                    \
+		}                                                                                  \
+		if (!aset_all(PE_start, logPE_stride, PE_size))                                    \
+			shmem_##N##_##op##_reduce(SHMEM_TEAM_WORLD, dest, source, (size_t)nreduce); \
+	}
+/* the bitwise reductions have sized names only: short -> int16, ... */
+#define TOALL_SZ_short int16
+#define TOALL_SZ_int int32
+#define TOALL_SZ_long int64
+#define TOALL_SZ_longlong int64
+#define TOALL_CT_short int16_t
+#define TOALL_CT_int int32_t
+#define TOALL_CT_long int64_t
+#define TOALL_CT_longlong int64_t
+#define TOALL_RED(sz, op) SHM_CAT(SHM_CAT(SHM_CAT(shmem_, sz), _##op), _reduce)
+#define SHM_CAT_(a, b) a##b
+#define SHM_CAT(a, b) SHM_CAT_(a, b)
+#define DEF_TOALL_BIT(T, N, op)                                                                    \
+	void shmem_##N##_##op##_to_all(T *dest, const T *source, int nreduce, int PE_start,        \
+				       int logPE_stride, int PE_size, T *pWrk, long *pSync)        \
+	{                                                                                          \
+		_Static_assert(sizeof(T) == sizeof(TOALL_CT_##N), "same size");                    \
+		if (nreduce < 0) {                                                                 \
+			shm__err(-EINVAL);                                                         \
+			return;                                                                    \
+		}                                                                                  \
+		if (!aset_all(PE_start, logPE_stride, PE_size))                                    \
+			TOALL_RED(TOALL_SZ_##N, op)(SHMEM_TEAM_WORLD, (TOALL_CT_##N *)dest,       \
+						    (const TOALL_CT_##N *)source, (size_t)nreduce); \
+	}
+SHMEM__TOALL_BIT(DEF_TOALL_BIT, and)
+SHMEM__TOALL_BIT(DEF_TOALL_BIT, or)
+SHMEM__TOALL_BIT(DEF_TOALL_BIT, xor)
+SHMEM__TOALL_MM(DEF_TOALL, max)
+SHMEM__TOALL_MM(DEF_TOALL, min)
+SHMEM__TOALL_AR(DEF_TOALL, sum)
+SHMEM__TOALL_AR(DEF_TOALL, prod)

@@ -401,14 +401,39 @@ void shmem_clear_cache_line_inv(void *dest);
 void shmem_set_cache_line_inv(void *dest);
 void shmem_udcflush(void);
 void shmem_udcflush_line(void *dest);
-/* active-set barrier and broadcasts: the active set must be every PE
- * (PE_start 0, stride 1, PE_size = shmem_n_pes()); other sets are refused
- * (shmemx_last_error() reports -ENOSYS) */
+/* active-set collectives: the active set must be every PE (PE_start 0,
+ * stride 1, PE_size = shmem_n_pes()); other sets are refused
+ * (shmemx_last_error() reports -ENOSYS); pSync and pWrk are not used */
 void shmem_barrier(int PE_start, int logPE_stride, int PE_size, long *pSync);
-void shmem_broadcast32(void *dest, const void *source, size_t nelems, int PE_root,
-		       int PE_start, int logPE_stride, int PE_size, long *pSync);
-void shmem_broadcast64(void *dest, const void *source, size_t nelems, int PE_root,
-		       int PE_start, int logPE_stride, int PE_size, long *pSync);
+#define SHMEM__DECL_ASET(S, a)                                                                   \
+	void shmem_broadcast##S(void *dest, const void *source, size_t nelems, int PE_root,      \
+				int PE_start, int logPE_stride, int PE_size, long *pSync);      \
+	void shmem_collect##S(void *dest, const void *source, size_t nelems, int PE_start,      \
+			      int logPE_stride, int PE_size, long *pSync);                      \
+	void shmem_fcollect##S(void *dest, const void *source, size_t nelems, int PE_start,     \
+			       int logPE_stride, int PE_size, long *pSync);                     \
+	void shmem_alltoall##S(void *dest, const void *source, size_t nelems, int PE_start,     \
+			       int logPE_stride, int PE_size, long *pSync);                     \
+	void shmem_alltoalls##S(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,   \
+				size_t nelems, int PE_start, int logPE_stride, int PE_size,     \
+				long *pSync);
+SHMEM__DECL_ASET(32, )
+SHMEM__DECL_ASET(64, )
+#define SHMEM__TOALL_BIT(X, a) \
+	X(short, short, a) X(int, int, a) X(long, long, a) X(long long, longlong, a)
+#define SHMEM__TOALL_MM(X, a) \
+	SHMEM__TOALL_BIT(X, a) X(float, float, a) X(double, double, a) X(long double, longdouble, a)
+#define SHMEM__TOALL_AR(X, a) SHMEM__TOALL_MM(X, a) SHMEM__CPLXRED(X, a)
+#define SHMEM__DECL_TOALL(T, N, op)                                                               \
+	void shmem_##N##_##op##_to_all(T *dest, const T *source, int nreduce, int PE_start,      \
+				       int logPE_stride, int PE_size, T *pWrk, long *pSync);
+SHMEM__TOALL_BIT(SHMEM__DECL_TOALL, and)
+SHMEM__TOALL_BIT(SHMEM__DECL_TOALL, or)
+SHMEM__TOALL_BIT(SHMEM__DECL_TOALL, xor)
+SHMEM__TOALL_MM(SHMEM__DECL_TOALL, max)
+SHMEM__TOALL_MM(SHMEM__DECL_TOALL, min)
+SHMEM__TOALL_AR(SHMEM__DECL_TOALL, sum)
+SHMEM__TOALL_AR(SHMEM__DECL_TOALL, prod)
 /* pre-1.4 atomic names and shmem_TYPENAME_wait */
 #define SHMEM__DEPR_AMO(T, N, a)                                        \
 	T shmem_##N##_cswap(T *dest, T cond, T value, int pe);            \

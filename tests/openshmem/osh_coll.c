@@ -1,6 +1,6 @@
 /*
  * osh_coll.c - OpenSHMEM setup/query, memory management, teams, contexts,
- * collectives and the deprecated names around them: every result is
+ * collectives and the deprecated (active-set) forms around them: every result is
  * compared with the value computed here. Reductions: every op for every
  * type of its table (libhoist's allreduce for the types it has, the
  * gathered fallback for the others, one large enough to take several
@@ -291,6 +291,87 @@ static void t_setup_memory_teams(void)
 	shmem_barrier_all();
 }
 
+/* the deprecated active-set forms over the set of all PEs */
+static void t_active_set(void)
+{
+	IT_WHERE("active set");
+	static long pSync[SHMEM_REDUCE_SYNC_SIZE];
+	long *l = shmem_malloc(64 * sizeof(long)), *ld = shmem_malloc(64 * sizeof(long));
+	int *i32 = shmem_malloc(64 * sizeof(int)), *id = shmem_malloc(64 * sizeof(int));
+	short *sh = shmem_malloc(4 * sizeof(short)), *sd = shmem_malloc(4 * sizeof(short));
+	double *dv = shmem_malloc(2 * sizeof(double)), *dd = shmem_malloc(2 * sizeof(double));
+	static long pWrkL[SHMEM_REDUCE_MIN_WRKDATA_SIZE + 8];
+	static int pWrkI[SHMEM_REDUCE_MIN_WRKDATA_SIZE + 8];
+	static short pWrkS[SHMEM_REDUCE_MIN_WRKDATA_SIZE + 8];
+	static double pWrkD[SHMEM_REDUCE_MIN_WRKDATA_SIZE + 8];
+	for (int i = 0; i < 2; i++) {
+		l[i] = me + i;
+		i32[i] = me * 3 - i;
+		sh[i] = (short)(1 << (me + i));
+		dv[i] = 1.0 + me;
+	}
+	shmem_barrier_all();
+	shmem_long_sum_to_all(ld, l, 2, 0, 0, npes, pWrkL, pSync);
+	shmem_barrier_all();
+	shmem_int_max_to_all(id, i32, 2, 0, 0, npes, pWrkI, pSync);
+	shmem_barrier_all();
+	shmem_short_or_to_all(sd, sh, 2, 0, 0, npes, pWrkS, pSync);
+	shmem_barrier_all();
+	shmem_double_prod_to_all(dd, dv, 2, 0, 0, npes, pWrkD, pSync);
+	long sum0 = (long)npes * (npes - 1) / 2;
+	double prod = 1;
+	for (int p = 0; p < npes; p++)
+		prod *= 1.0 + p;
+	CHECK(ld[0] == sum0 && ld[1] == sum0 + npes, "long_sum_to_all");
+	CHECK(id[0] == (npes - 1) * 3 && id[1] == (npes - 1) * 3 - 1, "int_max_to_all");
+	CHECK(sd[0] == (short)((1 << npes) - 1) && sd[1] == (short)(((1 << npes) - 1) << 1),
+	      "short_or_to_all");
+	CHECK(dd[0] == prod && dd[1] == prod, "double_prod_to_all");
+	shmem_barrier_all();
+
+	for (int j = 0; j < 2; j++)
+		l[j] = me * 10 + j;
+	shmem_fcollect64(ld, l, 2, 0, 0, npes, pSync);
+	for (int p = 0; p < npes; p++)
+		CHECK(ld[2 * p] == p * 10 && ld[2 * p + 1] == p * 10 + 1, "fcollect64 [%d]", p);
+	shmem_barrier_all();
+	for (int j = 0; j <= me; j++)
+		i32[j] = me * 100 + j;
+	shmem_collect32(id, i32, (size_t)me + 1, 0, 0, npes, pSync);
+	for (int p = 0, k = 0; p < npes; p++)
+		for (int j = 0; j <= p; j++, k++)
+			CHECK(id[k] == p * 100 + j, "collect32 [%d]", k);
+	shmem_barrier_all();
+	for (int j = 0; j < npes; j++)
+		l[j] = me * 100 + j;
+	shmem_alltoall64(ld, l, 1, 0, 0, npes, pSync);
+	for (int p = 0; p < npes; p++)
+		CHECK(ld[p] == p * 100 + me, "alltoall64 [%d]", p);
+	shmem_barrier_all();
+	memset(id, 0, 64 * sizeof(int));
+	for (int j = 0; j < npes; j++)
+		i32[2 * j] = me * 100 + j;
+	shmem_barrier_all();
+	shmem_alltoalls32(id, i32, 1, 2, 1, 0, 0, npes, pSync);
+	for (int p = 0; p < npes; p++)
+		CHECK(id[p] == p * 100 + me, "alltoalls32 [%d]", p);
+	NO_ERROR("active set");
+	if (npes > 1) { /* an active set of one PE: refused, nothing written */
+		ld[0] = -5;
+		shmem_long_sum_to_all(ld, l, 1, me, 0, 1, pWrkL, pSync);
+		CHECK(ld[0] == -5 && shmemx_last_error() == -ENOSYS, "a smaller active set is refused");
+	}
+	shmem_barrier_all();
+	shmem_free(dd);
+	shmem_free(dv);
+	shmem_free(sd);
+	shmem_free(sh);
+	shmem_free(id);
+	shmem_free(i32);
+	shmem_free(ld);
+	shmem_free(l);
+}
+
 int main(void)
 {
 	me = osh_start("osh_coll");
@@ -300,6 +381,7 @@ int main(void)
 	t_setup_memory_teams();
 	t_data_collectives();
 	t_reductions();
+	t_active_set();
 	shmem_free(dbuf);
 	shmem_free(sbuf);
 	return osh_end();
