@@ -2,7 +2,8 @@
  * osh_rma.c - OpenSHMEM RMA: for every standard RMA type, put, put_nbi, p,
  * iput (and their ctx forms) to the right neighbour, get, get_nbi, g, iget
  * back from it, put_signal and put_signal_nbi; the sized (8..128) and mem
- * forms; the C11 generic put/get/p/g. Every value is checked.
+ * forms; the C11 generic put/get/p/g; a pshmem_ profiling wrapper. Every
+ * value is checked.
  */
 #include "osh_common.h"
 
@@ -185,6 +186,17 @@ static void t_generic(void)
 	NO_ERROR("generic");
 }
 
+/* The profiling interface: this program wraps shmem_longlong_p (the
+ * library's pshmem_longlong_p does the work) and counts the calls. */
+void pshmem_longlong_p(long long *dest, long long value, int pe);
+int pshmem_my_pe(void);
+static unsigned long wrapped_p;
+void shmem_longlong_p(long long *dest, long long value, int pe)
+{
+	wrapped_p++;
+	pshmem_longlong_p(dest, value, pe);
+}
+
 int main(void)
 {
 	me = osh_start("osh_rma");
@@ -196,5 +208,7 @@ int main(void)
 	SHMEM__SIZES(RUNS, )
 	t_mem();
 	t_generic();
+	CHECK(wrapped_p == K, "the wrapper of shmem_longlong_p ran %lu times", wrapped_p);
+	CHECK(pshmem_my_pe() == me, "pshmem_my_pe");
 	return osh_end();
 }
