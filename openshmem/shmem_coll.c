@@ -244,6 +244,12 @@ void shmem_barrier(int PE_start, int logPE_stride, int PE_size, long *pSync)
 		shm__err(hoist_barrier());
 }
 
+void shmem_sync(int PE_start, int logPE_stride, int PE_size, long *pSync)
+{
+	if (!aset_all(PE_start, logPE_stride, PE_size))
+		shm__err(hoist_barrier());
+}
+
 /* 1.4 semantics: the root's dest is not written */
 static void bcast_aset(void *dest, const void *source, size_t nbytes, int PE_root, int PE_start,
 		       int logPE_stride, int PE_size)

@@ -405,6 +405,7 @@ void shmem_udcflush_line(void *dest);
  * stride 1, PE_size = shmem_n_pes()); other sets are refused
  * (shmemx_last_error() reports -ENOSYS); pSync and pWrk are not used */
 void shmem_barrier(int PE_start, int logPE_stride, int PE_size, long *pSync);
+void shmem_sync(int PE_start, int logPE_stride, int PE_size, long *pSync);
 #define SHMEM__DECL_ASET(S, a)                                                                   \
 	void shmem_broadcast##S(void *dest, const void *source, size_t nelems, int PE_root,      \
 				int PE_start, int logPE_stride, int PE_size, long *pSync);      \
@@ -528,6 +529,16 @@ struct shmem__nomatch;
 	SHMEM__DISPATCH(SHMEM__AMO_BIT_GEN, atomic_fetch_or_nbi, 4, __VA_ARGS__)
 #define shmem_atomic_fetch_xor_nbi(...) \
 	SHMEM__DISPATCH(SHMEM__AMO_BIT_GEN, atomic_fetch_xor_nbi, 4, __VA_ARGS__)
+
+/* the deprecated generic AMO names of 1.3/1.4 */
+#define shmem_fetch(...) shmem_atomic_fetch(__VA_ARGS__)
+#define shmem_set(...) shmem_atomic_set(__VA_ARGS__)
+#define shmem_swap(...) shmem_atomic_swap(__VA_ARGS__)
+#define shmem_cswap(...) shmem_atomic_compare_swap(__VA_ARGS__)
+#define shmem_finc(...) shmem_atomic_fetch_inc(__VA_ARGS__)
+#define shmem_inc(...) shmem_atomic_inc(__VA_ARGS__)
+#define shmem_fadd(...) shmem_atomic_fetch_add(__VA_ARGS__)
+#define shmem_add(...) shmem_atomic_add(__VA_ARGS__)
 
 /* point-to-point: no ctx form; the first argument selects */
 #define SHMEM__P2PSEL(op, ivar) SHMEM__SEL(SHMEM__P2P_GEN, op, *(ivar))

@@ -146,13 +146,15 @@ static void t_deprecated_and_generic(void)
 		shmem_int_inc(&y[1], 0);
 		shmem_atomic_fetch_add(&x[2], 4L, 0); /* C11 generic */
 		shmem_atomic_inc(SHMEM_CTX_DEFAULT, &x[3], 0);
+		shmem_fadd(&y[0], 1, 0); /* deprecated generics */
+		shmem_inc(&x[3], 0);
 	}
 	shmem_quiet();
 	shmem_barrier_all();
 	if (me == 0) {
 		CHECK(x[0] == ITER * npes && x[1] == 2 * ITER * npes, "shmem_long_finc/add");
-		CHECK(y[0] == 3 * ITER * npes && y[1] == ITER * npes, "shmem_int_fadd/inc");
-		CHECK(x[2] == 4 * ITER * npes && x[3] == ITER * npes, "generic fetch_add/inc");
+		CHECK(y[0] == 4 * ITER * npes && y[1] == ITER * npes, "shmem_int_fadd/inc, shmem_fadd");
+		CHECK(x[2] == 4 * ITER * npes && x[3] == 2 * ITER * npes, "generic fetch_add/inc, shmem_inc");
 	}
 	shmem_barrier_all();
 	CHECK(shmem_long_cswap(&x[0], ITER * npes, -1, right) == ITER * npes || right != 0,

@@ -163,6 +163,7 @@ static void t_data_collectives(void)
 		d[i] = -1;
 	}
 	shmem_barrier(0, 0, npes, pSync);
+	shmem_sync(0, 0, npes, pSync);
 	int r64 = 1 % npes;
 	shmem_broadcast64(d, s, 4, r64, 0, 0, npes, pSync);
 	for (int i = 0; i < 8; i++)
