@@ -17,7 +17,11 @@
 #  6. the installed mpirun prologue/epilogue (libexec/hoist) start and stop
 #     a hoistd of the same install with no hoist binary in PATH;
 #  7. the installed hoistrun, with no daemon anywhere, starts the install's
-#     sbin/hoistd as the job's private daemon.
+#     sbin/hoistd as the job's private daemon;
+#  8. OpenSHMEM: the moved tree's oshcc builds tests/openshmem/classic/ring.c
+#     unmodified, its oshrun -np 2 runs it (private daemon, no LD_LIBRARY_PATH:
+#     the rpath of oshcc and libhoist-shmem's $ORIGIN find the libraries), and
+#     `pkg-config hoist-shmem` gives the same include and library.
 set -euo pipefail
 
 build=$(cd "$1" && pwd)
@@ -52,7 +56,8 @@ for f in "$P/sbin/hoistd" "$P/bin/hoistctl" "$P/bin/hoistrun" "$P/include/hoist.
 	"$P/libexec/hoist/slurm-epilog.sh" "$P/libexec/hoist/slurm-taskprolog.sh" \
 	"$P/libexec/hoist/slurm-settings.sh" "$P/share/man/man8/hoistd.8" \
 	"$P/share/man/man5/hoistd.conf.5" "$P/share/man/man1/hoistctl.1" \
-	"$P/share/man/man1/hoistrun.1" "$P/share/man/man3/hoist.3"; do
+	"$P/share/man/man1/hoistrun.1" "$P/share/man/man3/hoist.3" "$P/bin/oshcc" "$P/bin/oshrun" \
+	"$P/include/shmem.h" "$P/include/shmemx.h" "$pcdir/hoist-shmem.pc"; do
 	[[ -e "$f" ]] || fail "not installed: ${f#"$T"/}"
 done
 for f in "$P"/libexec/hoist/*.sh; do
@@ -178,4 +183,13 @@ out=$(env -i PATH=/usr/bin:/bin HOIST_RUNTIME_DIR="$T/none" LD_LIBRARY_PATH="$li
 echo "$out" | grep -E "private|exit status"
 grep -q "started a private hoistd ($P/bin/../sbin/hoistd" <<<"$out" ||
 	fail "installed hoistrun did not start $P/sbin/hoistd"
+step "installed oshcc/oshrun: an unmodified OpenSHMEM program"
+"$P/bin/oshcc" -o "$T/ring" "$src/../openshmem/classic/ring.c" || fail "installed oshcc"
+out=$(env -i PATH=/usr/bin:/bin HOIST_RUNTIME_DIR="$T/none" "$P/bin/oshrun" -np 2 "$T/ring" 2>&1) ||
+	fail "installed oshrun: $out"
+echo "$out"
+grep -qx "ring: token 3 after 2 PEs, count 2" <<<"$out" || fail "ring under the installed oshrun"
+flags=$(PKG_CONFIG_PATH=$pcdir pkg-config --cflags --libs hoist-shmem) || fail "pkg-config hoist-shmem"
+[[ "$flags" == *"-I$P/"*"include"* && "$flags" == *"-lhoist-shmem"* ]] ||
+	fail "pkg-config hoist-shmem: $flags"
 echo "install test: PASS"

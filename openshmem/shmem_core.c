@@ -1,0 +1,417 @@
+/*
+ * shmem_core.c - OpenSHMEM setup, exit and query, memory management,
+ * teams, contexts, ordering, locks and the deprecated names of these, on
+ * libhoist.
+ */
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "shmem_internal.h"
+
+int shm__npes, shm__me;
+struct shmem__team shm__world, shm__shared;
+char *shm__scratch;
+static struct shmem__ctx ctx_default;
+shmem_ctx_t SHMEM_CTX_DEFAULT = &ctx_default;
+shmem_team_t SHMEM_TEAM_WORLD = &shm__world;
+shmem_team_t SHMEM_TEAM_SHARED = &shm__shared;
+
+static int initialized; /* 1 between shmem_init and shmem_finalize */
+static int first_error;
+
+int shm__err(int rc)
+{
+	if (rc < 0 && !first_error)
+		first_error = rc;
+	return rc;
+}
+
+int shmemx_last_error(void)
+{
+	int e = first_error;
+	first_error = 0;
+	return e;
+}
+
+const char *shmemx_strerror(int err)
+{
+	if (err == -ENOSYS)
+		return "not implemented by libhoist-shmem (README, OpenSHMEM)";
+	return hoist_strerror(err);
+}
+
+int shm__ctx(shmem_ctx_t ctx)
+{
+	return ctx == SHMEM_CTX_DEFAULT ? 0 : shm__err(-EINVAL);
+}
+
+hoist_cmp_t shm__cmp(int cmp)
+{
+	switch (cmp) {
+	case SHMEM_CMP_EQ: return HOIST_CMP_EQ;
+	case SHMEM_CMP_NE: return HOIST_CMP_NE;
+	case SHMEM_CMP_GT: return HOIST_CMP_GT;
+	case SHMEM_CMP_GE: return HOIST_CMP_GE;
+	case SHMEM_CMP_LT: return HOIST_CMP_LT;
+	case SHMEM_CMP_LE: return HOIST_CMP_LE;
+	default: return (hoist_cmp_t)0;
+	}
+}
+
+/* ---- setup, exit, query ------------------------------------------------- */
+
+int shmem_init_thread(int requested, int *provided)
+{
+	if (initialized) { /* a second init is a no-op */
+		if (provided)
+			*provided = requested < SHMEM_THREAD_FUNNELED ? requested : SHMEM_THREAD_FUNNELED;
+		return 0;
+	}
+	/* SHMEM_SYMMETRIC_SIZE is libhoist's heap size unless HOIST_HEAP_SIZE says */
+	const char *sz = getenv("SHMEM_SYMMETRIC_SIZE");
+	if (sz && *sz && !getenv("HOIST_HEAP_SIZE"))
+		setenv("HOIST_HEAP_SIZE", sz, 0);
+	int rc = hoist_init();
+	if (rc)
+		return shm__err(rc);
+	shm__npes = hoist_size();
+	shm__me = hoist_rank();
+	shm__scratch = hoist_malloc(SHM_SCRATCH_BYTES);
+	int *spes = malloc(sizeof(int) * (size_t)shm__npes);
+	if (!shm__scratch || !spes) {
+		free(spes);
+		hoist_finalize();
+		return shm__err(-ENOMEM);
+	}
+	shm__world = (struct shmem__team){.n = shm__npes, .me = shm__me, .pes = NULL};
+	/* SHMEM_TEAM_SHARED: the PEs whose heap this one maps (same hoistd) */
+	int n = 0, me = -1;
+	for (int p = 0; p < shm__npes; p++) {
+		if (p == shm__me || hoist_ptr(shm__scratch, p)) {
+			if (p == shm__me)
+				me = n;
+			spes[n++] = p;
+		}
+	}
+	shm__shared = (struct shmem__team){.n = n, .me = me, .pes = spes};
+	initialized = 1;
+	/* libhoist is called from one thread: FUNNELED is the most that holds */
+	if (provided)
+		*provided = requested < SHMEM_THREAD_FUNNELED ? requested : SHMEM_THREAD_FUNNELED;
+	return 0;
+}
+
+void shmem_init(void)
+{
+	int provided;
+	shmem_init_thread(SHMEM_THREAD_SINGLE, &provided);
+}
+
+void shmem_query_thread(int *provided)
+{
+	if (provided)
+		*provided = SHMEM_THREAD_FUNNELED;
+}
+
+void shmem_finalize(void)
+{
+	if (!initialized)
+		return;
+	hoist_free(shm__scratch);
+	shm__scratch = NULL;
+	shm__err(hoist_finalize());
+	free(shm__shared.pes);
+	shm__shared.pes = NULL;
+	initialized = 0;
+}
+
+/* Ends this PE with status: the other PEs' operations that need it fail
+ * with -ECONNRESET and the launcher (hoistrun/oshrun) terminates the job
+ * after its grace period when status is not 0. */
+void shmem_global_exit(int status)
+{
+	fflush(NULL);
+	_exit(status);
+}
+
+int shmem_my_pe(void) { return initialized ? shm__me : -1; }
+int shmem_n_pes(void) { return initialized ? shm__npes : -1; }
+
+int shmem_pe_accessible(int pe) { return initialized && pe >= 0 && pe < shm__npes; }
+
+int shmem_addr_accessible(const void *addr, int pe)
+{
+	return shmem_pe_accessible(pe) && hoist_is_symmetric(addr, 1);
+}
+
+void *shmem_ptr(const void *dest, int pe)
+{
+	return initialized ? hoist_ptr(dest, pe) : NULL;
+}
+
+void shmem_info_get_version(int *major, int *minor)
+{
+	if (major)
+		*major = SHMEM_MAJOR_VERSION;
+	if (minor)
+		*minor = SHMEM_MINOR_VERSION;
+}
+
+void shmem_info_get_name(char *name)
+{
+	if (name)
+		snprintf(name, SHMEM_MAX_NAME_LEN, "%s", SHMEM_VENDOR_STRING);
+}
+
+/* ---- memory ----------------------------------------------------------------
+ * Every block has a 64-byte head (more with a larger alignment) from
+ * hoist_malloc: ret[-16] holds the hoist block, ret[-8] the size asked for
+ * (shmem_realloc copies that much). Alignment is of addresses: symmetric
+ * on every PE up to the page size (the heaps are page-aligned mappings). */
+static void *shm_alloc(size_t alignment, size_t size)
+{
+	if (!initialized || size == 0)
+		return NULL;
+	if (alignment < 64)
+		alignment = 64;
+	if (alignment & (alignment - 1) || size > SIZE_MAX - alignment) {
+		shm__err(-EINVAL);
+		return NULL;
+	}
+	char *raw = hoist_malloc(size + alignment);
+	if (!raw) {
+		shm__err(-ENOMEM);
+		return NULL;
+	}
+	char *ret = (char *)(((uintptr_t)raw + 16 + alignment - 1) & ~(uintptr_t)(alignment - 1));
+	memcpy(ret - 16, &raw, sizeof(raw));
+	memcpy(ret - 8, &size, sizeof(size));
+	return ret;
+}
+
+void *shmem_malloc(size_t size) { return shm_alloc(64, size); }
+void *shmem_malloc_with_hints(size_t size, long hints) { return shm_alloc(64, size); }
+void *shmem_align(size_t alignment, size_t size) { return shm_alloc(alignment, size); }
+
+void *shmem_calloc(size_t count, size_t size)
+{
+	if (size && count > SIZE_MAX / size)
+		return NULL;
+	char *p = shm_alloc(64, count * size);
+	if (p) {
+		memset(p, 0, count * size);
+		hoist_barrier(); /* nobody puts into it before every PE cleared it */
+	}
+	return p;
+}
+
+void shmem_free(void *ptr)
+{
+	if (!ptr || !initialized)
+		return;
+	char *raw;
+	memcpy(&raw, (char *)ptr - 16, sizeof(raw));
+	hoist_free(raw);
+}
+
+void *shmem_realloc(void *ptr, size_t size)
+{
+	if (!ptr)
+		return shmem_malloc(size);
+	if (size == 0) {
+		shmem_free(ptr);
+		return NULL;
+	}
+	size_t old;
+	memcpy(&old, (char *)ptr - 8, sizeof(old));
+	char *p = shm_alloc(64, size);
+	if (!p)
+		return NULL; /* ptr stays valid */
+	memcpy(p, ptr, old < size ? old : size);
+	shmem_free(ptr); /* its barrier: every PE copied before anyone writes */
+	return p;
+}
+
+/* ---- teams --------------------------------------------------------------- */
+static int team_world_pe(shmem_team_t t, int i)
+{
+	if (!t || i < 0 || i >= t->n)
+		return -1;
+	return t->pes ? t->pes[i] : i;
+}
+
+int shmem_team_my_pe(shmem_team_t team) { return team ? team->me : -1; }
+int shmem_team_n_pes(shmem_team_t team) { return team ? team->n : -1; }
+
+int shmem_team_get_config(shmem_team_t team, long config_mask, shmem_team_config_t *config)
+{
+	if (!team)
+		return -1;
+	if (config && (config_mask & SHMEM_TEAM_NUM_CONTEXTS))
+		config->num_contexts = 0;
+	return 0;
+}
+
+int shmem_team_translate_pe(shmem_team_t src_team, int src_pe, shmem_team_t dest_team)
+{
+	int w = team_world_pe(src_team, src_pe);
+	if (w < 0 || !dest_team)
+		return -1;
+	for (int i = 0; i < dest_team->n; i++)
+		if (team_world_pe(dest_team, i) == w)
+			return i;
+	return -1;
+}
+
+/* New teams are not built (yet): the specification lets a split fail,
+ * with SHMEM_TEAM_INVALID in the new handles. */
+int shmem_team_split_strided(shmem_team_t parent_team, int start, int stride, int size,
+			     const shmem_team_config_t *config, long config_mask,
+			     shmem_team_t *new_team)
+{
+	if (new_team)
+		*new_team = SHMEM_TEAM_INVALID;
+	shm__err(-ENOSYS);
+	return -1;
+}
+
+int shmem_team_split_2d(shmem_team_t parent_team, int xrange,
+			const shmem_team_config_t *xaxis_config, long xaxis_mask,
+			shmem_team_t *xaxis_team, const shmem_team_config_t *yaxis_config,
+			long yaxis_mask, shmem_team_t *yaxis_team)
+{
+	if (xaxis_team)
+		*xaxis_team = SHMEM_TEAM_INVALID;
+	if (yaxis_team)
+		*yaxis_team = SHMEM_TEAM_INVALID;
+	shm__err(-ENOSYS);
+	return -1;
+}
+
+void shmem_team_destroy(shmem_team_t team)
+{
+	/* the predefined teams are never destroyed (undefined by the spec) */
+}
+
+/* ---- contexts: SHMEM_CTX_DEFAULT only (creation may fail, 9.5.1) ------------ */
+int shmem_ctx_create(long options, shmem_ctx_t *ctx)
+{
+	if (ctx)
+		*ctx = SHMEM_CTX_INVALID;
+	shm__err(-ENOSYS);
+	return -1;
+}
+
+int shmem_team_create_ctx(shmem_team_t team, long options, shmem_ctx_t *ctx)
+{
+	return shmem_ctx_create(options, ctx);
+}
+
+void shmem_ctx_destroy(shmem_ctx_t ctx) {}
+
+int shmem_ctx_get_team(shmem_ctx_t ctx, shmem_team_t *team)
+{
+	if (!team)
+		return -1;
+	if (ctx != SHMEM_CTX_DEFAULT) {
+		*team = SHMEM_TEAM_INVALID;
+		return -1;
+	}
+	*team = SHMEM_TEAM_WORLD;
+	return 0;
+}
+
+/* ---- ordering ------------------------------------------------------------ */
+void shmem_fence(void) { shm__err(hoist_fence()); }
+void shmem_quiet(void) { shm__err(hoist_quiet()); }
+void shmem_ctx_fence(shmem_ctx_t ctx)
+{
+	if (!shm__ctx(ctx))
+		shmem_fence();
+}
+void shmem_ctx_quiet(shmem_ctx_t ctx)
+{
+	if (!shm__ctx(ctx))
+		shmem_quiet();
+}
+
+/* ---- locks ------------------------------------------------------------------
+ * A ticket lock in PE 0's copy of the symmetric long (64 bits): the high
+ * half is the next ticket, the low half the ticket served. set_lock takes a
+ * ticket (fetch-add of 1 << 32, wrapping) and polls until it is served
+ * (yielding, then sleeping up to 256 us between polls);
+ * clear_lock completes the holder's puts (quiet) and serves the next
+ * ticket (a compare-and-swap, so the low half wraps without carrying into
+ * the high). First come, first served. */
+#define LOCK_PE 0
+static uint64_t lock_fetch(long *lock)
+{
+	uint64_t v = 0;
+	shm__err(hoist_atomic(LOCK_PE, lock, HOIST_AMO_FETCH, HOIST_UINT64, NULL, NULL, &v));
+	return v;
+}
+
+void shmem_set_lock(long *lock)
+{
+	uint64_t one = 1ull << 32, old = 0;
+	if (shm__err(hoist_atomic(LOCK_PE, lock, HOIST_AMO_FETCH_ADD, HOIST_UINT64, &one, NULL, &old)))
+		return;
+	uint32_t ticket = (uint32_t)(old >> 32);
+	/* poll; after a while back off (up to 256 us between polls) so that
+	 * waiters do not starve the holder of the node's cores */
+	unsigned polls = 0;
+	while ((uint32_t)lock_fetch(lock) != ticket) {
+		if (first_error)
+			return;
+		if (++polls < 64) {
+			sched_yield();
+			continue;
+		}
+		unsigned sh = polls - 64 < 8 ? polls - 64 : 8;
+		nanosleep(&(struct timespec){.tv_nsec = 1000L << sh}, NULL);
+	}
+}
+
+int shmem_test_lock(long *lock)
+{
+	uint64_t v = lock_fetch(lock);
+	if ((uint32_t)(v >> 32) != (uint32_t)v)
+		return 1; /* held (or waited for) */
+	uint64_t nv = v + (1ull << 32), got = 0;
+	if (shm__err(hoist_atomic(LOCK_PE, lock, HOIST_AMO_CSWAP, HOIST_UINT64, &nv, &v, &got)))
+		return 1;
+	return got == v ? 0 : 1;
+}
+
+void shmem_clear_lock(long *lock)
+{
+	shmem_quiet();
+	uint64_t v = lock_fetch(lock);
+	for (;;) {
+		uint64_t nv = (v & ~0xffffffffull) | (uint32_t)((uint32_t)v + 1u), got = 0;
+		if (shm__err(hoist_atomic(LOCK_PE, lock, HOIST_AMO_CSWAP, HOIST_UINT64, &nv, &v, &got)))
+			return;
+		if (got == v)
+			return;
+		v = got; /* a new ticket was taken meanwhile */
+	}
+}
+
+/* ---- deprecated names ----------------------------------------------------------- */
+void start_pes(int npes) { shmem_init(); }
+int _my_pe(void) { return shmem_my_pe(); }
+int _num_pes(void) { return shmem_n_pes(); }
+void *shmalloc(size_t size) { return shmem_malloc(size); }
+void shfree(void *ptr) { shmem_free(ptr); }
+void *shrealloc(void *ptr, size_t size) { return shmem_realloc(ptr, size); }
+void *shmemalign(size_t alignment, size_t size) { return shmem_align(alignment, size); }
+/* cache management: hoist keeps no caches that need it */
+void shmem_clear_cache_inv(void) {}
+void shmem_set_cache_inv(void) {}
+void shmem_clear_cache_line_inv(void *dest) {}
+void shmem_set_cache_line_inv(void *dest) {}
+void shmem_udcflush(void) {}
+void shmem_udcflush_line(void *dest) {}
