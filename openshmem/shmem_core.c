@@ -74,7 +74,17 @@ int shmem_init_thread(int requested, int *provided)
 	const char *sz = getenv("SHMEM_SYMMETRIC_SIZE");
 	if (sz && *sz && !getenv("HOIST_HEAP_SIZE"))
 		setenv("HOIST_HEAP_SIZE", sz, 0);
-	int rc = hoist_init();
+	/* globals and statics are symmetric (hoist.h HOIST_INIT_SYMMETRIC_DATA:
+	 * the executable's writable segment moves into the heap file). An
+	 * executable with no such segment (-ENOENT) or more than one (-ENOTSUP)
+	 * still runs, with only the heap symmetric; the latter is kept for
+	 * shmemx_last_error. */
+	int rc = hoist_init_with(HOIST_INIT_SYMMETRIC_DATA);
+	if (rc == -ENOENT || rc == -ENOTSUP) {
+		int why = rc;
+		if ((rc = hoist_init()) == 0 && why == -ENOTSUP)
+			shm__err(why);
+	}
 	if (rc)
 		return shm__err(rc);
 	shm__npes = hoist_size();
