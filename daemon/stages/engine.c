@@ -51,7 +51,8 @@ static enum exec_result execute(struct daemon *d, struct client *c, const struct
 	switch (sqe->opcode) {
 	case HOIST_OP_PUT:
 	case HOIST_OP_GET:
-		if (sqe->flags & HOIST_SQE_F_AGG) {
+	case HOIST_OP_AMO: /* an atomic: the put/get stage, a put that also reads */
+		if (sqe->flags & HOIST_SQE_F_AGG) { /* a non-fetching atomic too */
 			enum exec_result er = rma(d, c, sqe, res);
 			if (er == EXEC_DONE || er == EXEC_ASYNC) {
 				c->agg_held = 1;
@@ -59,8 +60,6 @@ static enum exec_result execute(struct daemon *d, struct client *c, const struct
 			}
 			return er;
 		}
-		return rma(d, c, sqe, res);
-	case HOIST_OP_AMO: /* the put/get stage: a put that also reads */
 		return rma(d, c, sqe, res);
 	case HOIST_OP_PUT_STRIDED:
 	case HOIST_OP_GET_STRIDED:
