@@ -285,6 +285,8 @@ int pack_append(struct pack_open *pk, const struct xp_req *rq)
 	int rc = pack_elem_size(rq->kind, rq->len, &req, &rep);
 	if (rc)
 		return rc;
+	if (rq->kind == XP_AMO && hoist_amo_fetching(rq->amo.op))
+		return -EOPNOTSUPP; /* pack_eligible() keeps them out: no place for the old value */
 	if (pk->nelem == pk->cap) {
 		uint32_t cap = pk->cap ? pk->cap * 2 : 16;
 		struct pack_slot *ns = realloc(pk->slots, cap * sizeof(*ns));
@@ -313,8 +315,6 @@ int pack_append(struct pack_open *pk, const struct xp_req *rq)
 		s->dst = rq->laddr;
 		break;
 	case XP_AMO: {
-		if (hoist_amo_fetching(rq->amo.op))
-			return -EOPNOTSUPP; /* pack_eligible() kept it out */
 		e.op = WIRE_PACK_AMO;
 		struct wire_pack_amo a = {.op = rq->amo.op, .type = rq->amo.type,
 					  .value = rq->amo.value};
