@@ -250,7 +250,9 @@ _Static_assert(sizeof(struct wire_pack_reply) == 8, "wire pack reply");
 _Static_assert(sizeof(struct wire_pack_res) == 8, "wire pack res");
 
 /* Remote atomics (transport/amo.c), active messages of every network
- * transport: the requester names the word by (job, PE, segment, offset);
+ * transport (fetching ones, signals, and non-fetching ones that no pack
+ * takes: coalescing off; the others travel as WIRE_PACK_AMO elements,
+ * above): the requester names the word by (job, PE, segment, offset);
  * the target daemon checks them, executes the CPU atomic (hoist_amo.h)
  * and answers with the request's id, 0 or -errno, and the old value. */
 struct wire_amo {
