@@ -1438,8 +1438,8 @@ static int pack_close(struct daemon *d, int32_t node)
 	return 0;
 }
 
-/* Add one put/get/non-fetching atomic to the peer's open pack. XP_STARTED, XP_STALL or
- * XP_ERROR (*err). */
+/* Add one put/get/non-fetching atomic to the peer's open pack.
+ * XP_STARTED, XP_STALL or XP_ERROR (*err). */
 static enum xp_result pack_add(struct daemon *d, struct peer *p, const struct xp_req *rq, int *err)
 {
 	struct pack_open *pk = &p->pack;
