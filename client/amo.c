@@ -6,7 +6,9 @@
  * everything we posted, no nbi get waits, no aggregation region, no job
  * error; HOIST_DIRECT=1), else it posts one HOIST_OP_AMO descriptor and
  * the daemon executes it (same node: the self transport; another node: the
- * target daemon, W_AMO). A fetching one gets a staging slot (its size) where
+ * target daemon, W_AMO, or for a non-fetching one inside a pack with other
+ * small operations for that node; HOIST_SQE_F_AGG in an aggregation
+ * region). A fetching one gets a staging slot (its size) where
  * the daemon writes the old value before its completion; the blocking form
  * waits for it, the nbi form copies it out at hoist_quiet (as nbi gets).
  */
@@ -73,6 +75,11 @@ static int amo_common(int pe, void *dst, hoist_amo_t op, hoist_type_t type, cons
 	struct hoist_sqe *sqe;
 	int rc;
 	if (!fetching) {
+		/* in an aggregation region a signal-less one is held in the
+		 * region's pack like a put (a later get of its word ends the
+		 * region: hoist__agg_put records the range) */
+		if (!sflags && hoist__agg_put(c, pe, roff, size, NULL))
+			sflags = HOIST_SQE_F_AGG;
 		if ((rc = hoist__sqe_get(c, &sqe)))
 			return rc;
 		*sqe = (struct hoist_sqe){.opcode = HOIST_OP_AMO, .flags = sflags, .pe = pe,

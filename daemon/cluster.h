@@ -42,6 +42,7 @@ struct pack_open {
 	uint32_t plen;         /* request payload bytes so far */
 	uint32_t rlen;         /* reply payload bytes at most */
 	uint32_t nelem, cap;
+	uint32_t namo;         /* of them atomics */
 	uint64_t job;
 	struct pack_slot *slots;
 	int hold;              /* only aggregation-region ops in it */

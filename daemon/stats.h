@@ -54,7 +54,7 @@
 	X(colls_capped, COUNTER, "collectives that waited: max_pending_colls of the job unfinished")       \
 	X(multi_ops, COUNTER, "strided and vector descriptors executed")                                    \
 	X(multi_elems, COUNTER, "elements of strided and vector descriptors")                               \
-	X(agg_ops, COUNTER, "puts/gets issued inside aggregation regions")                                  \
+	X(agg_ops, COUNTER, "puts/gets and non-fetching atomics issued inside aggregation regions")                                  \
 	X(agg_releases, COUNTER, "aggregation regions whose held packs were sent (end or early end)")     \
 	X(conflict_waits, COUNTER, "accesses that waited for an overlapping put to complete (unordered transport)") \
 	X(amo_fetch, COUNTER, "atomics executed for the client: fetch")                                    \
@@ -67,7 +67,9 @@
 	X(signal_self, COUNTER, "put-with-signal signals (atomics, also counted above) to PEs of this node executed by the daemon") \
 	X(signal_remote, COUNTER, "put-with-signal signals (atomics, also counted above) sent to the daemon of another node") \
 	X(signal_waits, COUNTER, "put-with-signal signals that waited in the daemon until the client's earlier operations completed (the library posted no quiet before them)") \
-	X(signals_dropped, COUNTER, "put-with-signal signals not sent (-EIO) because an operation of the client that asked no completion failed since its last quiet or barrier")
+	X(signals_dropped, COUNTER, "put-with-signal signals not sent (-EIO) because an operation of the client that asked no completion failed since its last quiet or barrier") \
+	X(amo_deferred, COUNTER, "non-fetching atomics to other nodes completed lazily (automatic overlap: the client did not wait)") \
+	X(amo_packed, COUNTER, "non-fetching atomics sent to other nodes inside packs (coalesced or aggregated)")
 
 /* per daemon; progress-thread counters (control-thread ones are separate) */
 #define HOISTD_PROGRESS_STATS(X)                                                                   \
@@ -92,7 +94,8 @@
 	X(tcp_stripes, COUNTER, "puts/gets of at least 256 KiB striped over several tcp lanes (tcp_lanes)") \
 	X(peer_conns_dropped, COUNTER, "incoming peer connections dropped unauthenticated (deadline or cap)") \
 	X(accept_pauses, COUNTER, "times accepting peer connections paused: out of file descriptors") \
-	X(amo_served, COUNTER, "atomics executed here for PEs of other nodes (W_AMO)")
+	X(amo_served, COUNTER, "atomics executed here for PEs of other nodes (W_AMO or packed)") \
+	X(amo_served_packed, COUNTER, "of those, atomics that arrived inside packs (W_PACK)")
 
 /* verbs transport (progress thread; pinned_* by the control thread) */
 #define HOISTD_VERBS_STATS(X)                                                                      \

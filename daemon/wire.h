@@ -175,13 +175,18 @@ struct wire_coll_abort {
 _Static_assert(sizeof(struct wire_coll) == 48, "wire coll");
 _Static_assert(sizeof(struct wire_coll_abort) == 16, "wire coll abort");
 
-/* Packed operations (issue 6): several puts and gets for PEs of one node
- * in one frame. Used for strided/vector descriptors (the source daemon
- * packs, the target unpacks: no per-element message), for automatic
- * coalescing of small operations and for aggregation regions.
+/* Packed operations (issue 6): several puts, gets and non-fetching
+ * atomics for PEs of one node in one frame. Used for strided/vector
+ * descriptors (the source daemon packs, the target unpacks: no
+ * per-element message), for automatic coalescing of small operations
+ * (GUPS-style streams of atomics included) and for aggregation regions.
  *
  * Request W_PACK: ext wire_pack; payload nelem times
- *   struct wire_pack_elem, then for a put its len data bytes, padded to 8.
+ *   struct wire_pack_elem, then for a put its len data bytes, padded to 8,
+ *   for an atomic (WIRE_PACK_AMO, len 4 or 8: the operand size) one
+ *   struct wire_pack_amo. Only non-fetching atomics (set, add, inc, and,
+ *   or, xor) travel in packs: their result is a status, like a put's; the
+ *   target executes them with hoist_amo_apply (the atomics' one domain).
  * Reply W_PACK_REPLY (same tag): ext wire_pack_reply; payload nelem times
  *   struct wire_pack_res, each followed, for a get with status 0, by its
  *   len data bytes padded to 8. Elements are executed and answered in
@@ -195,6 +200,7 @@ _Static_assert(sizeof(struct wire_coll_abort) == 16, "wire coll abort");
  * against its target (an element outside the heap fails alone, -EFAULT). */
 #define WIRE_PACK_PUT 1u
 #define WIRE_PACK_GET 2u
+#define WIRE_PACK_AMO 3u
 
 struct wire_pack {
 	uint64_t job;
@@ -203,13 +209,23 @@ struct wire_pack {
 };
 
 struct wire_pack_elem {
-	uint8_t op;         /* WIRE_PACK_PUT / WIRE_PACK_GET */
+	uint8_t op;         /* WIRE_PACK_PUT / _GET / _AMO */
 	uint8_t reserved0;
 	uint16_t reserved1;
 	int32_t pe;
 	uint32_t seg;
 	uint32_t len;
 	uint64_t off;
+};
+
+/* The operands of a WIRE_PACK_AMO element (after its wire_pack_elem).
+ * A malformed one (unknown op or type, a fetching op, len not the type's
+ * size, reserved bytes set) makes the whole pack malformed. */
+struct wire_pack_amo {
+	uint8_t op;          /* enum hoist_amo_op, non-fetching */
+	uint8_t type;        /* hoist_type_t numbering */
+	uint8_t reserved[6]; /* 0 */
+	uint64_t value;      /* a 4-byte operand in the low bytes */
 };
 
 struct wire_pack_reply {
@@ -219,7 +235,7 @@ struct wire_pack_reply {
 
 struct wire_pack_res {
 	int32_t status;    /* 0 or -errno */
-	uint32_t len;      /* get data bytes that follow (0 for puts/errors) */
+	uint32_t len;      /* get data bytes that follow (0 for puts, atomics, errors) */
 };
 
 static inline uint64_t wire_pad8(uint64_t n)
@@ -229,11 +245,14 @@ static inline uint64_t wire_pad8(uint64_t n)
 
 _Static_assert(sizeof(struct wire_pack) == 16, "wire pack");
 _Static_assert(sizeof(struct wire_pack_elem) == 24, "wire pack elem");
+_Static_assert(sizeof(struct wire_pack_amo) == 16, "wire pack amo");
 _Static_assert(sizeof(struct wire_pack_reply) == 8, "wire pack reply");
 _Static_assert(sizeof(struct wire_pack_res) == 8, "wire pack res");
 
 /* Remote atomics (transport/amo.c), active messages of every network
- * transport: the requester names the word by (job, PE, segment, offset);
+ * transport (fetching ones, signals, and non-fetching ones that no pack
+ * takes: coalescing off; the others travel as WIRE_PACK_AMO elements,
+ * above): the requester names the word by (job, PE, segment, offset);
  * the target daemon checks them, executes the CPU atomic (hoist_amo.h)
  * and answers with the request's id, 0 or -errno, and the old value. */
 struct wire_amo {

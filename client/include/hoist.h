@@ -199,8 +199,9 @@ int hoist_put_vec(int pe, void *dst_base, const hoist_vec_t *vec, size_t nvec, c
 int hoist_get_vec(void *dst, int pe, const void *src_base, const hoist_vec_t *vec, size_t nvec);
 
 /* ---- aggregation regions (seed 000, section 3.3) -------------------------
- * Between begin and end, puts and gets (plain, nbi, strided, vector) are
- * held by the daemon and sent at the end as one packed message per
+ * Between begin and end, puts and gets (plain, nbi, strided, vector) and
+ * non-fetching atomics (hoist_atomic, _nbi; not signals) are held by the
+ * daemon and sent at the end as one packed message per
  * destination node (several if over 60 KiB). Gets inside a region return
  * at once and complete at hoist_aggregate_end: do not read their dst (nor
  * put from it) before. A conflict ends aggregation early and the rest of
@@ -396,7 +397,8 @@ int64_t hoist_test_until_some_vector(void *ivars, size_t nelems, size_t *indices
  *
  * hoist_atomic: a fetching op has its result in *fetched on return; a
  * non-fetching one completes like hoist_put (remote completion deferred to
- * hoist_quiet; with HOIST_AUTO=0 complete on return).
+ * hoist_quiet, and to a PE of another node it may travel packed with other
+ * small operations for that node; with HOIST_AUTO=0 complete on return).
  * hoist_atomic_nbi: returns at once; a fetching op writes *fetched at
  * hoist_quiet (do not read it before), errors are reported by hoist_quiet.
  * A fetching nbi atomic holds one of the library's operation slots (shared

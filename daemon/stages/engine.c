@@ -51,18 +51,7 @@ static enum exec_result execute(struct daemon *d, struct client *c, const struct
 			d->xport->pack_release(d);
 	}
 	switch (sqe->opcode) {
-	case HOIST_OP_PUT:
-	case HOIST_OP_GET:
-		if (sqe->flags & HOIST_SQE_F_AGG) {
-			enum exec_result er = rma(d, c, sqe, res);
-			if (er == EXEC_DONE || er == EXEC_ASYNC) {
-				c->agg_held = 1;
-				STAT_INC(&c->st, agg_ops);
-			}
-			return er;
-		}
-		return rma(d, c, sqe, res);
-	case HOIST_OP_AMO: /* the put/get stage: a put that also reads */
+	case HOIST_OP_AMO: /* an atomic: the put/get stage, a put that also reads */
 		/* A put-with-signal's signal (the library posts it right behind
 		 * its put, no quiet in between) leaves only once every earlier
 		 * operation of the client completed, i.e. was acknowledged and
@@ -89,6 +78,17 @@ static enum exec_result execute(struct daemon *d, struct client *c, const struct
 				*res = -EIO;
 				return EXEC_DONE;
 			}
+		}
+		/* fall through */
+	case HOIST_OP_PUT:
+	case HOIST_OP_GET:
+		if (sqe->flags & HOIST_SQE_F_AGG) { /* a non-fetching atomic too */
+			enum exec_result er = rma(d, c, sqe, res);
+			if (er == EXEC_DONE || er == EXEC_ASYNC) {
+				c->agg_held = 1;
+				STAT_INC(&c->st, agg_ops);
+			}
+			return er;
 		}
 		return rma(d, c, sqe, res);
 	case HOIST_OP_PUT_STRIDED:

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "hoist_amo.h"
 #include "log.h"
 
 #define COOKIE_UNPROFITABLE 1u
@@ -218,6 +219,16 @@ static void run_flush(struct overlap *o)
 		o->nputs--; /* not tracked (cannot happen below the cap) */
 }
 
+/* A put (deferred_puts) or non-fetching atomic (amo_deferred) the
+ * client does not wait for; a fetching atomic's client waits for it. */
+static void count_deferred(struct client *c, const struct hoist_sqe *sqe)
+{
+	if (sqe->opcode != HOIST_OP_AMO)
+		STAT_INC(&c->st, deferred_puts);
+	else if (!hoist_amo_fetching(sqe->amo_op))
+		STAT_INC(&c->st, amo_deferred);
+}
+
 void overlap_put_issued(struct client *c, const struct hoist_sqe *sqe, uint64_t seq)
 {
 	struct overlap *o = c->ov;
@@ -228,7 +239,7 @@ void overlap_put_issued(struct client *c, const struct hoist_sqe *sqe, uint64_t 
 		r->seq = seq;
 		r->n++;
 		o->put_seq = seq;
-		STAT_INC(&c->st, deferred_puts);
+		count_deferred(c, sqe);
 		return;
 	}
 	run_flush(o);
@@ -238,13 +249,13 @@ void overlap_put_issued(struct client *c, const struct hoist_sqe *sqe, uint64_t 
 				      .n = 1};
 		o->put_seq = seq;
 		o->nputs++;
-		STAT_INC(&c->st, deferred_puts);
+		count_deferred(c, sqe);
 		return;
 	}
 	if (conflict_add(&o->conf, sqe->pe, sqe->remote_off, sqe->len, seq) == 0) {
 		o->put_seq = seq;
 		o->nputs++;
-		STAT_INC(&c->st, deferred_puts);
+		count_deferred(c, sqe);
 	}
 }
 

@@ -6,8 +6,18 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "hoist_amo.h"
 #include "log.h"
 #include "cluster.h"
+
+/* Is a packed atomic's operand block well formed: a non-fetching atomic
+ * there is, of len bytes (the type's size), reserved bytes zero? */
+static int pack_amo_ok(const struct wire_pack_amo *a, uint32_t len)
+{
+	static const uint8_t zero[sizeof(a->reserved)];
+	return !hoist_amo_valid(a->op, a->type) && !hoist_amo_fetching(a->op) &&
+	       len == hoist_amo_size(a->type) && !memcmp(a->reserved, zero, sizeof(zero));
+}
 
 int pack_check(const struct wire_pack *w, const char *in, uint64_t plen, uint64_t *reply_len)
 {
@@ -21,12 +31,22 @@ int pack_check(const struct wire_pack *w, const char *in, uint64_t plen, uint64_
 			return -EPROTO;
 		memcpy(&e, in + pos, sizeof(e));
 		pos += sizeof(e);
-		if (e.reserved0 || e.reserved1 || (e.op != WIRE_PACK_PUT && e.op != WIRE_PACK_GET))
+		if (e.reserved0 || e.reserved1 ||
+		    (e.op != WIRE_PACK_PUT && e.op != WIRE_PACK_GET && e.op != WIRE_PACK_AMO))
 			return -EPROTO;
 		if (e.op == WIRE_PACK_PUT) {
 			if (plen - pos < wire_pad8(e.len))
 				return -EPROTO;
 			pos += wire_pad8(e.len);
+			rlen += sizeof(struct wire_pack_res);
+		} else if (e.op == WIRE_PACK_AMO) {
+			struct wire_pack_amo a;
+			if (plen - pos < sizeof(a))
+				return -EPROTO;
+			memcpy(&a, in + pos, sizeof(a));
+			if (!pack_amo_ok(&a, e.len))
+				return -EPROTO;
+			pos += sizeof(a);
 			rlen += sizeof(struct wire_pack_res);
 		} else {
 			rlen += sizeof(struct wire_pack_res) + wire_pad8(e.len);
@@ -53,6 +73,8 @@ uint64_t pack_execute(struct daemon *d, const struct wire_pack *w, const char *i
 		const char *data = in + pos;
 		if (e.op == WIRE_PACK_PUT)
 			pos += wire_pad8(e.len);
+		else if (e.op == WIRE_PACK_AMO)
+			pos += sizeof(struct wire_pack_amo);
 		struct wire_pack_res r = {0};
 		struct client *t = NULL;
 		if (!j || e.pe < 0 || e.pe >= j->size || !(t = j->pe[e.pe]))
@@ -61,12 +83,23 @@ uint64_t pack_execute(struct daemon *d, const struct wire_pack *w, const char *i
 			r.status = -EINVAL;
 		else if (!hoist_range_ok(e.off, e.len, t->heap.bytes))
 			r.status = -EFAULT;
+		else if (e.op == WIRE_PACK_AMO && e.off % e.len)
+			r.status = -EINVAL; /* not naturally aligned */
 		char *at = r.status ? NULL : (char *)t->heap.base + e.off;
-		/* pack_check let only these two ops through; should it learn
-		 * another, that one must not run as a get here */
+		/* pack_check let only these three ops through (an atomic: a
+		 * valid non-fetching one of len bytes); should it learn another,
+		 * that one must not run as a get here */
 		if (at && e.op == WIRE_PACK_PUT) {
 			memmove(at, data, e.len);
 			client_heap_touched(d, t); /* t may wait for it */
+		} else if (at && e.op == WIRE_PACK_AMO) {
+			struct wire_pack_amo a;
+			uint64_t old;
+			memcpy(&a, data, sizeof(a));
+			hoist_amo_apply(at, a.op, e.len, a.value, 0, &old);
+			client_heap_touched(d, t);
+			STAT_INC(&d->pst, amo_served);
+			STAT_INC(&d->pst, amo_served_packed);
 		} else if (at && e.op == WIRE_PACK_GET) {
 			r.len = e.len;
 			memcpy(out + rpos + sizeof(r), at, e.len);
@@ -197,8 +230,12 @@ int pack_eligible(struct daemon *d, const struct xp_req *rq)
 {
 	if (rq->flags & XP_RF_ALONE)
 		return 0;
-	uint64_t need = sizeof(struct wire_pack_elem) + wire_pad8(rq->len);
-	if (need > WIRE_AM_MAX_PAYLOAD)
+	/* an atomic's answer is a status: only the non-fetching ones */
+	if (rq->kind == XP_AMO && hoist_amo_fetching(rq->amo.op))
+		return 0;
+	uint32_t need, rep;
+	if (pack_elem_size(rq->kind, rq->len, &need, &rep) || need > WIRE_AM_MAX_PAYLOAD ||
+	    rep > WIRE_AM_MAX_PAYLOAD)
 		return 0; /* too big for one pack: alone */
 	if (rq->flags & XP_RF_PACK)
 		return 1;
@@ -216,7 +253,10 @@ int pack_elem_size(enum xp_kind kind, uint64_t len, uint32_t *req, uint32_t *rep
 		*req = (uint32_t)sizeof(struct wire_pack_elem);
 		*rep = (uint32_t)(sizeof(struct wire_pack_res) + wire_pad8(len));
 		return 0;
-	case XP_AMO:
+	case XP_AMO: /* non-fetching (pack_eligible): operands out, a status back */
+		*req = (uint32_t)(sizeof(struct wire_pack_elem) + sizeof(struct wire_pack_amo));
+		*rep = (uint32_t)sizeof(struct wire_pack_res);
+		return 0;
 	case XP_SEND:
 		return -EOPNOTSUPP;
 	}
@@ -245,6 +285,8 @@ int pack_append(struct pack_open *pk, const struct xp_req *rq)
 	int rc = pack_elem_size(rq->kind, rq->len, &req, &rep);
 	if (rc)
 		return rc;
+	if (rq->kind == XP_AMO && hoist_amo_fetching(rq->amo.op))
+		return -EOPNOTSUPP; /* pack_eligible() keeps them out: no place for the old value */
 	if (pk->nelem == pk->cap) {
 		uint32_t cap = pk->cap ? pk->cap * 2 : 16;
 		struct pack_slot *ns = realloc(pk->slots, cap * sizeof(*ns));
@@ -272,9 +314,19 @@ int pack_append(struct pack_open *pk, const struct xp_req *rq)
 		s->is_get = 1;
 		s->dst = rq->laddr;
 		break;
-	case XP_AMO:
+	case XP_AMO: {
+		e.op = WIRE_PACK_AMO;
+		struct wire_pack_amo a = {.op = rq->amo.op, .type = rq->amo.type,
+					  .value = rq->amo.value};
+		memcpy(pk->buf + pk->plen + sizeof(e), &a, sizeof(a));
+		s->len = 0; /* nothing comes back but the status */
+		pk->namo++;
+		if (rq->ck.client)
+			STAT_INC(&rq->ck.client->st, amo_packed);
+		break;
+	}
 	case XP_SEND:
-		return -EOPNOTSUPP; /* pack_elem_size() refused them already */
+		return -EOPNOTSUPP; /* pack_elem_size() refused it already */
 	}
 	memcpy(pk->buf + pk->plen, &e, sizeof(e));
 	pk->plen += req;
@@ -294,6 +346,7 @@ void pack_count_sent(struct peer_stats *st, const struct pack_open *pk)
 	uint64_t single = (uint64_t)pk->nelem * SINGLE_HDR_BYTES;
 	STAT_INC(st, packs_out);
 	STAT_ADD(st, ops_packed, pk->nelem);
+	STAT_ADD(st, amos_packed, pk->namo);
 	if (pk->mixed)
 		STAT_INC(st, packs_mixed);
 	if (single > packed)
@@ -303,6 +356,6 @@ void pack_count_sent(struct peer_stats *st, const struct pack_open *pk)
 void pack_reset(struct pack_open *pk)
 {
 	pk->slots = NULL;
-	pk->cap = pk->nelem = pk->plen = pk->rlen = 0;
+	pk->cap = pk->nelem = pk->plen = pk->rlen = pk->namo = 0;
 	pk->hold = pk->mixed = 0;
 }

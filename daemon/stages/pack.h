@@ -41,8 +41,9 @@ struct peer_stats;
 int pack_check(const struct wire_pack *w, const char *payload, uint64_t plen, uint64_t *reply_len);
 
 /* Execute a checked pack in order, each element against its target PE's
- * heap (-ECONNRESET: PE not here, -EINVAL: segment, -EFAULT: outside the
- * heap), writing the reply payload to out (reply_len bytes available).
+ * heap (-ECONNRESET: PE not here, -EINVAL: segment or a misaligned atomic,
+ * -EFAULT: outside the heap; an atomic by hoist_amo_apply, counted in
+ * amo_served and amo_served_packed), writing the reply payload to out (reply_len bytes available).
  * Returns the reply payload's length; *ops / *bytes: elements that
  * succeeded and their bytes. */
 uint64_t pack_execute(struct daemon *d, const struct wire_pack *w, const char *payload, char *out,
@@ -95,14 +96,16 @@ void pack_flush(struct daemon *d, int all, int (*send)(struct daemon *d, int32_t
  * Starts pk's next pass. */
 int pack_due(const struct daemon *d, struct pack_open *pk);
 
-/* Does this put/get travel in a pack? XP_RF_PACK (strided/vector elements
- * and aggregation-region operations) always when it fits one, other small
- * operations when coalescing is on; XP_RF_ALONE (prefetches) never. */
+/* Does this put/get/atomic travel in a pack? XP_RF_PACK (strided/vector
+ * elements and aggregation-region operations) always when it fits one,
+ * other small operations (non-fetching atomics included) when coalescing
+ * is on; XP_RF_ALONE (prefetches, signals) and fetching atomics never. */
 int pack_eligible(struct daemon *d, const struct xp_req *rq);
 
-/* Request and reply payload bytes one put/get (kind) of len bytes adds to
- * a pack. 0, or -EOPNOTSUPP/-EPROTO for a kind a pack does not carry
- * (the transport refused and counted it before; this only never lets one
+/* Request and reply payload bytes one put/get (kind) of len bytes, or one
+ * non-fetching atomic (XP_AMO: operands out, a status back), adds to a
+ * pack. 0, or -EOPNOTSUPP/-EPROTO for a kind a pack does not carry (the
+ * transport refused and counted it before; this only never lets one
  * through as a get). */
 int pack_elem_size(enum xp_kind kind, uint64_t len, uint32_t *req, uint32_t *rep);
 
@@ -114,14 +117,16 @@ int pack_must_close(const struct pack_open *pk, const struct xp_req *rq, uint32_
  * WIRE_AM_MAX_PAYLOAD kept across packs). 0 or -ENOMEM. */
 int pack_begin(struct pack_open *pk, const struct xp_req *rq);
 
-/* Append one put/get to the open pack pk (opened by pack_begin, room
- * checked by pack_must_close): the element, a put's data copied now (the
- * client reuses its staging and descriptor), its cookie. 0, -ENOMEM, or
- * pack_elem_size()'s error for another kind (nothing appended). */
+/* Append one put/get/non-fetching atomic to the open pack pk (opened by
+ * pack_begin, room checked by pack_must_close): the element, a put's data
+ * or an atomic's operands copied now (the client reuses its staging and
+ * descriptor), its cookie; an atomic counts in its client's amo_packed.
+ * 0, -ENOMEM, -EOPNOTSUPP for a fetching atomic, or pack_elem_size()'s
+ * error for another kind (nothing appended). */
 int pack_append(struct pack_open *pk, const struct xp_req *rq);
 
 /* Stats of one pack of nelem operations sent (packs_out, ops_packed,
- * packs_mixed, hdr_bytes_saved). */
+ * amos_packed, packs_mixed, hdr_bytes_saved). */
 void pack_count_sent(struct peer_stats *st, const struct pack_open *pk);
 
 /* Forget the open pack's contents after it was sent or failed. */

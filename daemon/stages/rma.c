@@ -91,7 +91,12 @@ static void req_from_sqe(struct xp_req *rq, struct client *c, enum xp_kind kind,
 				     .opcode = sqe->opcode,
 				     .want_cqe = (sqe->flags & HOIST_SQE_F_CQE) != 0}};
 	if (kind == XP_AMO) {
-		rq->flags = 0; /* never packed, never in place */
+		/* never in place; a non-fetching one without a signal may travel
+		 * in a pack (coalesced, or held by an aggregation region: the
+		 * flags above), a fetching one or a signal always alone */
+		rq->flags &= XP_RF_PACK | XP_RF_HOLD;
+		if (hoist_amo_fetching(sqe->amo_op) || (sqe->flags & HOIST_SQE_F_SIGNAL))
+			rq->flags = XP_RF_ALONE;
 		rq->amo.op = sqe->amo_op;
 		rq->amo.type = sqe->amo_type;
 		memcpy(&rq->amo.value, sqe->inline_data, 8);
@@ -153,7 +158,10 @@ static void count_rma(struct client *c, enum xp_kind kind, uint64_t len)
  * put deferral stage an atomic is a put that also reads: it waits behind
  * an overlapping unfinished put (and, on an unordered transport, get),
  * invalidates overlapping phase predictions, and later accesses to its
- * range wait for it as for a put. */
+ * range wait for it as for a put. A non-fetching one is deferred like a
+ * put (the client does not wait for it under HOIST_AUTO=1: amo_deferred)
+ * and may travel in a pack with other small operations for its node
+ * (pack.c, WIRE_PACK_AMO). */
 enum exec_result rma(struct daemon *d, struct client *c, const struct hoist_sqe *sqe, int *res)
 {
 	struct job *j = c->job;

@@ -58,12 +58,18 @@ static int vec_ok(const struct hoist_sqe *sqe, const struct validate_geom *g)
 
 /* An atomic: a known (op, type), len its operand size, the target word
  * naturally aligned and inside the heap; a fetching one's result place
- * inside its segment. Only the CQE, LOCAL_HEAP and SIGNAL flags; a signal
- * (put-with-signal) is a SET or ADD on HOIST_UINT64. */
+ * inside its segment. Only the CQE, LOCAL_HEAP, SIGNAL and AGG flags; a
+ * signal (put-with-signal) is a SET or ADD on HOIST_UINT64; AGG (an
+ * aggregation region holds it in a pack) only on a non-fetching atomic
+ * without a signal. */
 static int amo_ok(const struct hoist_sqe *sqe, const struct validate_geom *g)
 {
-	if ((sqe->flags & ~(HOIST_SQE_F_CQE | HOIST_SQE_F_LOCAL_HEAP | HOIST_SQE_F_SIGNAL)) ||
+	if ((sqe->flags & ~(HOIST_SQE_F_CQE | HOIST_SQE_F_LOCAL_HEAP | HOIST_SQE_F_SIGNAL |
+			    HOIST_SQE_F_AGG)) ||
 	    sqe->reserved1)
+		return -EINVAL;
+	if ((sqe->flags & HOIST_SQE_F_AGG) &&
+	    ((sqe->flags & HOIST_SQE_F_SIGNAL) || hoist_amo_fetching(sqe->amo_op)))
 		return -EINVAL;
 	if ((sqe->flags & HOIST_SQE_F_SIGNAL) &&
 	    ((sqe->amo_op != HOIST_AMO_OP_SET && sqe->amo_op != HOIST_AMO_OP_ADD) ||

@@ -13,6 +13,11 @@
  * and, or, xor. One atomicity domain across the direct, self, tcp and
  * verbs paths therefore means the target node's CPU.
  *
+ * Not here: a non-fetching atomic without a signal that the pack layer
+ * takes (pack_eligible: coalescing on, or an aggregation region) travels
+ * as a WIRE_PACK_AMO element of a W_PACK instead and is executed by the
+ * target's pack_execute with the same hoist_amo_apply (stages/pack.c).
+ *
  * Requester (xp_amo, called by the transport's rma() for XP_AMO): the
  * request goes into a table of atomics in flight (index and generation
  * make its id) and out as W_AMO to the target node's daemon. Target

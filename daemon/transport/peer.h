@@ -47,6 +47,7 @@ struct wire_target;
 	X(ops_packed, "operations sent inside packs (ops_packed / packs_out: per pack)")          \
 	X(hdr_bytes_saved, "header bytes (request + reply) saved by packing")                      \
 	X(packs_mixed, "packs carrying operations of several local clients (processes)")        \
+	X(amos_packed, "non-fetching atomics sent inside packs (also in ops_packed)")             \
 	X(packs_in, "packed-operation messages served for the peer")                               \
 	X(packs_refused, "malformed packs or pack replies from the peer (refused whole: their operations fail with -EPROTO, the connection stays)") \
 	X(integrity_failures, "records from the peer that failed the frame integrity check (connection dropped)")

@@ -97,7 +97,8 @@ struct xp_cookie {
 			    * aggregation-region op) */
 #define XP_RF_HOLD    0x4u /* aggregation region: its pack may be held open
 			    * across progress passes (see pack_release) */
-#define XP_RF_ALONE   0x8u /* never packed (a prefetch) */
+#define XP_RF_ALONE   0x8u /* never packed (a prefetch, a fetching atomic,
+			    * a put-with-signal's signal) */
 
 /* One operation, as the engine asks a transport for it. */
 struct xp_req {
@@ -119,7 +120,8 @@ struct xp_req {
 	uint64_t off;
 	uint64_t len;
 	/* XP_AMO: len is the operand size (4 or 8), laddr where a fetching
-	 * op's old value lands (len bytes; NULL for a non-fetching op) */
+	 * op's old value lands (len bytes; NULL for a non-fetching op, which
+	 * a network transport may pack: pack_eligible, WIRE_PACK_AMO) */
 	struct {
 		uint8_t op;   /* enum hoist_amo_op (hoist_amo.h) */
 		uint8_t type; /* hoist_type_t numbering */
@@ -131,7 +133,8 @@ struct xp_req {
 #define XP_NMR 3
 
 /* XP_AMO for a transport whose peer daemon executes it (tcp, verbs; one
- * implementation, amo.c): a W_AMO request to the target node's daemon,
+ * implementation, amo.c) when it does not travel in a pack (fetching,
+ * signal, coalescing off): a W_AMO request to the target node's daemon,
  * which runs the CPU atomic and answers W_AMO_REPLY; the reply writes the
  * old value at rq->laddr and hands rq->ck to progress_complete().
  * XP_STARTED, or XP_ERROR with *err. */
@@ -150,7 +153,8 @@ struct transport_ops {
 	int (*start)(struct daemon *d);   /* 0 or -errno */
 	void (*stop)(struct daemon *d);
 	/* Issue request rq (XP_PUT, XP_GET, or XP_AMO: self executes it on
-	 * rmap, a network transport hands it to xp_amo()). Strided and vector elements
+	 * rmap, a network transport packs a pack_eligible() one or hands it
+	 * to xp_amo()). Strided and vector elements
 	 * come one by one (XP_RF_PACK); a transport may pack them and other
 	 * small operations for one node into one message (tcp: W_PACK), or
 	 * send each alone. XP_STARTED: rq->ck comes back through

@@ -47,8 +47,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (rc)
 		return 0;
 	if (s.opcode == HOIST_OP_AMO) { /* reserved0 holds the op and type */
-		FUZZ_CHECK(!(s.flags & ~(HOIST_SQE_F_CQE | HOIST_SQE_F_LOCAL_HEAP | HOIST_SQE_F_SIGNAL)) &&
+		FUZZ_CHECK(!(s.flags & ~(HOIST_SQE_F_CQE | HOIST_SQE_F_LOCAL_HEAP | HOIST_SQE_F_SIGNAL |
+					 HOIST_SQE_F_AGG)) &&
 			   s.reserved1 == 0);
+		if (s.flags & HOIST_SQE_F_AGG) /* aggregated: non-fetching, no signal */
+			FUZZ_CHECK(!(s.flags & HOIST_SQE_F_SIGNAL) && !hoist_amo_fetching(s.amo_op));
 		if (s.flags & HOIST_SQE_F_SIGNAL) /* put-with-signal: SET or ADD on a uint64 */
 			FUZZ_CHECK((s.amo_op == HOIST_AMO_OP_SET || s.amo_op == HOIST_AMO_OP_ADD) &&
 				   s.amo_type == HOIST_AMO_T_UINT64);

@@ -151,10 +151,19 @@ def pack_elem(op, pe, off, data=b"", length=None):
     return e
 
 
+def pack_amo(pe, off, amo_op, amo_type, value, length=8):
+    """WIRE_PACK_AMO (3): the element, then struct wire_pack_amo."""
+    return pack_elem(3, pe, off, length=length) + struct.pack("<BB6xQ", amo_op, amo_type, value)
+
+
 pk = pack_elem(1, 0, 16, b"hello") + pack_elem(2, 1, 0, length=12) + pack_elem(2, 2, 0, length=8)
 out("fuzz_wire", "pack", frame(W["PACK"], struct.pack("<QII", 43, 3, 0), pk))
 out("fuzz_wire", "pack_here", frame(W["PACK"], struct.pack("<QII", 41, 2, 0),
                                       pack_elem(1, 1, 4000, b"x" * 96) + pack_elem(2, 0, 0, length=4096)))
+# non-fetching atomics packed with a put and a get: XOR, ADD (int64), INC (uint32)
+out("fuzz_wire", "pack_amo", frame(W["PACK"], struct.pack("<QII", 41, 4, 0),
+                                     pack_amo(0, 64, 10, 2, 0xff00) + pack_elem(1, 1, 8, b"abcdefgh") +
+                                     pack_amo(1, 8, 4, 1, 5) + pack_amo(0, 4, 6, 5, 0, length=4)))
 out("fuzz_wire", "pack_reply", frame(W["PACK_REPLY"], struct.pack("<Ii", 1, 0), struct.pack("<iI", 0, 0)))
 out("fuzz_wire", "barrier", frame(W["BARRIER"], struct.pack("<QII", 42, 3, 1)))
 out("fuzz_wire", "pe_gone", frame(W["PE_GONE"], struct.pack("<QiIIIQ", 42, 1, 1, 3, 0, 99)))

@@ -17,7 +17,9 @@
 #     the VM's time budget); remote atomics (issue 11): it_amo with 6 PEs,
 #     odd ranks HOIST_DIRECT=0, so one word takes direct, daemon (self) and
 #     W_AMO-over-verbs atomics at once (exact sum, distinct fetched values),
-#     and each daemon served atomics for the other (amo_served);
+#     and each daemon served atomics for the other (amo_served); it_gups:
+#     streams of non-fetching atomics packed over verbs equal the model
+#     (amo_packed, amo_served_packed);
 #  2. both daemons really used verbs: transport_verbs == 1, RDMA WRITEs,
 #     READs, SENDs, receives and resolves counted, no tcp request, the peer
 #     "up" with connects >= 1; the one-entry address cache missed, hit and
@@ -68,6 +70,14 @@ for i in 0 1; do
 		FAIL "atomics stats of node $i after it_amo (above)"
 done
 run 4 "$IT_BIN/it_signal" # issue 11: put-with-signal, the signal never before its data
+# GUPS-style streams of non-fetching atomics, packed (WIRE_PACK_AMO in W_PACK
+# SENDs), against the model of program order; verbs reorders: the conflict
+# stage keeps an atomic's later get/fetch/put of its word behind it
+run 4 "$IT_BIN/it_gups"
+for i in 0 1; do
+	stats "${dirs[$i]}" | python3 "$S" check "d['amo_packed'] > 0" "d['amo_served_packed'] > 0" ||
+		FAIL "packed atomics stats of node $i after it_gups (above)"
+done
 # small puts/gets, strided elements and aggregation regions went packed
 for i in 0 1; do
 	o=$((1 - i))

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "hoist_amo.h"
 #include "pack.h"
 #include "unit_util.h"
 
@@ -43,7 +44,7 @@ START_TEST(test_check)
 	w.reserved = 1;
 	ck_assert_int_eq(pack_check(&w, b, n, &rl), -EPROTO);
 	w.reserved = 0;
-	b[0] = 3; /* unknown op */
+	b[0] = 4; /* unknown op */
 	ck_assert_int_eq(pack_check(&w, b, n, &rl), -EPROTO);
 	b[0] = WIRE_PACK_PUT;
 	b[1] = 1; /* reserved */
@@ -123,6 +124,95 @@ START_TEST(test_execute)
 }
 END_TEST
 
+static size_t amo_elem(char *b, int32_t pe, uint64_t off, uint32_t len, uint8_t op, uint8_t type,
+		       uint64_t value)
+{
+	size_t n = put_elem(b, WIRE_PACK_AMO, pe, off, len, NULL);
+	struct wire_pack_amo a = {.op = op, .type = type, .value = value};
+	memcpy(b + n, &a, sizeof(a));
+	return n + sizeof(a);
+}
+
+/* Non-fetching atomics in a pack (WIRE_PACK_AMO): executed in order with
+ * the puts and gets around them, each element checked alone (PE, bounds,
+ * alignment); a fetching op, a type or len that do not match, reserved
+ * bytes or a cut operand block make the pack malformed. */
+START_TEST(test_amo)
+{
+	static struct daemon d;
+	static struct job j;
+	static struct client c0;
+	struct client *pes[2] = {&c0, NULL};
+	char *h0 = calloc(1, HEAP);
+	c0.heap.base = h0;
+	c0.heap.bytes = HEAP;
+	j.id = 42;
+	j.size = 2;
+	j.pe = pes;
+	d.pjobs = &j;
+	uint64_t w0 = 0x1000000000000001ull;
+	memcpy(h0 + 16, &w0, 8);
+	char b[1024], out[1024];
+	struct wire_pack w = {.job = 42, .nelem = 8};
+	size_t n = amo_elem(b, 0, 16, 8, HOIST_AMO_OP_ADD, HOIST_AMO_T_UINT64, 0xff);
+	n += amo_elem(b + n, 0, 16, 8, HOIST_AMO_OP_XOR, HOIST_AMO_T_INT64, 0xf0f0);
+	n += amo_elem(b + n, 0, 28, 4, HOIST_AMO_OP_INC, HOIST_AMO_T_UINT32, 0);
+	n += put_elem(b + n, WIRE_PACK_GET, 0, 16, 8, NULL);                         /* sees both */
+	n += amo_elem(b + n, 0, 20, 8, HOIST_AMO_OP_ADD, HOIST_AMO_T_INT64, 1);      /* misaligned */
+	n += amo_elem(b + n, 1, 0, 8, HOIST_AMO_OP_SET, HOIST_AMO_T_UINT64, 1);      /* not here */
+	n += amo_elem(b + n, 0, HEAP, 8, HOIST_AMO_OP_OR, HOIST_AMO_T_UINT64, 1);    /* outside */
+	n += amo_elem(b + n, 0, 32, 8, HOIST_AMO_OP_SET, HOIST_AMO_T_DOUBLE, 7);
+	uint64_t rl, ops, bytes;
+	ck_assert_int_eq(pack_check(&w, b, n, &rl), 0);
+	ck_assert_uint_eq(rl, 8 * sizeof(struct wire_pack_res) + 8);
+	uint64_t got = pack_execute(&d, &w, b, out, &ops, &bytes);
+	ck_assert_uint_eq(got, rl);
+	ck_assert_uint_eq(ops, 5);
+	uint64_t want = (w0 + 0xff) ^ 0xf0f0, v;
+	memcpy(&v, h0 + 16, 8);
+	ck_assert_uint_eq(v, want);
+	uint32_t v32;
+	memcpy(&v32, h0 + 28, 4);
+	ck_assert_uint_eq(v32, 1);
+	memcpy(&v, h0 + 32, 8);
+	ck_assert_uint_eq(v, 7);
+	ck_assert_uint_eq(d.pst.amo_served_packed, 4);
+	int st[8] = {0, 0, 0, 0, -EINVAL, -ECONNRESET, -EFAULT, 0};
+	size_t pos = 0;
+	for (int k = 0; k < 8; k++) {
+		struct wire_pack_res r;
+		memcpy(&r, out + pos, sizeof(r));
+		ck_assert_int_eq(r.status, st[k]);
+		ck_assert_uint_eq(r.len, k == 3 ? 8 : 0);
+		if (k == 3) {
+			memcpy(&v, out + pos + sizeof(r), 8);
+			ck_assert_uint_eq(v, want);
+		}
+		pos += sizeof(r) + wire_pad8(r.len);
+	}
+	/* malformed: the whole pack is refused by pack_check */
+	struct wire_pack w1 = {.job = 42, .nelem = 1};
+	n = amo_elem(b, 0, 16, 8, HOIST_AMO_OP_FETCH_ADD, HOIST_AMO_T_UINT64, 1);
+	ck_assert_int_eq(pack_check(&w1, b, n, &rl), -EPROTO); /* fetching */
+	n = amo_elem(b, 0, 16, 8, HOIST_AMO_OP_SWAP, HOIST_AMO_T_UINT64, 1);
+	ck_assert_int_eq(pack_check(&w1, b, n, &rl), -EPROTO); /* fetching */
+	n = amo_elem(b, 0, 16, 8, HOIST_AMO_OP_ADD, HOIST_AMO_T_DOUBLE, 1);
+	ck_assert_int_eq(pack_check(&w1, b, n, &rl), -EPROTO); /* float add */
+	n = amo_elem(b, 0, 16, 8, HOIST_AMO_OP_ADD, 9, 1);
+	ck_assert_int_eq(pack_check(&w1, b, n, &rl), -EPROTO); /* no type */
+	n = amo_elem(b, 0, 16, 4, HOIST_AMO_OP_ADD, HOIST_AMO_T_INT64, 1);
+	ck_assert_int_eq(pack_check(&w1, b, n, &rl), -EPROTO); /* len not the type's */
+	n = amo_elem(b, 0, 16, 8, HOIST_AMO_OP__COUNT, HOIST_AMO_T_INT64, 1);
+	ck_assert_int_eq(pack_check(&w1, b, n, &rl), -EPROTO); /* no op */
+	n = amo_elem(b, 0, 16, 8, HOIST_AMO_OP_ADD, HOIST_AMO_T_INT64, 1);
+	ck_assert_int_eq(pack_check(&w1, b, n, &rl), 0);
+	ck_assert_int_eq(pack_check(&w1, b, n - 1, &rl), -EPROTO); /* cut */
+	b[sizeof(struct wire_pack_elem) + 2] = 1;
+	ck_assert_int_eq(pack_check(&w1, b, n, &rl), -EPROTO); /* reserved */
+	free(h0);
+}
+END_TEST
+
 /* The malformed-pack rule (pack.h): a malformed pack is refused whole -
  * nothing applied, answered -EPROTO with no results, counted - and a
  * well-formed one is served; a malformed reply fails every element of our
@@ -187,6 +277,7 @@ int main(void)
 	TCase *tc = tcase_create("pack");
 	tcase_add_test(tc, test_check);
 	tcase_add_test(tc, test_execute);
+	tcase_add_test(tc, test_amo);
 	tcase_add_test(tc, test_serve_rule);
 	suite_add_tcase(s, tc);
 	SRunner *sr = srunner_create(s);

@@ -418,7 +418,13 @@ START_TEST(test_amo)
 	e = amo(HOIST_AMO_OP_ADD, HOIST_AMO_T_INT64);
 	e.flags = HOIST_SQE_F_INLINE;
 	ck_assert_int_eq(V(e), -EINVAL);
-	e.flags = HOIST_SQE_F_AGG;
+	e.flags = HOIST_SQE_F_AGG; /* a non-fetching one joins aggregation regions */
+	ck_assert_int_eq(V(e), 0);
+	e.flags = HOIST_SQE_F_AGG | HOIST_SQE_F_SIGNAL; /* a signal does not */
+	e.amo_type = HOIST_AMO_T_UINT64;
+	ck_assert_int_eq(V(e), -EINVAL);
+	e = amo(HOIST_AMO_OP_FETCH_ADD, HOIST_AMO_T_INT64); /* nor a fetching one */
+	e.flags = HOIST_SQE_F_AGG | HOIST_SQE_F_CQE;
 	ck_assert_int_eq(V(e), -EINVAL);
 	e = amo(HOIST_AMO_OP_ADD, HOIST_AMO_T_INT64);
 	e.reserved1 = 1;

@@ -11,6 +11,7 @@
 
 #include "daemon.h"
 #include "cluster.h"
+#include "hoist_amo.h"
 #include "pack.h"
 #include "transport.h"
 #include "unit_util.h"
@@ -178,8 +179,9 @@ START_TEST(test_tcp_refuses)
 }
 END_TEST
 
-/* The pack builder sizes and appends puts and gets only: another kind
- * appends nothing (as a get it would add a get element and slot). A get
+/* The pack builder sizes and appends puts, gets and non-fetching atomics
+ * only: another kind, or a fetching atomic, appends nothing (as a get it
+ * would add a get element and slot). A get
  * that goes in keeps its cookie and destination; the engine, not the
  * pack, counts it outstanding. */
 START_TEST(test_pack_refuses)
@@ -194,13 +196,18 @@ START_TEST(test_pack_refuses)
 	ck_assert_uint_eq(req, sizeof(struct wire_pack_elem) + 16);
 	ck_assert_uint_eq(rep, sizeof(struct wire_pack_res));
 	ck_assert_int_eq(pack_elem_size(NO_KIND, 16, &req, &rep), -EPROTO);
-	ck_assert_int_eq(pack_elem_size(XP_AMO, 16, &req, &rep), -EOPNOTSUPP);
+	ck_assert_int_eq(pack_elem_size(XP_AMO, 8, &req, &rep), 0); /* a non-fetching one */
+	ck_assert_uint_eq(req, sizeof(struct wire_pack_elem) + sizeof(struct wire_pack_amo));
+	ck_assert_uint_eq(rep, sizeof(struct wire_pack_res));
 
 	struct pack_open pk = {0};
 	struct xp_req rq = req16(&f, NO_KIND);
 	ck_assert_int_eq(pack_begin(&pk, &rq), 0);
 	ck_assert_int_eq(pack_append(&pk, &rq), -EPROTO);
 	rq.kind = XP_SEND;
+	ck_assert_int_eq(pack_append(&pk, &rq), -EOPNOTSUPP);
+	rq.kind = XP_AMO; /* a fetching atomic: its old value has no place in a pack */
+	rq.amo.op = HOIST_AMO_OP_FETCH_ADD;
 	ck_assert_int_eq(pack_append(&pk, &rq), -EOPNOTSUPP);
 	ck_assert_uint_eq(pk.nelem, 0);
 	ck_assert_uint_eq(pk.plen, 0);
@@ -270,7 +277,7 @@ START_TEST(test_pack_execute_unknown_op)
 	setup(&f);
 	f.d.pjobs = &f.j;
 	struct wire_pack w = {.job = f.j.id, .nelem = 2};
-	struct wire_pack_elem e[2] = {{.op = 3, .pe = 1, .len = 8, .off = 0},
+	struct wire_pack_elem e[2] = {{.op = 4, .pe = 1, .len = 8, .off = 0},
 				      {.op = WIRE_PACK_GET, .pe = 1, .len = 8, .off = 0}};
 	char out[2 * (sizeof(struct wire_pack_res) + 8)];
 	memset(out, 0, sizeof(out));

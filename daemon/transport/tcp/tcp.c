@@ -1438,8 +1438,8 @@ static int pack_close(struct daemon *d, int32_t node)
 	return 0;
 }
 
-/* Add one put/get to the peer's open pack. XP_STARTED, XP_STALL or
- * XP_ERROR (*err). */
+/* Add one put/get/non-fetching atomic to the peer's open pack.
+ * XP_STARTED, XP_STALL or XP_ERROR (*err). */
 static enum xp_result pack_add(struct daemon *d, struct peer *p, const struct xp_req *rq, int *err)
 {
 	struct pack_open *pk = &p->pack;
@@ -1612,7 +1612,11 @@ static enum xp_result net_rma(struct daemon *d, const struct xp_req *rq, int *er
 	case XP_GET:
 		plen = 0;
 		break;
-	case XP_AMO: return xp_amo(d, rq, err);
+	case XP_AMO: /* a non-fetching one may join the pack, else W_AMO */
+		if (!pack_eligible(d, rq))
+			return xp_amo(d, rq, err);
+		plen = 0;
+		break;
 	case XP_SEND:
 	default: /* refused before anything is looked at, let alone sent */
 		return xp_fail(err, xp_kind_refuse(d, rq->kind));
@@ -1627,6 +1631,8 @@ static enum xp_result net_rma(struct daemon *d, const struct xp_req *rq, int *er
 		return xp_fail(err, rc);
 	if (pack_eligible(d, rq))
 		return pack_add(d, p, rq, err);
+	if (rq->kind == XP_AMO) /* pack_eligible said yes above */
+		return xp_fail(err, xp_kind_refuse(d, rq->kind));
 	/* what was packed before goes first (with one lane: in issue order) */
 	if (p->pack.nelem && (rc = pack_close(d, p->node)))
 		return xp_fail(err, rc);

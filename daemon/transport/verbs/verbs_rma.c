@@ -90,7 +90,11 @@ enum xp_result verbs_rma(struct daemon *d, const struct xp_req *rq, int *err)
 	case XP_GET:
 		vk = VK_GET;
 		break;
-	case XP_AMO: return xp_amo(d, rq, err);
+	case XP_AMO: /* a non-fetching one may join the pack, else W_AMO */
+		if (!pack_eligible(d, rq))
+			return xp_amo(d, rq, err);
+		vk = VK_SEND; /* never posted as such: packed below */
+		break;
 	case XP_SEND:
 	default: /* refused before anything is looked at, let alone posted */
 		return xp_fail(err, xp_kind_refuse(d, rq->kind));
@@ -109,6 +113,8 @@ enum xp_result verbs_rma(struct daemon *d, const struct xp_req *rq, int *err)
 	struct peer *p = &n->peers[node];
 	if (pack_eligible(d, rq))
 		return vpack_add(d, cn, rq, err);
+	if (rq->kind == XP_AMO) /* pack_eligible said yes above */
+		return xp_fail(err, xp_kind_refuse(d, rq->kind));
 	/* Packs are executed by the target's CPU after their SEND arrived,
 	 * RDMA by its NIC: verbs reorders (verbs_reorders), the conflict
 	 * stage orders overlapping operations of a client. Only the elements
