@@ -65,6 +65,10 @@ uint64_t pack_execute(struct daemon *d, const struct wire_pack *w, const char *i
 {
 	struct job *j = progress_job_find(d, w->job);
 	uint64_t pos = 0, rpos = 0;
+	/* the PE whose heap the elements since the last switch wrote: woken
+	 * once for a run of them, not per element (a sleeping waiter woken 64
+	 * times per pack of atomics cost more than the atomics) */
+	struct client *touched = NULL;
 	*ops = *bytes = 0;
 	for (uint32_t k = 0; k < w->nelem; k++) {
 		struct wire_pack_elem e;
@@ -89,15 +93,17 @@ uint64_t pack_execute(struct daemon *d, const struct wire_pack *w, const char *i
 		/* pack_check let only these three ops through (an atomic: a
 		 * valid non-fetching one of len bytes); should it learn another,
 		 * that one must not run as a get here */
+		if (at && (e.op == WIRE_PACK_PUT || e.op == WIRE_PACK_AMO) && t != touched) {
+			client_heap_touched(d, touched); /* the previous run is stored */
+			touched = t;
+		}
 		if (at && e.op == WIRE_PACK_PUT) {
 			memmove(at, data, e.len);
-			client_heap_touched(d, t); /* t may wait for it */
 		} else if (at && e.op == WIRE_PACK_AMO) {
 			struct wire_pack_amo a;
 			uint64_t old;
 			memcpy(&a, data, sizeof(a));
 			hoist_amo_apply(at, a.op, e.len, a.value, 0, &old);
-			client_heap_touched(d, t);
 			STAT_INC(&d->pst, amo_served);
 			STAT_INC(&d->pst, amo_served_packed);
 		} else if (at && e.op == WIRE_PACK_GET) {
@@ -114,6 +120,7 @@ uint64_t pack_execute(struct daemon *d, const struct wire_pack *w, const char *i
 		memcpy(out + rpos, &r, sizeof(r));
 		rpos += sizeof(r) + wire_pad8(r.len);
 	}
+	client_heap_touched(d, touched); /* t may wait for it: before the reply */
 	return rpos;
 }
 
