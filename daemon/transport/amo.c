@@ -19,7 +19,9 @@
  * (amo_recv): finds the job and its local PE, checks segment, bounds,
  * alignment, op and type, executes the atomic and answers W_AMO_REPLY with
  * the id, 0 or -errno and the old value (its own am_send to the requester:
- * every daemon sends its messages on the connection it opened). Requester
+ * every daemon sends its messages on the connection it opened); the target
+ * PE, which may wait in hoist_wait_until, is woken only after the pass's
+ * flush sent the reply (xp_amo_wake, called by the progress loop). Requester
  * again (amo_reply_recv): writes the old value where the request said
  * (staging or heap of a client still attached), frees the entry and hands
  * the cookie to progress_complete(). A client leaving forgets its entries
