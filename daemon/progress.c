@@ -103,6 +103,7 @@ static void *progress_main(void *arg)
 			if ((++passes & d->xport->fd_pass_mask) == 0)
 				work += (unsigned)loop_wait(&d->loop, 0);
 			d->xport->flush(d);
+			xp_amo_wake(d); /* after the replies left */
 		}
 		if (work) {
 			STAT_INC(&d->pst, loops_busy);
@@ -119,8 +120,10 @@ static void *progress_main(void *arg)
 		uint64_t t = now_ns();
 		if (idle == (net ? 8u : 64u))
 			last_work = t;
-		if (net)
+		if (net) {
 			d->xport->timers(d, t);
+			xp_amo_wake(d); /* none are left waiting through a sleep */
+		}
 		reg_timers(d, t); /* registrations whose grace period ended */
 		if (t - last_work < spin_ns) {
 			/* a PE waiting for us may share this core: let it run */
@@ -155,8 +158,10 @@ static void *progress_main(void *arg)
 		if (net && d->xport->arm && d->xport->arm(d))
 			timeout = 0;
 		loop_wait(&d->loop, timeout);
-		if (net)
+		if (net) {
 			d->xport->flush(d);
+			xp_amo_wake(d);
+		}
 		__atomic_store_n(&d->heartbeat, d->heartbeat + 1, __ATOMIC_RELAXED);
 		set_need_wakeup(d, 0);
 		idle = 0;

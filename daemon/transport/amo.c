@@ -24,7 +24,9 @@
  * (amo_recv): finds the job and its local PE, checks segment, bounds,
  * alignment, op and type, executes the atomic and answers W_AMO_REPLY with
  * the id, 0 or -errno and the old value (its own am_send to the requester:
- * every daemon sends its messages on the connection it opened). Requester
+ * every daemon sends its messages on the connection it opened); the target
+ * PE, which may wait in hoist_wait_until, is woken only after the pass's
+ * flush sent the reply (xp_amo_wake, called by the progress loop). Requester
  * again (amo_reply_recv): writes the old value where the request said
  * (staging or heap of a client still attached), frees the entry and hands
  * the cookie to progress_complete(). A client leaving forgets its entries
@@ -51,22 +53,37 @@ struct amo_slot {
 	uint32_t next_free;
 };
 
+/* A target PE whose heap a served W_AMO changed: it is woken (if it waits,
+ * client_heap_touched) after the pass's flush, not before the reply. */
+struct amo_wake {
+	uint64_t job;
+	int32_t pe;
+};
+
 struct xp_amo_table {
 	struct amo_slot *s;
 	uint32_t n, cap, free_head, inflight;
+	struct amo_wake *wake;
+	uint32_t nwake, wake_cap;
 };
 
 #define AMO_NIL 0xffffffffu
 
-static int32_t amo_alloc(struct daemon *d)
+static struct xp_amo_table *amo_table(struct daemon *d)
 {
 	struct xp_amo_table *t = d->amo;
-	if (!t) {
-		if (!(t = calloc(1, sizeof(*t))))
-			return -ENOMEM;
+	if (!t && (t = calloc(1, sizeof(*t)))) {
 		t->free_head = AMO_NIL;
 		d->amo = t;
 	}
+	return t;
+}
+
+static int32_t amo_alloc(struct daemon *d)
+{
+	struct xp_amo_table *t = amo_table(d);
+	if (!t)
+		return -ENOMEM;
 	if (t->free_head == AMO_NIL) {
 		if (t->n == t->cap) {
 			uint32_t cap = t->cap ? t->cap * 2 : 64;
@@ -136,8 +153,45 @@ static int amo_exec(struct daemon *d, const struct wire_amo *w, uint64_t *old)
 	if (w->off % w->size)
 		return -EINVAL;
 	hoist_amo_apply((char *)t->heap.base + w->off, w->op, w->size, w->value, w->cmp, old);
-	client_heap_touched(d, t); /* t may wait for it (hoist_wait_until) */
 	return 0;
+}
+
+/* t's heap changed and t may wait for it (hoist_wait_until): wake it at
+ * xp_amo_wake, after the reply left. Waking first put a futex wake (and,
+ * with few cores, the woken PE) ahead of the requester's reply on every
+ * atomic, whatever word the PE waits on. Without memory: at once. */
+static void amo_wake_later(struct daemon *d, const struct wire_amo *w)
+{
+	struct xp_amo_table *t = amo_table(d);
+	if (t && t->nwake && t->wake[t->nwake - 1].job == w->job && t->wake[t->nwake - 1].pe == w->pe)
+		return; /* the same PE as the atomic before */
+	if (t && t->nwake == t->wake_cap) {
+		uint32_t cap = t->wake_cap ? t->wake_cap * 2 : 16;
+		struct amo_wake *a = realloc(t->wake, (size_t)cap * sizeof(*a));
+		if (a) {
+			t->wake = a;
+			t->wake_cap = cap;
+		}
+	}
+	if (!t || t->nwake == t->wake_cap) {
+		client_heap_touched(d, progress_job_find(d, w->job)->pe[w->pe]);
+		return;
+	}
+	t->wake[t->nwake++] = (struct amo_wake){.job = w->job, .pe = w->pe};
+}
+
+void xp_amo_wake(struct daemon *d)
+{
+	struct xp_amo_table *t = d->amo;
+	if (!t || !t->nwake)
+		return;
+	for (uint32_t i = 0; i < t->nwake; i++) {
+		/* looked up again: the PE may have left since */
+		struct job *j = progress_job_find(d, t->wake[i].job);
+		if (j && t->wake[i].pe < j->size)
+			client_heap_touched(d, j->pe[t->wake[i].pe]); /* NULL: gone, nothing */
+	}
+	t->nwake = 0;
 }
 
 static int amo_recv(struct daemon *d, int32_t from, const void *ext, const void *payload,
@@ -153,6 +207,8 @@ static int amo_recv(struct daemon *d, int32_t from, const void *ext, const void 
 	int rc = d->xport->am_send(d, from, W_AMO_REPLY, &r, sizeof(r), NULL, 0);
 	if (rc)
 		hlog_warn("could not answer node %d's atomic: %d", from, rc);
+	if (!r.status)
+		amo_wake_later(d, &w);
 	return 0;
 }
 
@@ -228,6 +284,7 @@ void xp_amo_free(struct daemon *d)
 	if (!d->amo)
 		return;
 	free(d->amo->s);
+	free(d->amo->wake);
 	free(d->amo);
 	d->amo = NULL;
 }

@@ -143,6 +143,10 @@ enum xp_result xp_amo(struct daemon *d, const struct xp_req *rq, int *err);
  * those to node (lost) with -ECONNRESET. */
 void xp_amo_orphan(struct daemon *d, struct client *c);
 void xp_amo_node_lost(struct daemon *d, int32_t node);
+/* Wake the PEs whose heap an atomic served for another node changed (their
+ * replies are queued first): the progress loop calls it after every
+ * transport flush. */
+void xp_amo_wake(struct daemon *d);
 /* Atomics of xp_amo awaiting their reply. */
 uint32_t xp_amo_inflight(const struct daemon *d);
 /* At stop: free the table (what is still in flight completes nowhere). */
