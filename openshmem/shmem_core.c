@@ -14,26 +14,39 @@
 int shm__npes, shm__me;
 struct shmem__team shm__world, shm__shared;
 char *shm__scratch;
-static struct shmem__ctx ctx_default;
+int shm__mt;
+pthread_mutex_t shm__mu = PTHREAD_MUTEX_INITIALIZER;
+static int thread_level = SHMEM_THREAD_SINGLE; /* provided by shmem_init_thread */
+static struct shmem__ctx ctx_default = {.magic = SHM_CTX_MAGIC, .team = &shm__world};
 shmem_ctx_t SHMEM_CTX_DEFAULT = &ctx_default;
 shmem_team_t SHMEM_TEAM_WORLD = &shm__world;
 shmem_team_t SHMEM_TEAM_SHARED = &shm__shared;
 
 static int initialized; /* 1 between shmem_init and shmem_finalize */
-static int first_error;
+static int first_error; /* atomic: any thread may record one */
 
 int shm__err(int rc)
 {
-	if (rc < 0 && !first_error)
-		first_error = rc;
+	int none = 0;
+	if (rc < 0)
+		__atomic_compare_exchange_n(&first_error, &none, rc, 0, __ATOMIC_RELAXED,
+					    __ATOMIC_RELAXED);
 	return rc;
 }
 
 int shmemx_last_error(void)
 {
-	int e = first_error;
-	first_error = 0;
-	return e;
+	return __atomic_exchange_n(&first_error, 0, __ATOMIC_RELAXED);
+}
+
+void shm__backoff(unsigned *polls)
+{
+	if (++*polls < 64) {
+		sched_yield();
+		return;
+	}
+	unsigned sh = *polls - 64 < 8 ? *polls - 64 : 8;
+	nanosleep(&(struct timespec){.tv_nsec = 1000L << sh}, NULL);
 }
 
 const char *shmemx_strerror(int err)
@@ -45,7 +58,21 @@ const char *shmemx_strerror(int err)
 
 int shm__ctx(shmem_ctx_t ctx)
 {
-	return ctx == SHMEM_CTX_DEFAULT ? 0 : shm__err(-EINVAL);
+	return ctx && ctx->magic == SHM_CTX_MAGIC ? 0 : shm__err(-EINVAL);
+}
+
+int shm__ctx_pe(shmem_ctx_t ctx, int pe)
+{
+	if (shm__ctx(ctx))
+		return -1;
+	const struct shmem__team *t = ctx->team;
+	if (!t->pes)
+		return pe; /* world numbering: libhoist checks the range */
+	if (pe < 0 || pe >= t->n) {
+		shm__err(-EINVAL);
+		return -1;
+	}
+	return t->pes[pe];
 }
 
 hoist_cmp_t shm__cmp(int cmp)
@@ -67,7 +94,7 @@ int shmem_init_thread(int requested, int *provided)
 {
 	if (initialized) { /* a second init is a no-op */
 		if (provided)
-			*provided = requested < SHMEM_THREAD_FUNNELED ? requested : SHMEM_THREAD_FUNNELED;
+			*provided = thread_level;
 		return 0;
 	}
 	/* SHMEM_SYMMETRIC_SIZE is libhoist's heap size unless HOIST_HEAP_SIZE says */
@@ -108,9 +135,14 @@ int shmem_init_thread(int requested, int *provided)
 	}
 	shm__shared = (struct shmem__team){.n = n, .me = me, .pes = spes};
 	initialized = 1;
-	/* libhoist is called from one thread: FUNNELED is the most that holds */
+	/* every level is provided; MULTIPLE serializes the libhoist calls with
+	 * shm__mu (shmem_internal.h), the others need no lock */
+	thread_level = requested < SHMEM_THREAD_SINGLE	   ? SHMEM_THREAD_SINGLE
+		       : requested > SHMEM_THREAD_MULTIPLE ? SHMEM_THREAD_MULTIPLE
+							   : requested;
+	shm__mt = thread_level == SHMEM_THREAD_MULTIPLE;
 	if (provided)
-		*provided = requested < SHMEM_THREAD_FUNNELED ? requested : SHMEM_THREAD_FUNNELED;
+		*provided = thread_level;
 	return 0;
 }
 
@@ -123,7 +155,7 @@ void shmem_init(void)
 void shmem_query_thread(int *provided)
 {
 	if (provided)
-		*provided = SHMEM_THREAD_FUNNELED;
+		*provided = thread_level;
 }
 
 void shmem_finalize(void)
@@ -136,6 +168,7 @@ void shmem_finalize(void)
 	free(shm__shared.pes);
 	shm__shared.pes = NULL;
 	initialized = 0;
+	shm__mt = 0;
 }
 
 /* Ends this PE with status: the other PEs' operations that need it fail
@@ -306,31 +339,58 @@ void shmem_team_destroy(shmem_team_t team)
 	/* the predefined teams are never destroyed (undefined by the spec) */
 }
 
-/* ---- contexts: SHMEM_CTX_DEFAULT only (creation may fail, 9.5.1) ------------ */
-int shmem_ctx_create(long options, shmem_ctx_t *ctx)
-{
-	if (ctx)
-		*ctx = SHMEM_CTX_INVALID;
-	shm__err(-ENOSYS);
-	return -1;
-}
+/* ---- contexts ------------------------------------------------------------------
+ * A context is its options and team: its operations are the same libhoist
+ * calls as the default context's (one submission ring per PE), so
+ * shmem_ctx_quiet/_fence complete/order every operation of the PE, which
+ * includes the context's own (the specification asks at least that).
+ * SHMEM_CTX_PRIVATE, _SERIALIZED and _NOSTORE are accepted and change
+ * nothing: under SHMEM_THREAD_MULTIPLE every call takes the one lock anyway. */
+#define CTX_OPTIONS (SHMEM_CTX_PRIVATE | SHMEM_CTX_SERIALIZED | SHMEM_CTX_NOSTORE)
 
 int shmem_team_create_ctx(shmem_team_t team, long options, shmem_ctx_t *ctx)
 {
-	return shmem_ctx_create(options, ctx);
+	if (ctx)
+		*ctx = SHMEM_CTX_INVALID;
+	if (!initialized || !ctx || !team || team->me < 0 || (options & ~CTX_OPTIONS)) {
+		shm__err(-EINVAL);
+		return -1;
+	}
+	struct shmem__ctx *c = malloc(sizeof(*c));
+	if (!c) {
+		shm__err(-ENOMEM);
+		return -1;
+	}
+	*c = (struct shmem__ctx){.magic = SHM_CTX_MAGIC, .options = options, .team = team};
+	*ctx = c;
+	return 0;
 }
 
-void shmem_ctx_destroy(shmem_ctx_t ctx) {}
+int shmem_ctx_create(long options, shmem_ctx_t *ctx)
+{
+	return shmem_team_create_ctx(SHMEM_TEAM_WORLD, options, ctx);
+}
+
+/* quiets first (its operations complete); SHMEM_CTX_DEFAULT and invalid
+ * handles are left alone */
+void shmem_ctx_destroy(shmem_ctx_t ctx)
+{
+	if (ctx == SHMEM_CTX_DEFAULT || shm__ctx(ctx))
+		return;
+	shm__err(hoist_quiet());
+	ctx->magic = 0;
+	free(ctx);
+}
 
 int shmem_ctx_get_team(shmem_ctx_t ctx, shmem_team_t *team)
 {
 	if (!team)
 		return -1;
-	if (ctx != SHMEM_CTX_DEFAULT) {
+	if (!ctx || ctx->magic != SHM_CTX_MAGIC) {
 		*team = SHMEM_TEAM_INVALID;
 		return -1;
 	}
-	*team = SHMEM_TEAM_WORLD;
+	*team = ctx->team;
 	return 0;
 }
 
@@ -374,14 +434,9 @@ void shmem_set_lock(long *lock)
 	 * waiters do not starve the holder of the node's cores */
 	unsigned polls = 0;
 	while ((uint32_t)lock_fetch(lock) != ticket) {
-		if (first_error)
+		if (__atomic_load_n(&first_error, __ATOMIC_RELAXED))
 			return;
-		if (++polls < 64) {
-			sched_yield();
-			continue;
-		}
-		unsigned sh = polls - 64 < 8 ? polls - 64 : 8;
-		nanosleep(&(struct timespec){.tv_nsec = 1000L << sh}, NULL);
+		shm__backoff(&polls); /* outside shm__mu: each fetch takes it */
 	}
 }
 

@@ -7,6 +7,8 @@
 #include <errno.h>
 #include <hoist.h>
 #include <limits.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -21,8 +23,15 @@
 _Static_assert(sizeof(long) == 8 && sizeof(long long) == 8 && sizeof(int) == 4,
 	       "libhoist-shmem maps long onto 64-bit hoist types (LP64)");
 
+/* A context: every context's operations go through the same libhoist
+ * calls (one submission ring per PE), so a context is its options and its
+ * team (PE numbers of its operations are team-relative). magic tells a
+ * live context from SHMEM_CTX_INVALID or garbage. */
+#define SHM_CTX_MAGIC 0x73686374u
 struct shmem__ctx {
-	int unused;
+	uint32_t magic;
+	long options;
+	struct shmem__team *team;
 };
 /* A team: n members, this PE's index me (-1: not a member), pes[i] = the
  * world PE of member i. */
@@ -38,10 +47,77 @@ extern SHM_HIDDEN struct shmem__team shm__world, shm__shared;
 extern SHM_HIDDEN char *shm__scratch;
 #define SHM_SCRATCH_BYTES (64 * 1024)
 
+/* ---- threads ----------------------------------------------------------------
+ * libhoist's client is single-threaded. Under SHMEM_THREAD_MULTIPLE
+ * (shm__mt, set by shmem_init_thread before other threads exist) every
+ * libhoist call of the library holds shm__mu; below MULTIPLE no lock is
+ * taken. The macros below wrap the libhoist calls this library makes, so
+ * every file that includes this header serializes them. libhoist's
+ * blocking waits (hoist_wait_until*, hoist_signal_wait_until) are NOT
+ * wrapped: under MULTIPLE the library polls the test forms instead, each
+ * poll under the lock, backing off outside it (shm__backoff). */
+extern SHM_HIDDEN int shm__mt;
+extern SHM_HIDDEN pthread_mutex_t shm__mu;
+static inline void shm__lock(void)
+{
+	if (shm__mt)
+		pthread_mutex_lock(&shm__mu);
+}
+static inline void shm__unlock(void)
+{
+	if (shm__mt)
+		pthread_mutex_unlock(&shm__mu);
+}
+#define SHM_LOCKED(call) __extension__({ shm__lock(); __typeof__(call) r_ = (call); shm__unlock(); r_; })
+#define SHM_LOCKED_V(call) __extension__({ shm__lock(); call; shm__unlock(); })
+#define hoist_put(...) SHM_LOCKED(hoist_put(__VA_ARGS__))
+#define hoist_get(...) SHM_LOCKED(hoist_get(__VA_ARGS__))
+#define hoist_put_nbi(...) SHM_LOCKED(hoist_put_nbi(__VA_ARGS__))
+#define hoist_get_nbi(...) SHM_LOCKED(hoist_get_nbi(__VA_ARGS__))
+#define hoist_put_strided(...) SHM_LOCKED(hoist_put_strided(__VA_ARGS__))
+#define hoist_get_strided(...) SHM_LOCKED(hoist_get_strided(__VA_ARGS__))
+#define hoist_put_signal(...) SHM_LOCKED(hoist_put_signal(__VA_ARGS__))
+#define hoist_put_signal_nbi(...) SHM_LOCKED(hoist_put_signal_nbi(__VA_ARGS__))
+#define hoist_signal_fetch(...) SHM_LOCKED(hoist_signal_fetch(__VA_ARGS__))
+#define hoist_atomic(...) SHM_LOCKED(hoist_atomic(__VA_ARGS__))
+#define hoist_atomic_nbi(...) SHM_LOCKED(hoist_atomic_nbi(__VA_ARGS__))
+#define hoist_fence() SHM_LOCKED(hoist_fence())
+#define hoist_quiet() SHM_LOCKED(hoist_quiet())
+#define hoist_barrier() SHM_LOCKED(hoist_barrier())
+#define hoist_broadcast(...) SHM_LOCKED(hoist_broadcast(__VA_ARGS__))
+#define hoist_allreduce(...) SHM_LOCKED(hoist_allreduce(__VA_ARGS__))
+#define hoist_allgather(...) SHM_LOCKED(hoist_allgather(__VA_ARGS__))
+#define hoist_alltoall(...) SHM_LOCKED(hoist_alltoall(__VA_ARGS__))
+#define hoist_malloc(...) SHM_LOCKED(hoist_malloc(__VA_ARGS__))
+#define hoist_free(...) SHM_LOCKED_V(hoist_free(__VA_ARGS__))
+#define hoist_ptr(...) SHM_LOCKED(hoist_ptr(__VA_ARGS__))
+#define hoist_is_symmetric(...) SHM_LOCKED(hoist_is_symmetric(__VA_ARGS__))
+#define hoist_test_until_all(...) SHM_LOCKED(hoist_test_until_all(__VA_ARGS__))
+#define hoist_test_until_any(...) SHM_LOCKED(hoist_test_until_any(__VA_ARGS__))
+#define hoist_test_until_some(...) SHM_LOCKED(hoist_test_until_some(__VA_ARGS__))
+#define hoist_test_until_all_vector(...) SHM_LOCKED(hoist_test_until_all_vector(__VA_ARGS__))
+#define hoist_test_until_any_vector(...) SHM_LOCKED(hoist_test_until_any_vector(__VA_ARGS__))
+#define hoist_test_until_some_vector(...) SHM_LOCKED(hoist_test_until_some_vector(__VA_ARGS__))
+
+/* a poll that found nothing: sched_yield for the first 64, then sleep
+ * 1..256 us (doubling), never holding shm__mu */
+SHM_HIDDEN void shm__backoff(unsigned *polls);
+/* r = test until it is not 0 (1: done, < 0: error) */
+#define SHM_POLL(r, test)                                                     \
+	do {                                                                  \
+		unsigned polls_ = 0;                                          \
+		while (((r) = (test)) == 0)                                   \
+			shm__backoff(&polls_);                                \
+	} while (0)
+
 /* keep the first error for shmemx_last_error(); returns rc */
 SHM_HIDDEN int shm__err(int rc);
-/* 0 for SHMEM_CTX_DEFAULT, else records and returns -EINVAL */
+/* 0 for a live context (SHMEM_CTX_DEFAULT or created), else records and
+ * returns -EINVAL */
 SHM_HIDDEN int shm__ctx(shmem_ctx_t ctx);
+/* the world PE of ctx's team-relative pe; -1 (error recorded) for an
+ * invalid context or a pe outside its team */
+SHM_HIDDEN int shm__ctx_pe(shmem_ctx_t ctx, int pe);
 /* SHMEM_CMP_* -> hoist_cmp_t; 0 for an unknown comparison */
 SHM_HIDDEN hoist_cmp_t shm__cmp(int cmp);
 

@@ -10,14 +10,14 @@
 /* ---- byte-level RMA ------------------------------------------------------- */
 static void rma_put(shmem_ctx_t ctx, void *dest, const void *src, size_t n, int pe, int nbi)
 {
-	if (shm__ctx(ctx) || n == 0)
+	if (n == 0 || (pe = shm__ctx_pe(ctx, pe)) < 0)
 		return;
 	shm__err(nbi ? hoist_put_nbi(pe, dest, src, n) : hoist_put(pe, dest, src, n));
 }
 
 static void rma_get(shmem_ctx_t ctx, void *dest, const void *src, size_t n, int pe, int nbi)
 {
-	if (shm__ctx(ctx) || n == 0)
+	if (n == 0 || (pe = shm__ctx_pe(ctx, pe)) < 0)
 		return;
 	shm__err(nbi ? hoist_get_nbi(dest, pe, src, n) : hoist_get(dest, pe, src, n));
 }
@@ -26,7 +26,7 @@ static void rma_get(shmem_ctx_t ctx, void *dest, const void *src, size_t n, int 
 static void rma_iput(shmem_ctx_t ctx, void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst,
 		     size_t es, size_t nelems, int pe)
 {
-	if (shm__ctx(ctx))
+	if ((pe = shm__ctx_pe(ctx, pe)) < 0)
 		return;
 	shm__err(hoist_put_strided(pe, dest, dst * (ptrdiff_t)es, src, sst * (ptrdiff_t)es, es, nelems));
 }
@@ -34,7 +34,7 @@ static void rma_iput(shmem_ctx_t ctx, void *dest, const void *src, ptrdiff_t dst
 static void rma_iget(shmem_ctx_t ctx, void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst,
 		     size_t es, size_t nelems, int pe)
 {
-	if (shm__ctx(ctx))
+	if ((pe = shm__ctx_pe(ctx, pe)) < 0)
 		return;
 	shm__err(hoist_get_strided(dest, dst * (ptrdiff_t)es, pe, src, sst * (ptrdiff_t)es, es, nelems));
 }
@@ -42,7 +42,7 @@ static void rma_iget(shmem_ctx_t ctx, void *dest, const void *src, ptrdiff_t dst
 static void rma_put_signal(shmem_ctx_t ctx, void *dest, const void *src, size_t n,
 			   uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, int nbi)
 {
-	if (shm__ctx(ctx))
+	if ((pe = shm__ctx_pe(ctx, pe)) < 0)
 		return;
 	hoist_signal_op_t op;
 	if (sig_op == SHMEM_SIGNAL_SET)
@@ -249,7 +249,7 @@ DEF_SIZED(mem, )
 static void amo(shmem_ctx_t ctx, int pe, void *dest, hoist_amo_t op, hoist_type_t t,
 		const void *value, const void *cond, void *fetched, int nbi)
 {
-	if (shm__ctx(ctx))
+	if ((pe = shm__ctx_pe(ctx, pe)) < 0)
 		return;
 	shm__err(nbi ? hoist_atomic_nbi(pe, dest, op, t, value, cond, fetched)
 		     : hoist_atomic(pe, dest, op, t, value, cond, fetched));
@@ -449,6 +449,13 @@ uint64_t shmem_signal_wait_until(uint64_t *sig_addr, int cmp, uint64_t cmp_value
 		shm__err(-EINVAL);
 		return hoist_signal_fetch(sig_addr);
 	}
+	if (shm__mt) { /* poll, the lock free between polls (shmem_internal.h) */
+		int r;
+		SHM_POLL(r, hoist_test_until_all(sig_addr, 1, NULL, HOIST_UINT64, c, cmp_value));
+		if (r < 0)
+			shm__err(r);
+		return hoist_signal_fetch(sig_addr);
+	}
 	if (shm__err(hoist_signal_wait_until(sig_addr, c, cmp_value, &seen)))
 		return hoist_signal_fetch(sig_addr);
 	return seen;
@@ -519,6 +526,29 @@ enum { P_ALL, P_ANY, P_SOME };
 		T probe = 0;                                                                       \
 		hoist_type_t t = SHM_HTYPE(probe);                                                 \
 		int64_t r;                                                                         \
+		if (wait && shm__mt) {                                                             \
+			/* SHMEM_THREAD_MULTIPLE: poll the test form, free the lock between \
+			 * polls; with nothing taking part any/some end at once, as the waits */ \
+			size_t parts = 0;                                                          \
+			for (size_t i = 0; i < n && !parts; i++)                                   \
+				parts += !(status && status[i]);                                   \
+			if (mode != P_ALL && !parts)                                               \
+				return mode == P_ANY ? SIZE_MAX : 0;                               \
+			switch (mode) {                                                            \
+			case P_ALL:                                                                \
+				SHM_POLL(r, vs ? hoist_test_until_all_vector(ivars, n, status, t, c, vs) \
+					       : hoist_test_until_all(ivars, n, status, t, c, (uint64_t)v)); \
+				return r < 0 ? (shm__err((int)r), 0) : 1;                          \
+			case P_ANY:                                                                \
+				SHM_POLL(r, vs ? hoist_test_until_any_vector(ivars, n, status, t, c, vs, &idx) \
+					       : hoist_test_until_any(ivars, n, status, t, c, (uint64_t)v, &idx)); \
+				return r < 0 ? (shm__err((int)r), SIZE_MAX) : idx;                 \
+			default:                                                                   \
+				SHM_POLL(r, vs ? hoist_test_until_some_vector(ivars, n, out, status, t, c, vs) \
+					       : hoist_test_until_some(ivars, n, out, status, t, c, (uint64_t)v)); \
+				return r < 0 ? (shm__err((int)r), 0) : (size_t)r;                  \
+			}                                                                          \
+		}                                                                                  \
 		switch (mode) {                                                                    \
 		case P_ALL:                                                                        \
 			if (vs)                                                                    \

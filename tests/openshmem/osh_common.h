@@ -30,7 +30,7 @@
 			IT_FAIL("%s: library error %s", what, shmemx_strerror(e_)); \
 	} while (0)
 
-static int osh_start(const char *name)
+static inline int osh_start(const char *name)
 {
 	it_name = name;
 	shmem_init();
