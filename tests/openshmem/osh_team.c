@@ -234,10 +234,10 @@ int main(void)
 		CHECK(shmem_team_split_strided(SHMEM_TEAM_WORLD, r % npes, 0, 1, NULL, 0, &t) == 0,
 		      "split %d", r);
 		CHECK((t != SHMEM_TEAM_INVALID) == (me == r % npes), "one PE team %d", r);
-		if (t != SHMEM_TEAM_INVALID) {
+		if (t != SHMEM_TEAM_INVALID)
 			CHECK(shmem_team_sync(t) == 0, "sync one");
-			shmem_team_destroy(t);
-		}
+		/* one PE holds a slot the others do not: the split of all agrees
+		 * on another */
 		shmem_team_t all = SHMEM_TEAM_INVALID;
 		CHECK(shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, 1, npes, NULL, 0, &all) == 0 &&
 			      all != SHMEM_TEAM_INVALID,
@@ -245,6 +245,7 @@ int main(void)
 		src[0] = 1;
 		CHECK(shmem_long_sum_reduce(all, dst, src, 1) == 0 && dst[0] == npes, "sum all %d", r);
 		shmem_team_destroy(all);
+		shmem_team_destroy(t);
 	}
 	shmem_team_destroy(mine);
 	shmem_free(big_buf);
