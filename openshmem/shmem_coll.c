@@ -43,6 +43,7 @@ static char *slot_data(const struct shmem__team *t)
 int shm__team_init(void)
 {
 	slot_bytes = (SLOT_SYNC + (size_t)shm__npes) * 8 + SLOT_DATA;
+	slots_used = 3;
 	shm__tscratch = hoist_malloc(SHM_TSLOTS * slot_bytes);
 	return shm__tscratch ? 0 : -ENOMEM;
 }
