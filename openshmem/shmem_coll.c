@@ -1,64 +1,190 @@
 /*
- * shmem_coll.c - OpenSHMEM collectives on libhoist's collectives:
- * SHMEM_TEAM_WORLD (and SHMEM_TEAM_SHARED when it holds every PE) for the
- * data collectives; shmem_team_sync on SHMEM_TEAM_SHARED of any size; the
- * deprecated active-set forms (barrier, broadcast/collect/fcollect/
- * alltoall(s)32/64, *_to_all) for the set of all PEs.
+ * shmem_coll.c - OpenSHMEM collectives. SHMEM_TEAM_WORLD (and
+ * SHMEM_TEAM_SHARED when it holds every PE) runs on libhoist's whole-job
+ * collectives. Any other team - a split team, SHMEM_TEAM_SHARED of part of
+ * the job, the set of a deprecated active-set call - runs on puts, atomics
+ * and waits over its slot of the team scratch:
+ *   sync       dissemination barrier: in round r member i adds 1 to word r
+ *              of member i + 2^r, waits for its own word r to reach 1 and
+ *              takes 1 off (a counting semaphore: no generation to agree on)
+ *   broadcast  the root puts to every member, then sync
+ *   fcollect   every member puts its block at its offset in every member's
+ *   collect    dest, then sync (collect first puts its size to every member)
+ *   alltoall(s) sync, every member puts its blocks, sync
+ *   reductions every member puts its part (in chunks of the slot) into every
+ *              member's slot, sync, each reduces in member order, sync
+ * Every sync quiets first, so the puts before it are complete after it.
  */
 #include <sched.h>
 #include <stdlib.h>
 
 #include "shmem_internal.h"
 
-/* the library's scratch: [0, COLL_BYTES) for collectives, then one 64-byte
- * line for the shmem_team_sync counter of SHMEM_TEAM_SHARED */
-#define COLL_BYTES (SHM_SCRATCH_BYTES - 64)
-#define SYNC_WORD ((uint64_t *)(shm__scratch + COLL_BYTES))
+/* the library's scratch for the WORLD collectives that libhoist lacks */
+#define COLL_BYTES SHM_SCRATCH_BYTES
 
-/* 0 when libhoist's collectives (over all PEs) serve team */
+/* a team scratch slot: 64 sync words, a word per PE (collect's sizes), data */
+#define SLOT_SYNC 64
+#define SLOT_DATA (16 * 1024)
+char *shm__tscratch;
+static size_t slot_bytes;
+static uint64_t slots_used = 3; /* 0: active sets, 1: SHMEM_TEAM_SHARED */
+
+static uint64_t *slot_sync(const struct shmem__team *t)
+{
+	return (uint64_t *)(shm__tscratch + (size_t)t->slot * slot_bytes);
+}
+static uint64_t *slot_sizes(const struct shmem__team *t) { return slot_sync(t) + SLOT_SYNC; }
+static char *slot_data(const struct shmem__team *t)
+{
+	return (char *)(slot_sizes(t) + shm__npes);
+}
+
+int shm__team_init(void)
+{
+	slot_bytes = (SLOT_SYNC + (size_t)shm__npes) * 8 + SLOT_DATA;
+	slots_used = 3;
+	shm__tscratch = hoist_malloc(SHM_TSLOTS * slot_bytes);
+	return shm__tscratch ? 0 : -ENOMEM;
+}
+
+void shm__team_slot_set(int slot, int used)
+{
+	if (slot < 0 || slot >= SHM_TSLOTS)
+		return;
+	if (used)
+		slots_used |= (uint64_t)1 << slot;
+	else
+		slots_used &= ~((uint64_t)1 << slot);
+}
+
+/* 0 when libhoist's collectives (over all PEs) serve team, 1 when the team
+ * collectives do, -1 (error kept) for no team */
 static int world_team(shmem_team_t team)
 {
 	if (team == SHMEM_TEAM_WORLD || (team == SHMEM_TEAM_SHARED && shm__shared.n == shm__npes))
 		return 0;
-	shm__err(team ? -ENOSYS : -EINVAL);
-	return -1;
+	if (!team || team->me < 0 || team->slot < 0) {
+		shm__err(-EINVAL);
+		return -1;
+	}
+	return 1;
 }
 
 static int coll_rc(int rc) { return shm__err(rc) ? -1 : 0; }
+
+/* ---- team collectives on puts, atomics and waits ------------------------- */
+static int tsync(const struct shmem__team *t)
+{
+	int rc = hoist_quiet();
+	uint64_t *w = slot_sync(t), one = 1, minus = (uint64_t)-1;
+	for (int r = 0, d = 1; !rc && d < t->n; r++, d <<= 1) {
+		int to = shm__team_pe(t, (t->me + d) % t->n);
+		rc = hoist_atomic(to, &w[r], HOIST_AMO_ADD, HOIST_UINT64, &one, NULL, NULL);
+		if (!rc && shm__mt) { /* poll, the lock free between polls */
+			int r1;
+			SHM_POLL(r1, hoist_test_until_all(&w[r], 1, NULL, HOIST_UINT64, HOIST_CMP_GE, 1));
+			rc = r1 < 0 ? r1 : 0;
+		} else if (!rc) {
+			rc = hoist_wait_until(&w[r], HOIST_UINT64, HOIST_CMP_GE, 1);
+		}
+		if (!rc)
+			rc = hoist_atomic(shm__me, &w[r], HOIST_AMO_ADD, HOIST_UINT64, &minus, NULL,
+					  NULL);
+	}
+	return rc;
+}
+
+/* put n bytes to member i's dst (a copy for this PE) */
+static int tput(const struct shmem__team *t, int i, void *dst, const void *src, size_t n)
+{
+	if (i == t->me) {
+		memmove(dst, src, n);
+		return 0;
+	}
+	return hoist_put(shm__team_pe(t, i), dst, src, n);
+}
+
+/* to_root 0: the root's dest is not written (the active-set form) */
+static int tbcast(const struct shmem__team *t, void *dest, const void *source, size_t nbytes,
+		  int root, int to_root)
+{
+	if (root < 0 || root >= t->n)
+		return -EINVAL;
+	int rc = 0;
+	for (int i = 0; t->me == root && !rc && i < t->n - !to_root && nbytes; i++)
+		rc = tput(t, (root + 1 + i) % t->n, dest, source, nbytes);
+	int src = tsync(t);
+	return rc ? rc : src;
+}
+
+static int tfcollect(const struct shmem__team *t, void *dest, const void *source, size_t nbytes)
+{
+	int rc = 0;
+	char *d = (char *)dest + (size_t)t->me * nbytes;
+	for (int i = 0; !rc && i < t->n && nbytes; i++)
+		rc = tput(t, (t->me + 1 + i) % t->n, d, source, nbytes);
+	int src = tsync(t);
+	return rc ? rc : src;
+}
+
+static int tcollect(const struct shmem__team *t, void *dest, const void *source, size_t nbytes)
+{
+	uint64_t *sizes = slot_sizes(t), mine = nbytes;
+	int rc = 0;
+	for (int i = 0; !rc && i < t->n; i++)
+		rc = tput(t, i, &sizes[t->me], &mine, sizeof(mine));
+	if (rc || (rc = tsync(t)))
+		return rc;
+	size_t off = 0;
+	for (int i = 0; i < t->me; i++)
+		off += sizes[i];
+	for (int i = 0; !rc && i < t->n && nbytes; i++)
+		rc = tput(t, (t->me + 1 + i) % t->n, (char *)dest + off, source, nbytes);
+	int src = tsync(t);
+	return rc ? rc : src;
+}
+
+static int talltoalls(const struct shmem__team *t, void *dest, const void *source, ptrdiff_t dst,
+		      ptrdiff_t sst, size_t nelems, size_t es)
+{
+	int rc = tsync(t); /* every member entered: dest is free */
+	for (int p = 0; !rc && p < t->n && nelems; p++) {
+		int q = (t->me + 1 + p) % t->n;
+		char *d = (char *)dest + (ptrdiff_t)t->me * (ptrdiff_t)nelems * dst * (ptrdiff_t)es;
+		const char *s = (const char *)source + (ptrdiff_t)q * (ptrdiff_t)nelems * sst * (ptrdiff_t)es;
+		if (q == t->me) {
+			for (size_t k = 0; k < nelems; k++)
+				memmove(d + (ptrdiff_t)k * dst * (ptrdiff_t)es,
+					s + (ptrdiff_t)k * sst * (ptrdiff_t)es, es);
+		} else {
+			rc = hoist_put_strided(shm__team_pe(t, q), d, dst * (ptrdiff_t)es, s,
+					       sst * (ptrdiff_t)es, es, nelems);
+		}
+	}
+	int src = tsync(t);
+	return rc ? rc : src;
+}
 
 void shmem_barrier_all(void) { shm__err(hoist_barrier()); }
 void shmem_sync_all(void) { shm__err(hoist_barrier()); }
 
 int shmem_team_sync(shmem_team_t team)
 {
-	if (team == SHMEM_TEAM_SHARED && shm__shared.n != shm__npes) {
-		/* a counter at the team's first PE (same node: direct atomics);
-		 * round g is over once it reached g * n */
-		struct shmem__team *t = &shm__shared;
-		uint64_t target = ++t->sync_gen * (uint64_t)t->n, one = 1, v = 0;
-		int root = t->pes[0];
-		if (shm__err(hoist_quiet()) ||
-		    shm__err(hoist_atomic(root, SYNC_WORD, HOIST_AMO_ADD, HOIST_UINT64, &one, NULL, NULL)))
-			return -1;
-		for (;;) {
-			if (shm__err(hoist_atomic(root, SYNC_WORD, HOIST_AMO_FETCH, HOIST_UINT64, NULL,
-						  NULL, &v)))
-				return -1;
-			if (v >= target)
-				return 0;
-			sched_yield();
-		}
-	}
-	if (world_team(team))
+	int w = world_team(team);
+	if (w < 0)
 		return -1;
-	return coll_rc(hoist_barrier());
+	return coll_rc(w ? tsync(team) : hoist_barrier());
 }
 
 int shmem_broadcastmem(shmem_team_t team, void *dest, const void *source, size_t nelems,
 		       int PE_root)
 {
-	if (world_team(team))
+	int w = world_team(team);
+	if (w < 0)
 		return -1;
+	if (w)
+		return coll_rc(tbcast(team, dest, source, nelems, PE_root, 1));
 	if (nelems == 0)
 		return 0;
 	return coll_rc(hoist_broadcast(dest, source, nelems, PE_root));
@@ -66,8 +192,11 @@ int shmem_broadcastmem(shmem_team_t team, void *dest, const void *source, size_t
 
 int shmem_fcollectmem(shmem_team_t team, void *dest, const void *source, size_t nelems)
 {
-	if (world_team(team))
+	int w = world_team(team);
+	if (w < 0)
 		return -1;
+	if (w)
+		return coll_rc(tfcollect(team, dest, source, nelems));
 	if (nelems == 0)
 		return 0;
 	return coll_rc(hoist_allgather(dest, source, nelems));
@@ -75,8 +204,11 @@ int shmem_fcollectmem(shmem_team_t team, void *dest, const void *source, size_t 
 
 int shmem_alltoallmem(shmem_team_t team, void *dest, const void *source, size_t nelems)
 {
-	if (world_team(team))
+	int w = world_team(team);
+	if (w < 0)
 		return -1;
+	if (w)
+		return coll_rc(talltoalls(team, dest, source, 1, 1, nelems, 1));
 	if (nelems == 0)
 		return 0;
 	return coll_rc(hoist_alltoall(dest, source, nelems));
@@ -87,8 +219,11 @@ int shmem_alltoallmem(shmem_team_t team, void *dest, const void *source, size_t 
  * dest, a barrier completes the puts. */
 int shmem_collectmem(shmem_team_t team, void *dest, const void *source, size_t nelems)
 {
-	if (world_team(team))
+	int w = world_team(team);
+	if (w < 0)
 		return -1;
+	if (w)
+		return coll_rc(tcollect(team, dest, source, nelems));
 	if (64 + 8 * (size_t)shm__npes > COLL_BYTES)
 		return coll_rc(-ENOSYS);
 	uint64_t *mine = (uint64_t *)shm__scratch, *all = (uint64_t *)(shm__scratch + 64);
@@ -114,8 +249,11 @@ int shmem_collectmem(shmem_team_t team, void *dest, const void *source, size_t n
 static int alltoalls_bytes(shmem_team_t team, void *dest, const void *source, ptrdiff_t dst,
 			   ptrdiff_t sst, size_t nelems, size_t es)
 {
-	if (world_team(team))
+	int w = world_team(team);
+	if (w < 0)
 		return -1;
+	if (w)
+		return coll_rc(talltoalls(team, dest, source, dst, sst, nelems, es));
 	int rc = hoist_barrier(); /* every PE entered: dest is free */
 	for (int p = 0; !rc && p < shm__npes && nelems; p++) {
 		int q = (shm__me + p) % shm__npes;
@@ -131,6 +269,21 @@ int shmem_alltoallsmem(shmem_team_t team, void *dest, const void *source, ptrdif
 		       ptrdiff_t sst, size_t nelems)
 {
 	return alltoalls_bytes(team, dest, source, dst, sst, nelems, 1);
+}
+
+/* k free slots agreed over parent: the OR of the members' used masks (in
+ * the library's scratch: libhoist's collectives want symmetric buffers) */
+int shm__team_slots(struct shmem__team *parent, int k, int *slots)
+{
+	uint64_t *m = (uint64_t *)shm__scratch;
+	m[0] = slots_used;
+	if (shmem_uint64_or_reduce(parent, &m[1], &m[0], 1))
+		return -EIO;
+	uint64_t all = m[1];
+	for (int s = 0, got = 0; s < SHM_TSLOTS; s++)
+		if (!(all & ((uint64_t)1 << s)) && (slots[got] = s, ++got == k))
+			return 0;
+	return -ENOMEM;
 }
 
 #define DEF_COLL(T, N, a)                                                                          \
@@ -190,11 +343,43 @@ SHMEM__RMA_TYPES(DEF_COLL, )
 #define RED_sum(T, a, b) ARITH(T, a, b, +)
 #define RED_prod(T, a, b) ARITH(T, a, b, *)
 
+/* a team's reduction: the members' parts (chunks of the slot's data) are
+ * put into every member's slot, and each member reduces them in member
+ * order; the sync after a chunk frees the slot for the next */
+#define DEF_TRED(T, N, op)                                                                         \
+	static int tred_##N##_##op(const struct shmem__team *t, T *dest, const T *source,          \
+				   size_t nreduce)                                                 \
+	{                                                                                          \
+		size_t per = SLOT_DATA / (size_t)t->n / sizeof(T);                                 \
+		T *g = (T *)slot_data(t);                                                          \
+		int rc = per ? 0 : -ENOSYS;                                                        \
+		for (size_t done = 0; !rc && done < nreduce; done += per) {                        \
+			size_t k = nreduce - done < per ? nreduce - done : per;                    \
+			for (int i = 0; !rc && i < t->n; i++)                                      \
+				rc = tput(t, (t->me + 1 + i) % t->n, g + (size_t)t->me * k,        \
+					  source + done, k * sizeof(T));                           \
+			if (rc || (rc = tsync(t)))                                                 \
+				break;                                                             \
+			for (size_t i = 0; i < k; i++) {                                           \
+				T acc = g[i];                                                      \
+				for (int p = 1; p < t->n; p++)                                     \
+					acc = RED_##op(T, acc, g[(size_t)p * k + i]);              \
+				dest[done + i] = acc;                                              \
+			}                                                                          \
+			rc = tsync(t);                                                             \
+		}                                                                                  \
+		return rc;                                                                         \
+	}
+
 #define DEF_RED(T, N, op)                                                                          \
+	DEF_TRED(T, N, op)                                                                         \
 	int shmem_##N##_##op##_reduce(shmem_team_t team, T *dest, const T *source, size_t nreduce) \
 	{                                                                                          \
-		if (world_team(team))                                                              \
+		int w = world_team(team);                                                          \
+		if (w < 0)                                                                         \
 			return -1;                                                                 \
+		if (w)                                                                             \
+			return coll_rc(tred_##N##_##op(team, dest, source, nreduce));              \
 		if (nreduce == 0)                                                                  \
 			return 0;                                                                  \
 		int ht = RTYPE((T)0);                                                              \
@@ -229,33 +414,56 @@ SHMEM__MMRED(DEF_RED, min)
 SHMEM__ARRED(DEF_RED, sum)
 SHMEM__ARRED(DEF_RED, prod)
 
-/* ---- deprecated active-set forms: the set of all PEs only ------------------ */
-static int aset_all(int PE_start, int logPE_stride, int PE_size)
+/* ---- deprecated active-set forms ------------------------------------------
+ * The set of all PEs is SHMEM_TEAM_WORLD; any other set is a team of
+ * PE_start + i * 2^logPE_stride on scratch slot 0 (pSync is not used: the
+ * library's scratch stands in for it, so two active sets sharing a PE must
+ * not be in a collective at the same time). */
+static struct shmem__team aset_team;
+static shmem_team_t aset(int PE_start, int logPE_stride, int PE_size)
 {
 	if (PE_start == 0 && PE_size == shm__npes && (logPE_stride == 0 || PE_size == 1))
-		return 0;
-	shm__err(-ENOSYS);
-	return -1;
+		return SHMEM_TEAM_WORLD;
+	if (PE_size < 1 || PE_start < 0 || logPE_stride < 0 || logPE_stride > 30 ||
+	    (long)PE_start + ((long)(PE_size - 1) << logPE_stride) >= shm__npes ||
+	    shm__me < PE_start || ((shm__me - PE_start) & ((1 << logPE_stride) - 1)) ||
+	    ((shm__me - PE_start) >> logPE_stride) >= PE_size) {
+		shm__err(-EINVAL);
+		return SHMEM_TEAM_INVALID;
+	}
+	aset_team = (struct shmem__team){.n = PE_size,
+					 .me = (shm__me - PE_start) >> logPE_stride,
+					 .start = PE_start,
+					 .stride = 1 << logPE_stride,
+					 .slot = 0};
+	return &aset_team;
 }
 
 void shmem_barrier(int PE_start, int logPE_stride, int PE_size, long *pSync)
 {
-	if (!aset_all(PE_start, logPE_stride, PE_size))
-		shm__err(hoist_barrier());
+	shmem_team_t t = aset(PE_start, logPE_stride, PE_size);
+	if (t)
+		shmem_team_sync(t);
 }
 
 void shmem_sync(int PE_start, int logPE_stride, int PE_size, long *pSync)
 {
-	if (!aset_all(PE_start, logPE_stride, PE_size))
-		shm__err(hoist_barrier());
+	shmem_team_t t = aset(PE_start, logPE_stride, PE_size);
+	if (t)
+		shmem_team_sync(t);
 }
 
 /* 1.4 semantics: the root's dest is not written */
 static void bcast_aset(void *dest, const void *source, size_t nbytes, int PE_root, int PE_start,
 		       int logPE_stride, int PE_size)
 {
-	if (aset_all(PE_start, logPE_stride, PE_size) || nbytes == 0)
+	shmem_team_t t = aset(PE_start, logPE_stride, PE_size);
+	if (!t || nbytes == 0)
 		return;
+	if (t != SHMEM_TEAM_WORLD) {
+		shm__err(tbcast(t, dest, source, nbytes, PE_root, 0));
+		return;
+	}
 	char *tmp = hoist_malloc(nbytes);
 	if (!tmp) {
 		shm__err(-ENOMEM);
@@ -275,32 +483,36 @@ static void bcast_aset(void *dest, const void *source, size_t nbytes, int PE_roo
 	void shmem_collect##S(void *dest, const void *source, size_t nelems, int PE_start,        \
 			      int logPE_stride, int PE_size, long *pSync)                         \
 	{                                                                                          \
-		if (!aset_all(PE_start, logPE_stride, PE_size))                                    \
-			shmem_collectmem(SHMEM_TEAM_WORLD, dest, source, nelems * (S / 8));        \
+		shmem_team_t t = aset(PE_start, logPE_stride, PE_size);                            \
+		if (t)                                                                             \
+			shmem_collectmem(t, dest, source, nelems * (S / 8));                       \
 	}                                                                                          \
 	void shmem_fcollect##S(void *dest, const void *source, size_t nelems, int PE_start,       \
 			       int logPE_stride, int PE_size, long *pSync)                        \
 	{                                                                                          \
-		if (!aset_all(PE_start, logPE_stride, PE_size))                                    \
-			shmem_fcollectmem(SHMEM_TEAM_WORLD, dest, source, nelems * (S / 8));       \
+		shmem_team_t t = aset(PE_start, logPE_stride, PE_size);                            \
+		if (t)                                                                             \
+			shmem_fcollectmem(t, dest, source, nelems * (S / 8));                      \
 	}                                                                                          \
 	void shmem_alltoall##S(void *dest, const void *source, size_t nelems, int PE_start,       \
 			       int logPE_stride, int PE_size, long *pSync)                        \
 	{                                                                                          \
-		if (!aset_all(PE_start, logPE_stride, PE_size))                                    \
-			shmem_alltoallmem(SHMEM_TEAM_WORLD, dest, source, nelems * (S / 8));       \
+		shmem_team_t t = aset(PE_start, logPE_stride, PE_size);                            \
+		if (t)                                                                             \
+			shmem_alltoallmem(t, dest, source, nelems * (S / 8));                      \
 	}                                                                                          \
 	void shmem_alltoalls##S(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst,     \
 				size_t nelems, int PE_start, int logPE_stride, int PE_size,       \
 				long *pSync)                                                      \
 	{                                                                                          \
-		if (!aset_all(PE_start, logPE_stride, PE_size))                                    \
-			alltoalls_bytes(SHMEM_TEAM_WORLD, dest, source, dst, sst, nelems, S / 8);  \
+		shmem_team_t t = aset(PE_start, logPE_stride, PE_size);                            \
+		if (t)                                                                             \
+			alltoalls_bytes(t, dest, source, dst, sst, nelems, S / 8);                 \
 	}
 DEF_ASET(32, )
 DEF_ASET(64, )
 
-/* *_to_all: the team reduction over SHMEM_TEAM_WORLD */
+/* *_to_all: the team reduction over the active set's team */
 #define DEF_TOALL(T, N, op)                                                                        \
 	void shmem_##N##_##op##_to_all(T *dest, const T *source, int nreduce, int PE_start,        \
 				       int logPE_stride, int PE_size, T *pWrk, long *pSync)        \
@@ -309,8 +521,9 @@ DEF_ASET(64, )
 			shm__err(-EINVAL);                                                         \
 			return;                                                                    \
 		}                                                                                  \
-		if (!aset_all(PE_start, logPE_stride, PE_size))                                    \
-			shmem_##N##_##op##_reduce(SHMEM_TEAM_WORLD, dest, source, (size_t)nreduce); \
+		shmem_team_t t = aset(PE_start, logPE_stride, PE_size);                            \
+		if (t)                                                                             \
+			shmem_##N##_##op##_reduce(t, dest, source, (size_t)nreduce);               \
 	}
 /* the bitwise reductions have sized names only: short -> int16, ... */
 #define TOALL_SZ_short int16
@@ -333,8 +546,9 @@ DEF_ASET(64, )
 			shm__err(-EINVAL);                                                         \
 			return;                                                                    \
 		}                                                                                  \
-		if (!aset_all(PE_start, logPE_stride, PE_size))                                    \
-			TOALL_RED(TOALL_SZ_##N, op)(SHMEM_TEAM_WORLD, (TOALL_CT_##N *)dest,       \
+		shmem_team_t t = aset(PE_start, logPE_stride, PE_size);                            \
+		if (t)                                                                             \
+			TOALL_RED(TOALL_SZ_##N, op)(t, (TOALL_CT_##N *)dest,                      \
 						    (const TOALL_CT_##N *)source, (size_t)nreduce); \
 	}
 SHMEM__TOALL_BIT(DEF_TOALL_BIT, and)

@@ -123,7 +123,7 @@ int shmem_init_thread(int requested, int *provided)
 		hoist_finalize();
 		return shm__err(-ENOMEM);
 	}
-	shm__world = (struct shmem__team){.n = shm__npes, .me = shm__me, .pes = NULL};
+	shm__world = (struct shmem__team){.n = shm__npes, .me = shm__me, .stride = 1, .slot = -1};
 	/* SHMEM_TEAM_SHARED: the PEs whose heap this one maps (same hoistd) */
 	int n = 0, me = -1;
 	for (int p = 0; p < shm__npes; p++) {
@@ -133,7 +133,12 @@ int shmem_init_thread(int requested, int *provided)
 			spes[n++] = p;
 		}
 	}
-	shm__shared = (struct shmem__team){.n = n, .me = me, .pes = spes};
+	shm__shared = (struct shmem__team){.n = n, .me = me, .pes = spes, .slot = 1};
+	if ((rc = shm__team_init())) {
+		free(spes);
+		hoist_finalize();
+		return shm__err(rc);
+	}
 	initialized = 1;
 	/* every level is provided; MULTIPLE serializes the libhoist calls with
 	 * shm__mu (shmem_internal.h), the others need no lock */
@@ -164,6 +169,8 @@ void shmem_finalize(void)
 		return;
 	hoist_free(shm__scratch);
 	shm__scratch = NULL;
+	hoist_free(shm__tscratch);
+	shm__tscratch = NULL;
 	shm__err(hoist_finalize());
 	free(shm__shared.pes);
 	shm__shared.pes = NULL;
@@ -278,12 +285,17 @@ void *shmem_realloc(void *ptr, size_t size)
 	return p;
 }
 
-/* ---- teams --------------------------------------------------------------- */
+/* ---- teams ---------------------------------------------------------------
+ * A split agrees on a free scratch slot over the parent team (an OR of the
+ * members' used-slot masks, shm__team_slots), so its collectives run on
+ * that slot's symmetric scratch (shmem_coll.c). Members of a split team are
+ * kept as start and stride of world PEs when the parent is strided, as a
+ * list otherwise (a split of SHMEM_TEAM_SHARED). */
 static int team_world_pe(shmem_team_t t, int i)
 {
 	if (!t || i < 0 || i >= t->n)
 		return -1;
-	return t->pes ? t->pes[i] : i;
+	return shm__team_pe(t, i);
 }
 
 int shmem_team_my_pe(shmem_team_t team) { return team ? team->me : -1; }
@@ -294,7 +306,7 @@ int shmem_team_get_config(shmem_team_t team, long config_mask, shmem_team_config
 	if (!team)
 		return -1;
 	if (config && (config_mask & SHMEM_TEAM_NUM_CONTEXTS))
-		config->num_contexts = 0;
+		config->num_contexts = team->config.num_contexts;
 	return 0;
 }
 
@@ -309,34 +321,101 @@ int shmem_team_translate_pe(shmem_team_t src_team, int src_pe, shmem_team_t dest
 	return -1;
 }
 
-/* New teams are not built (yet): the specification lets a split fail,
- * with SHMEM_TEAM_INVALID in the new handles. */
+/* the team of parent's members start + i * stride (i < size) at slot, or
+ * SHMEM_TEAM_INVALID when this PE is not one of them; 0 or -ENOMEM */
+static int team_make(shmem_team_t parent, int start, int stride, int size, int slot,
+		     const shmem_team_config_t *config, long config_mask, shmem_team_t *out)
+{
+	*out = SHMEM_TEAM_INVALID;
+	int d = parent->me - start, j = stride ? d / stride : 0;
+	if ((stride ? d % stride != 0 : d != 0) || j < 0 || j >= size)
+		return 0;
+	struct shmem__team *t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	t->n = size;
+	t->me = j;
+	t->slot = slot;
+	if (parent->pes) {
+		if (!(t->pes = malloc(sizeof(int) * (size_t)size))) {
+			free(t);
+			return -ENOMEM;
+		}
+		for (int i = 0; i < size; i++)
+			t->pes[i] = parent->pes[start + i * stride];
+	} else {
+		t->start = parent->start + start * parent->stride;
+		t->stride = stride * parent->stride;
+	}
+	if (config && (config_mask & SHMEM_TEAM_NUM_CONTEXTS))
+		t->config.num_contexts = config->num_contexts;
+	shm__team_slot_set(slot, 1);
+	*out = t;
+	return 0;
+}
+
 int shmem_team_split_strided(shmem_team_t parent_team, int start, int stride, int size,
 			     const shmem_team_config_t *config, long config_mask,
 			     shmem_team_t *new_team)
 {
-	if (new_team)
-		*new_team = SHMEM_TEAM_INVALID;
-	shm__err(-ENOSYS);
-	return -1;
+	if (!new_team)
+		return shm__err(-EINVAL);
+	*new_team = SHMEM_TEAM_INVALID;
+	/* every parent PE passes the same arguments: a bad set fails everywhere
+	 * before the collective part */
+	long last = (long)start + (long)(size - 1) * stride;
+	if (!parent_team || size < 1 || start < 0 || start >= parent_team->n || last < 0 ||
+	    last >= parent_team->n || (stride == 0 && size > 1))
+		return shm__err(-EINVAL);
+	int slot, rc = shm__team_slots(parent_team, 1, &slot);
+	if (!rc)
+		rc = team_make(parent_team, start, stride, size, slot, config, config_mask,
+			       new_team);
+	return shm__err(rc) ? -1 : 0;
 }
 
+/* x-axis teams are the rows of xrange consecutive parent PEs (the last may
+ * be short), y-axis teams the columns; every parent PE is in one of each */
 int shmem_team_split_2d(shmem_team_t parent_team, int xrange,
 			const shmem_team_config_t *xaxis_config, long xaxis_mask,
 			shmem_team_t *xaxis_team, const shmem_team_config_t *yaxis_config,
 			long yaxis_mask, shmem_team_t *yaxis_team)
 {
-	if (xaxis_team)
+	if (!xaxis_team || !yaxis_team)
+		return shm__err(-EINVAL);
+	*xaxis_team = *yaxis_team = SHMEM_TEAM_INVALID;
+	if (!parent_team || xrange < 1)
+		return shm__err(-EINVAL);
+	int n = parent_team->n, me = parent_team->me;
+	if (xrange > n)
+		xrange = n;
+	int slots[2], rc = shm__team_slots(parent_team, 2, slots);
+	if (rc)
+		return shm__err(rc) ? -1 : 0;
+	int row = me / xrange, col = me % xrange;
+	int xs = row * xrange, xn = n - xs < xrange ? n - xs : xrange;
+	int yn = (n - col + xrange - 1) / xrange;
+	rc = team_make(parent_team, xs, 1, xn, slots[0], xaxis_config, xaxis_mask, xaxis_team);
+	if (!rc)
+		rc = team_make(parent_team, col, xrange, yn, slots[1], yaxis_config, yaxis_mask,
+			       yaxis_team);
+	if (rc) {
+		shmem_team_destroy(*xaxis_team);
 		*xaxis_team = SHMEM_TEAM_INVALID;
-	if (yaxis_team)
-		*yaxis_team = SHMEM_TEAM_INVALID;
-	shm__err(-ENOSYS);
-	return -1;
+	}
+	return shm__err(rc) ? -1 : 0;
 }
 
 void shmem_team_destroy(shmem_team_t team)
 {
-	/* the predefined teams are never destroyed (undefined by the spec) */
+	/* the predefined teams are never destroyed (undefined by the spec); a
+	 * split team's slot is free again once its last collective returned
+	 * here (nothing more is sent to this PE's part of it) */
+	if (!team || team == SHMEM_TEAM_WORLD || team == SHMEM_TEAM_SHARED)
+		return;
+	shm__team_slot_set(team->slot, 0);
+	free(team->pes);
+	free(team);
 }
 
 /* ---- contexts ------------------------------------------------------------------

@@ -33,13 +33,21 @@ struct shmem__ctx {
 	long options;
 	struct shmem__team *team;
 };
-/* A team: n members, this PE's index me (-1: not a member), pes[i] = the
- * world PE of member i. */
+/* A team: n members, this PE's index me, member i is world PE pes[i], or
+ * start + i * stride when pes is NULL. slot: its symmetric scratch in
+ * shm__tscratch (shmem_coll.c). */
 struct shmem__team {
 	int n, me;
 	int *pes;
-	uint64_t sync_gen; /* shmem_team_sync rounds done (SHMEM_TEAM_SHARED) */
+	int start, stride;
+	int slot;
+	shmem_team_config_t config; /* as split got it (config_mask applied) */
 };
+
+static inline int shm__team_pe(const struct shmem__team *t, int i)
+{
+	return t->pes ? t->pes[i] : t->start + i * t->stride;
+}
 
 extern SHM_HIDDEN int shm__npes, shm__me;
 extern SHM_HIDDEN struct shmem__team shm__world, shm__shared;
@@ -109,6 +117,17 @@ SHM_HIDDEN void shm__backoff(unsigned *polls);
 		while (((r) = (test)) == 0)                                   \
 			shm__backoff(&polls_);                                \
 	} while (0)
+
+/* team scratch: SHM_TSLOTS slots, 0 for the active-set collectives, 1 for
+ * SHMEM_TEAM_SHARED, the rest handed out by the team splits */
+#define SHM_TSLOTS 32
+extern SHM_HIDDEN char *shm__tscratch;
+/* allocates the team scratch (collective over all PEs, in shmem_init) */
+SHM_HIDDEN int shm__team_init(void);
+/* k free slots agreed over parent (collective over it): 0 or -errno */
+SHM_HIDDEN int shm__team_slots(struct shmem__team *parent, int k, int *slots);
+/* slot use at this PE */
+SHM_HIDDEN void shm__team_slot_set(int slot, int used);
 
 /* keep the first error for shmemx_last_error(); returns rc */
 SHM_HIDDEN int shm__err(int rc);

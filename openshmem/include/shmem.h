@@ -401,9 +401,10 @@ void shmem_clear_cache_line_inv(void *dest);
 void shmem_set_cache_line_inv(void *dest);
 void shmem_udcflush(void);
 void shmem_udcflush_line(void *dest);
-/* active-set collectives: the active set must be every PE (PE_start 0,
- * stride 1, PE_size = shmem_n_pes()); other sets are refused
- * (shmemx_last_error() reports -ENOSYS); pSync and pWrk are not used */
+/* active-set collectives: any set PE_start + i * 2^logPE_stride (i <
+ * PE_size) that holds the caller (else -EINVAL for shmemx_last_error());
+ * pSync and pWrk are not used, so two sets sharing a PE must not be in
+ * collectives at the same time */
 void shmem_barrier(int PE_start, int logPE_stride, int PE_size, long *pSync);
 void shmem_sync(int PE_start, int logPE_stride, int PE_size, long *pSync);
 #define SHMEM__DECL_ASET(S, a)                                                                   \
