@@ -87,9 +87,10 @@ __attribute__((no_sanitize_address)) static void copy_words(void *dst, const voi
 		d[i] = s[i];
 }
 
-int symdata_move(uintptr_t lo, size_t len, int fd, uint64_t off)
+/* copy [lo, lo + len) into the fresh mapping tmp, then move tmp over it in
+ * one step (a failed mremap leaves the segment as it was) */
+static int move_over(void *tmp, uintptr_t lo, size_t len)
 {
-	void *tmp = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)off);
 	if (tmp == MAP_FAILED)
 		return -errno;
 	copy_words(tmp, (const void *)lo, len);
@@ -103,17 +104,14 @@ int symdata_move(uintptr_t lo, size_t len, int fd, uint64_t off)
 	return 0;
 }
 
+int symdata_move(uintptr_t lo, size_t len, int fd, uint64_t off)
+{
+	return move_over(mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)off), lo,
+			 len);
+}
+
 int symdata_restore(uintptr_t lo, size_t len)
 {
-	void *tmp = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (tmp == MAP_FAILED)
-		return -errno;
-	copy_words(tmp, (const void *)lo, len);
-	void *m = mremap(tmp, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, (void *)lo);
-	if (m == MAP_FAILED) {
-		int rc = -errno;
-		munmap(tmp, len);
-		return rc;
-	}
-	return 0;
+	return move_over(mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0),
+			 lo, len);
 }
