@@ -40,7 +40,7 @@ reps=5
 time_ms=50
 only="h1,o1,h2,o2,o2b"
 orig_args=("$@")
-usage() { sed -n '2,36p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,35p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--build) build=$(cd "$2" && pwd); shift 2 ;;
@@ -94,7 +94,7 @@ one() {
 		[ -z "$osh_note" ] || return 0
 		local env=(env -u UCX_TLS) x=()
 		[ "$cfg" != o1 ] && env=(env UCX_TLS=tcp) x=(-x UCX_TLS)
-		[ "$cfg" = o2b ] && x+=(--mca btl self,tcp)
+		[ "$cfg" = o2b ] && x+=(--mca btl "self,tcp")
 		"${env[@]}" timeout 600 oshrun --allow-run-as-root --oversubscribe --mca osc ^rdma "${x[@]}" \
 			-np 2 "$tmp/shmem-bench-ompi" --time-ms "$time_ms" >"$out" 2>"$tmp/err" || rc=$?
 		if [ "$rc" != 0 ]; then
