@@ -20,7 +20,8 @@
 # heartbeat pings not; bytes are header + extension + payload) and
 # tcp_conns; memory is /proc/PID/status VmRSS. --raw FILE keeps the raw
 # rows (N, step, daemon, counters); --json prints the fit as JSON instead
-# of the table. Flags after "--" go to every hoistd.
+# of the table (the command and load average then go to stderr). Flags
+# after "--" go to every hoistd.
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -126,6 +127,11 @@ done
 fit_args=()
 [ "$json" = 1 ] && fit_args+=(--json)
 python3 "$repo/bench/scale_fit.py" "${fit_args[@]}" "$raw"
-echo
-echo "command: bash bench/run-scale.sh${orig_args[*]:+ ${orig_args[*]}}"
-echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+# with --json stdout is the one document: the rest goes to stderr
+tail_fd=1
+[ "$json" = 1 ] && tail_fd=2
+{
+	[ "$json" = 1 ] || echo
+	echo "command: bash bench/run-scale.sh${orig_args[*]:+ ${orig_args[*]}}"
+	echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+} >&"$tail_fd"
