@@ -92,6 +92,11 @@
 	X(xp_kind_refused, COUNTER, "transport operations of a kind the transport does not run (refused, never executed)") \
 	X(tcp_requests, COUNTER, "requests and messages queued on tcp connections")                         \
 	X(tcp_stripes, COUNTER, "puts/gets of at least 256 KiB striped over several tcp lanes (tcp_lanes)") \
+	X(tcp_msgs_out, COUNTER, "frames queued to other daemons, every kind (handshakes, requests, replies, daemon messages); heartbeat pings and pongs not") \
+	X(tcp_bytes_out, COUNTER, "bytes of those frames: header, extension and payload (frame_integrity's record overhead not)") \
+	X(tcp_msgs_in, COUNTER, "frames received from other daemons, every kind; heartbeat pings and pongs not") \
+	X(tcp_bytes_in, COUNTER, "bytes of those frames: header, extension and payload") \
+	X(tcp_conns, GAUGE, "tcp connections to and from other daemons open now, handshakes in progress included (tcp_lanes outgoing per peer this node sent to, and the peers' incoming ones)") \
 	X(peer_conns_dropped, COUNTER, "incoming peer connections dropped unauthenticated (deadline or cap)") \
 	X(accept_pauses, COUNTER, "times accepting peer connections paused: out of file descriptors") \
 	X(amo_served, COUNTER, "atomics executed here for PEs of other nodes (W_AMO or packed)") \

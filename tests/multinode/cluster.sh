@@ -20,6 +20,8 @@
 # 2. picks K free loopback ports, starts daemon i as
 #      hoistd --runtime-dir DIR_i --nodes 127.0.0.1:P0,... --node-id i
 #             --cluster-key-file KEY --ready-fd 3 [args]
+#    (--nodes @DIR_i/nodes, a hostfile, when the list is longer than the
+#    255 bytes a setting holds: from about 16 daemons)
 #    and waits up to 10 s for each one's "READY" (fd 3 is a fifo),
 # 3. exports HOIST_DIRS=DIR_0,DIR_1,..., HOIST_DIR_0..HOIST_DIR_{K-1},
 #    HOISTD_PIDS=pid0,pid1,..., HOISTD_PID_0.., CLUSTER_KEY (key path),
@@ -204,6 +206,12 @@ for ((i = 0; i < K; i++)); do
 	scaled_limits=()
 	if [ "$(scaled 5000)" != 5000 ]; then
 		scaled_limits=(--peer-timeout-ms="$(scaled 5000)" --handshake-timeout-ms="$(scaled 5000)")
+	fi
+	# a setting holds at most 255 bytes: a longer list (16+ daemons) goes
+	# to the daemon as a hostfile, one host:port a line
+	if [ ${#nodes} -gt 255 ]; then
+		tr ',' '\n' <<<"$nodes" >"$d/nodes" || { log "FAIL: cannot write $d/nodes"; exit 1; }
+		nodes=@$d/nodes
 	fi
 	"$HOIST_HOISTD" --runtime-dir "$d" --nodes "$nodes" --node-id "$i" --cluster-key-file "$key" \
 		--ready-fd 3 "${scaled_limits[@]}" "${common[@]}" "${extra[@]}" \

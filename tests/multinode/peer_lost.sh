@@ -10,8 +10,10 @@
 # peer_timeout_ms). Checks:
 #   - A's rank 0 sees -ECONNRESET and exits 42 (mn_lost checks the error
 #     codes) within DETECT_SEC (10 x HOIST_TEST_SCALE) seconds of the signal;
-#   - daemon 0's stats list node 1 as "lost" with losses >= 1, and the
-#     addresses it had cached on node 1 are invalidated;
+#   - daemon 0's stats list node 1 as "lost" with losses >= 1, the
+#     addresses it had cached on node 1 are invalidated, and its
+#     connections with node 1 (tcp_conns: tcp_lanes each way while job A
+#     runs) are closed (a new attempt's outgoing lanes may be open);
 #   - job B (only on daemon 0) finishes successfully;
 #   - daemon 0 reclaims job A's client and still serves: a new 2-PE
 #     it_putget job on it passes, `hoistctl ping` answers.
@@ -71,6 +73,11 @@ if [ ! -e "$ready" ]; then
 	exit 1
 fi
 
+# job A talks: tcp_lanes connections to node 1 and as many from it
+conns=$(stats0 | python3 "$MN_SRC_DIR/mn_stats.py" daemon tcp_conns)
+{ [ "$conns" -ge 2 ] && [ $((conns % 2)) = 0 ]; } ||
+	FAIL "daemon 0 counts $conns connections with node 1 (tcp_conns), want tcp_lanes each way"
+
 echo "$HOISTD_PID_1" >>"$CLUSTER_KILLED"
 t0=$(now)
 log "sending SIG$mode to daemon 1 (pid $HOISTD_PID_1)"
@@ -102,7 +109,8 @@ done
 [ "$lost_ok" = 1 ] || log "node 1 not (yet) in state lost"
 stats0 | python3 "$MN_SRC_DIR/mn_stats.py" check "d['node_id'] == 0" "d['nodes'] == 2" \
 	"p[1]['state'] == 'lost'" "p[1]['counters']['losses'] >= 1" \
-	"p[1]['counters']['ops_out'] > 0" "d['addr_cache_invalidations'] >= 1" ||
+	"p[1]['counters']['ops_out'] > 0" "d['addr_cache_invalidations'] >= 1" \
+	"d['tcp_conns'] <= $conns / 2" ||
 	FAIL "stats of daemon 0 after the loss of node 1 (above)"
 
 if [ "$mode" = STOP ]; then

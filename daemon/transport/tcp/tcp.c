@@ -78,6 +78,17 @@ static void ob_append(struct outbuf *o, const void *p, uint64_t n)
 	o->tail += n;
 }
 
+/* One frame of bytes (header + ext + payload) sent on c: counted in
+ * tcp_msgs_out/tcp_bytes_out, but for heartbeats, which come with time,
+ * not with operations. */
+static void tx_count(struct netconn *c, uint8_t type, uint64_t bytes)
+{
+	if (type == W_PING || type == W_PONG)
+		return;
+	STAT_INC(c->pst, tcp_msgs_out);
+	STAT_ADD(c->pst, tcp_bytes_out, bytes);
+}
+
 /* header + ext + payload into the connection's buffer */
 static int frame_queue(struct netconn *c, uint8_t type, uint64_t tag, const void *ext, uint16_t hlen,
 		       const void *payload, uint64_t plen)
@@ -90,6 +101,7 @@ static int frame_queue(struct netconn *c, uint8_t type, uint64_t tag, const void
 		ob_append(&c->out, ext, hlen);
 	if (plen)
 		ob_append(&c->out, payload, plen);
+	tx_count(c, type, sizeof(h) + hlen + plen);
 	return 0;
 }
 
@@ -133,7 +145,7 @@ static void sock_tune(int fd)
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 }
 
-static struct netconn *conn_new(int fd, int outgoing, int32_t node)
+static struct netconn *conn_new(struct daemon *d, int fd, int outgoing, int32_t node)
 {
 	struct netconn *c = calloc(1, sizeof(*c));
 	if (!c)
@@ -148,6 +160,8 @@ static struct netconn *conn_new(int fd, int outgoing, int32_t node)
 	c->outgoing = outgoing;
 	c->node = node;
 	c->last_rx_ns = c->born_ns = now_ns();
+	c->pst = &d->pst;
+	STAT_INC(c->pst, tcp_conns);
 	return c;
 }
 
@@ -249,7 +263,10 @@ static int hs_send(struct daemon *d, struct netconn *c, uint8_t type, const uint
 	memcpy(buf, &hdr, sizeof(hdr));
 	hoist__peer_hello__pack(&h, buf + sizeof(hdr));
 	ssize_t w = send(c->fd, buf, sizeof(hdr) + plen, MSG_NOSIGNAL | MSG_DONTWAIT);
-	return w == (ssize_t)(sizeof(hdr) + plen) ? 0 : -EIO;
+	if (w != (ssize_t)(sizeof(hdr) + plen))
+		return -EIO;
+	tx_count(c, type, sizeof(hdr) + plen);
+	return 0;
 }
 
 /* Every daemon of a cluster uses the same frame_integrity: 0, or
@@ -395,7 +412,7 @@ static int lane_connect(struct daemon *d, struct peer *p, uint32_t k)
 		close(fd);
 		return rc;
 	}
-	struct netconn *c = conn_new(fd, 1, p->node);
+	struct netconn *c = conn_new(d, fd, 1, p->node);
 	if (!c) {
 		close(fd);
 		return -ENOMEM;
@@ -449,6 +466,7 @@ static void conn_unlink(struct net *n, struct netconn *c)
 
 static void conn_release(struct netconn *c)
 {
+	STAT_ADD(c->pst, tcp_conns, (uint64_t)-1);
 	free(c->pctx); /* a frame's context not handed on yet */
 	if (c->fr) {
 		frames_wipe(c->fr);
@@ -623,7 +641,7 @@ static void accept_all(struct daemon *d)
 			return;
 		}
 		sock_tune(fd);
-		struct netconn *c = conn_new(fd, 0, -1);
+		struct netconn *c = conn_new(d, fd, 0, -1);
 		if (!c) {
 			close(fd);
 			accept_pause(d, ENOMEM);
@@ -737,6 +755,7 @@ static int serve_pack(struct daemon *d, struct netconn *c)
 	memcpy(frame, &h, sizeof(h));
 	memcpy(frame + sizeof(h), &rep, sizeof(rep));
 	c->out.tail += hl + rpos;
+	tx_count(c, W_PACK_REPLY, hl + rpos);
 	return 0;
 }
 
@@ -945,6 +964,10 @@ static int rx_end(struct daemon *d, struct netconn *c)
 {
 	struct wire_hdr *h = &c->hdr;
 	int rc = 0;
+	if (h->type != W_PING && h->type != W_PONG) {
+		STAT_INC(&d->pst, tcp_msgs_in);
+		STAT_ADD(&d->pst, tcp_bytes_in, sizeof(*h) + h->hlen + h->plen);
+	}
 	if (c->phase != PH_UP) {
 		rc = hs_frame(d, c, c->pctx, h->plen);
 		free(c->pctx);

@@ -80,6 +80,7 @@ struct netconn {
 	uint64_t pk_dgot, pk_dlen;  /* its data bytes so far, padded length */
 	struct wire_pack_res pk_res;
 
+	struct progress_stats *pst; /* the daemon's: tcp_msgs_*, tcp_bytes_*, tcp_conns */
 	struct netconn *next;  /* daemon's list of incoming connections */
 	int dead;              /* closed during an event batch: free after it */
 };
