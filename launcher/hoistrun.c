@@ -827,6 +827,8 @@ static void cluster_cleanup_files(struct cluster *cl, int keep)
 		rmdir(cl->dir[i]);
 	}
 	unlink(cl->key);
+	snprintf(path, sizeof(path), "%s/nodes", cl->base); /* the hostfile of a long node list */
+	unlink(path);
 	rmdir(cl->base);
 }
 
@@ -951,6 +953,35 @@ static int cluster_start(struct cluster *cl, int k, const char *hoistd_given, ch
 		for (int i = 0; i < k; i++) {
 			size_t at = strlen(nodes);
 			snprintf(nodes + at, nl - at, "%s127.0.0.1:%d", i ? "," : "", ports[i]);
+		}
+		/* a setting holds 255 bytes (about 15 daemons' host:port): a
+		 * longer list goes to hoistd as a hostfile, one host:port a line */
+		if (strlen(nodes) > 255) {
+			char hf[PATH_MAX];
+			snprintf(hf, sizeof(hf), "%s/nodes", cl->base);
+			FILE *f = fopen(hf, "wx");
+			if (!f) {
+				rc = -errno;
+				fprintf(stderr, "%s: cannot write %s: %s\n", prog_name, hf, strerror(-rc));
+				free(nodes);
+				free(ports);
+				return rc;
+			}
+			for (char *p = nodes; *p; p++)
+				fputc(*p == ',' ? '\n' : *p, f);
+			fputc('\n', f);
+			if (fclose(f)) {
+				free(nodes);
+				free(ports);
+				return -EIO;
+			}
+			free(nodes);
+			nodes = malloc(strlen(hf) + 2);
+			if (!nodes) {
+				free(ports);
+				return -ENOMEM;
+			}
+			snprintf(nodes, strlen(hf) + 2, "@%s", hf);
 		}
 	}
 	free(ports);
