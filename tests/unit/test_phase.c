@@ -497,6 +497,35 @@ START_TEST(test_backoff)
 }
 END_TEST
 
+/* a window of 16 gets sliding along: by 4 a run the last run's prediction
+ * is mostly right (12 of 16 hit, never backed off); by 12 mostly wrong
+ * (backed off after 2 runs, dry from then on) */
+START_TEST(test_shifting_window)
+{
+	struct phase_table t;
+	ck_assert_int_eq(phase_init_periods(&t, 4, 64, 3), 0);
+	for (int step = 4; step <= 12; step += 8) {
+		uint64_t id = 100 + (uint64_t)step, h0 = t.st.hits, d0 = t.st.dry;
+		for (int r = 0; r < 12; r++) {
+			uint32_t np;
+			phase_begin(&t, id, &np);
+			for (int i = 0; i < 16; i++)
+				phase_get(&t, 2, (uint64_t)(r * step + i) * 8, 8);
+			phase_end(&t);
+		}
+		if (step == 4) {
+			ck_assert_uint_eq(t.st.hits - h0, 11 * 12);
+			ck_assert_uint_eq(t.st.dry - d0, 0);
+		} else {
+			ck_assert_uint_eq(t.st.hits - h0, 11 * 4);
+			ck_assert_uint_eq(t.st.dry - d0, 9); /* runs 3..11 */
+		}
+	}
+	ck_assert_uint_eq(t.st.backoffs, 1);
+	phase_fini(&t);
+}
+END_TEST
+
 START_TEST(test_random_vs_model)
 {
 	struct phase_table t;
@@ -575,6 +604,7 @@ int main(void)
 	tcase_add_test(tc, test_period2);
 	tcase_add_test(tc, test_period3);
 	tcase_add_test(tc, test_backoff);
+	tcase_add_test(tc, test_shifting_window);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }
