@@ -151,7 +151,7 @@ uint32_t phase_end(struct phase_table *t);
 /* The current run's entries (predicted then appended), NULL and *n = 0
  * between phases. */
 struct phase_get *phase_current(struct phase_table *t, uint32_t *n);
-/* History size of a phase (0 if unknown); does not touch the LRU order. */
+/* Entries of a phase's latest run (0 if unknown); does not touch the LRU order. */
 uint32_t phase_history_size(const struct phase_table *t, uint64_t id);
 
 #endif
