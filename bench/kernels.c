@@ -15,7 +15,10 @@
  * write-after-write conflicts), halo (2-D 5-point stencil, ghost rows and
  * columns fetched by get), bt (256 B elements at an 850 B stride, one get
  * per element), ft (all-to-all transpose by 4 KiB puts), cg (vector pieces
- * fetched by get, local matvec part first). Every kernel alternates phases
+ * fetched by get, local matvec part first), halo2 (halo double-buffered:
+ * the ghost gets alternate between two published buffers behind one barrier
+ * call site, a period-2 phase), scatter (256 B gets at places drawn anew
+ * every iteration: a phase that never repeats). Every kernel alternates phases
  * separated by hoist_barrier calls at fixed call sites (each names the phase
  * after it), computes on integers so that all three variants produce
  * bit-identical data, checks every value it receives against a local
@@ -210,7 +213,13 @@ static uint64_t stencil(uint64_t c, uint64_t u, uint64_t d, uint64_t l, uint64_t
 	return 3 * c + u + 2 * d + 5 * l + 7 * r + 1;
 }
 
-static uint64_t k_halo(void)
+/* dbl 0: halo, the boundary republished in one buffer behind a second
+ * barrier; 1: halo2, a double buffer: iteration it reads its neighbours'
+ * buffer it % 2 and publishes into the other one, one barrier per
+ * iteration (nobody still reads the buffer being written: its readers
+ * passed the barrier after their gets), so the get phase alternates
+ * between two address sets behind one call site (period 2). */
+static uint64_t halo_run(int dbl)
 {
 	int px = 2, py = np / 2;
 	if (np % 2) {
@@ -221,7 +230,7 @@ static uint64_t k_halo(void)
 	int up = ((row + py - 1) % py) * px + col, down = ((row + 1) % py) * px + col;
 	int left = row * px + (col + px - 1) % px, right = row * px + (col + 1) % px;
 	/* published boundary: top row, bottom row, left col, right col */
-	uint64_t *pub = smalloc(4 * HN * 8);
+	uint64_t *pubs = smalloc((size_t)(dbl + 1) * 4 * HN * 8), *pub = pubs;
 	uint64_t *ghost = xmalloc(4 * HN * 8); /* from up, down, left, right */
 	uint64_t(*g)[HN] = xmalloc(sizeof(uint64_t[HN][HN]));
 	uint64_t(*gn)[HN] = xmalloc(sizeof(uint64_t[HN][HN]));
@@ -242,6 +251,7 @@ static uint64_t k_halo(void)
 	for (long it = 0; it < iters; it++) {
 		CK(hoist_barrier());
 		mark_start(it);
+		pub = pubs + (dbl ? (size_t)(it % 2) * 4 * HN : 0); /* the buffer read now */
 		if (manual) {
 			CK(hoist_get_nbi(ghost, up, pub + HN, HN * 8));
 			CK(hoist_get_nbi(ghost + HN, down, pub, HN * 8));
@@ -272,10 +282,12 @@ static uint64_t k_halo(void)
 				uint64_t r = j < HN - 1 ? g[i][j + 1] : gr[i];
 				gn[i][j] = stencil(g[i][j], u, d, l, r);
 			}
-		CK(hoist_barrier()); /* nobody reads pub any more */
+		if (!dbl)
+			CK(hoist_barrier()); /* nobody reads pub any more */
 		uint64_t(*t)[HN] = g;
 		g = gn;
 		gn = t;
+		pub = pubs + (dbl ? (size_t)((it + 1) % 2) * 4 * HN : 0);
 		PUBLISH();
 	}
 	CK(hoist_barrier());
@@ -311,6 +323,66 @@ static uint64_t k_halo(void)
 	free(ghost);
 	return h;
 #undef PUBLISH
+}
+
+static uint64_t k_halo(void)
+{
+	return halo_run(0);
+}
+
+static uint64_t k_halo2(void)
+{
+	return halo_run(1);
+}
+
+/* ---- scatter: gets that change every iteration ------------------------------ */
+
+#define SC_N 1024 /* elements of 256 B published per PE */
+#define SC_E 32   /* gets per iteration, at places drawn anew each iteration */
+
+static uint64_t sc_word(int pe, int e, size_t k)
+{
+	return mix4(6, (uint64_t)pe, (uint64_t)e, (uint64_t)k);
+}
+
+/* Every iteration each PE gets SC_E 256 B elements of the far PE at
+ * places a generator draws anew (a phase whose gets never repeat: a
+ * prefetcher can only waste here, so auto must back off to blocking's
+ * speed), checks them and works on them. */
+static uint64_t k_scatter(void)
+{
+	uint64_t *tab = smalloc((size_t)SC_N * 32 * 8);
+	uint64_t(*buf)[32] = xmalloc(sizeof(uint64_t[SC_E][32]));
+	int el[SC_E];
+	for (int e = 0; e < SC_N; e++)
+		for (size_t k = 0; k < 32; k++)
+			tab[(size_t)e * 32 + k] = sc_word(me, e, k);
+	int far = far_pe();
+	uint64_t h = 0;
+	for (long it = 0; it < iters; it++) {
+		CK(hoist_barrier());
+		mark_start(it);
+		for (int i = 0; i < SC_E; i++)
+			el[i] = (int)(mix4(7, (uint64_t)me, (uint64_t)it, (uint64_t)i) % SC_N);
+		if (manual) { /* all of them at once, then wait */
+			for (int i = 0; i < SC_E; i++)
+				CK(hoist_get_nbi(buf[i], far, tab + (size_t)el[i] * 32, sizeof(buf[i])));
+			CK(hoist_quiet());
+		}
+		for (int i = 0; i < SC_E; i++) {
+			if (!manual)
+				CK(hoist_get(buf[i], far, tab + (size_t)el[i] * 32, sizeof(buf[i])));
+			for (size_t k = 0; k < 32; k++)
+				if (buf[i][k] != sc_word(far, el[i], k))
+					errors++;
+			h = fold(buf[i], 32, h);
+			sink += work(buf[i][0], 1);
+		}
+	}
+	CK(hoist_barrier());
+	t_end = now_ns();
+	free(buf);
+	return h;
 }
 
 /* ---- bt: 256 B elements at an 850 B stride, one get each ------------------- */
@@ -516,12 +588,13 @@ static const struct {
 	uint64_t (*fn)(void);
 	long iters;
 } kernels[] = {
-	{"gups", k_gups, 40}, {"halo", k_halo, 60}, {"bt", k_bt, 30}, {"ft", k_ft, 40}, {"cg", k_cg, 60},
+	{"gups", k_gups, 40}, {"halo", k_halo, 60}, {"bt", k_bt, 30},	  {"ft", k_ft, 40},
+	{"cg", k_cg, 60},     {"halo2", k_halo2, 60}, {"scatter", k_scatter, 60},
 };
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: hoist-kernels --kernel gups|halo|bt|ft|cg [--manual] [--iters N] [--warm N]\n"
+	fprintf(f, "usage: hoist-kernels --kernel gups|halo|bt|ft|cg|halo2|scatter [--manual] [--iters N] [--warm N]\n"
 		   "                     [--work N]\n"
 		   "  run under hoistrun; HOIST_AUTO=0 (blocking) or 1 (auto) selects the variant\n"
 		   "  unless --manual (hand-placed _nbi + quiet; run it with HOIST_AUTO=0)\n");

@@ -4,7 +4,7 @@
 # the prefetch-initiation curve (seed 000, Figures 5 and 7). Prints tables,
 # the reproducing command and the SVG plots it wrote.
 #
-#   bash bench/run-kernels.sh [--reps N] [--kernels "gups halo bt ft cg"]
+#   bash bench/run-kernels.sh [--reps N] [--kernels "gups halo bt ft cg halo2 scatter"]
 #                             [--no-fig5] [--fig5-reps N] [--build DIR] [--keep DIR]
 #                             [--plot-dir DIR | --no-plot]
 #
@@ -33,7 +33,7 @@ repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 self="$repo/bench/run-kernels.sh"
 build=
 reps=5
-kernels="gups halo bt ft cg"
+kernels="gups halo bt ft cg halo2 scatter"
 fig5=1
 fig5_reps=5
 keep=
@@ -88,7 +88,7 @@ build=$RK_BUILD
 kern="$build/bench/hoist-kernels"
 out=$(mktemp -d "${TMPDIR:-/tmp}/hoist-kernels.XXXXXX")
 trap 'rm -rf "$out"' EXIT
-stat_keys="gets pf_fast_hits pf_hits pf_waits pf_late pf_misses pf_skipped pf_issued pf_wasted pf_invalidated pf_chunks deferred_puts conflicts conflict_box conflict_precise phases"
+stat_keys="gets pf_fast_hits pf_hits pf_waits pf_late pf_misses pf_skipped pf_issued pf_wasted pf_invalidated pf_chunks pf_periodic pf_backoffs pf_dry deferred_puts conflicts conflict_box conflict_precise phases"
 
 # one line "k=v ..." of daemon counters summed over both daemons
 snap() {
@@ -98,7 +98,8 @@ snap() {
 import json, sys
 keys = sys.argv[1].split()
 docs = [json.load(open(f)) for f in sys.argv[2:]]
-print(" ".join("%s=%d" % (k, sum(int(d["daemon"][k]) for d in docs)) for k in keys))
+# a daemon without a counter (an older build, for a before/after) counts 0
+print(" ".join("%s=%d" % (k, sum(int(d["daemon"].get(k, 0)) for d in docs)) for k in keys))
 ' "$stat_keys" "$out/s0.json" "$out/s1.json"
 }
 
@@ -183,7 +184,8 @@ shape = {"gups": ("random", 16), "ft": ("mono", 4)}  # puts outstanding per targ
 
 fail = 0
 rows = []
-for k in [k for k in ["gups", "halo", "bt", "ft", "cg"] if (k, "blocking") in runs]:
+SEED = ["gups", "halo", "bt", "ft", "cg"]  # seed 000's kernels: the auto-share goal
+for k in [k for k in SEED + ["halo2", "scatter"] if (k, "blocking") in runs]:
     t, spread, sums = {}, {}, set()
     for v in ("blocking", "auto", "manual"):
         xs = []
@@ -234,25 +236,34 @@ print()
 print("# %s" % machine)
 print("Kernels: 4 PEs on 2 hoistd (2 per daemon, TCP over loopback), %d reps each; us per iteration: median (min-max)" % reps)
 hdr = ("kernel", "blocking", "auto", "manual", "auto/blk", "man/blk", "auto share", "pf hit", "pf hit seen", "conflict/saved", "checksum")
-fmt = "%-6s %-20s %-20s %-20s %8s %8s %10s %7s %13s %15s %8s"
+fmt = "%-7s %-20s %-20s %-20s %8s %8s %10s %7s %13s %15s %8s"
 print(fmt % hdr)
 for k, t, s, share, hit, hit_r, frac, frac_ar, same, tot, n in rows:
     print(fmt % (k, sp("blocking", t, s), sp("auto", t, s), sp("manual", t, s),
                  "%.2fx" % (t["blocking"] / t["auto"]), "%.2fx" % (t["blocking"] / t["manual"]),
                  pc(share), pc(hit), pc(hit_r), "%.4f%% (%.3f%%)" % (100 * frac, 100 * frac_ar) if frac == frac else "n/a",
                  "same" if same else "DIFFER"))
-shares = [r[3] for r in rows if r[3] == r[3]]
+shares = [r[3] for r in rows if r[3] == r[3] and r[0] in SEED]
 if shares:
-    print("mean auto share of manual's gain: %s (goal >= 95%%); auto slower than blocking in: %s" % (
-        pc(sum(shares) / len(shares)),
+    print("mean auto share of manual's gain (%s): %s (goal >= 95%%); auto slower than blocking in: %s" % (
+        " ".join(r[0] for r in rows if r[0] in SEED), pc(sum(shares) / len(shares)),
         ", ".join(r[0] for r in rows if r[1]["auto"] > r[1]["blocking"]) or "none"))
+# halo2 (period-2 phase) and scatter (gets that never repeat): auto against blocking
+for r in rows:
+    if r[0] not in SEED:
+        t = r[1]
+        print("%s: auto/blocking %.3f (median), auto min/max %.0f-%.0f, blocking min/max %.0f-%.0f us; "
+              "runs predicted with a period >= 2: %d, back-offs: %d, dry runs: %d (per run)" % (
+              r[0], t["auto"] / t["blocking"], r[2]["auto"][0], r[2]["auto"][1], r[2]["blocking"][0],
+              r[2]["blocking"][1], r[9]["pf_periodic"] // r[10], r[9]["pf_backoffs"] // r[10], r[9]["pf_dry"] // r[10]))
 print()
 print("auto-run daemon counters per run (both daemons, whole run incl. warm-up):")
 keys = ["gets", "pf_fast_hits", "pf_hits", "pf_waits", "pf_late", "pf_misses", "pf_skipped", "pf_issued", "pf_wasted",
-        "pf_invalidated", "pf_chunks", "deferred_puts", "conflicts", "conflict_box", "conflict_precise", "phases"]
-print("%-6s " % "kernel" + " ".join("%9s" % x[:9] for x in keys))
+        "pf_invalidated", "pf_chunks", "pf_periodic", "pf_backoffs", "pf_dry", "deferred_puts", "conflicts", "conflict_box",
+        "conflict_precise", "phases"]
+print("%-7s " % "kernel" + " ".join("%9s" % x[:9] for x in keys))
 for k, t, s, share, hit, hit_r, frac, frac_ar, same, tot, n in rows:
-    print("%-6s " % k + " ".join("%9d" % (tot[x] // n) for x in keys))
+    print("%-7s " % k + " ".join("%9d" % (tot[x] // n) for x in keys))
 print("pf hit = (pf_fast_hits+pf_hits+pf_waits)/(gets+pf_fast_hits) (all gets, incl. same-node ones, which are never prefetched); pf hit seen =")
 print("(prefetch-served)/(prefetch-served+pf_late+pf_misses), the gets to other nodes; conflict/saved = per-daemon conflict_check time (box/precise counts x ns per check from")
 print("hoist-conflict-cost) / ((blocking-auto) x iterations); in parentheses including conflict_add+retire per deferred put.")

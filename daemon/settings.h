@@ -60,6 +60,9 @@
 	  "deferred puts per client at most; reaching it waits for completions")                   \
 	X(phase_max, UINT, "32", 1, 4096, "phases whose gets are remembered, per client (LRU)")    \
 	X(phase_max_gets, UINT, "1024", 1, 65536, "gets remembered per phase")                     \
+	X(phase_period_max, UINT, "3", 1, 3,                                                       \
+	  "longest period of a phase's gets predicted (its last this many runs are kept; "      \
+	  "1: the last run predicts the next)")                                                    \
 	X(prefetch_chunk, UINT, "64", 1, 65536,                                                    \
 	  "prefetches in flight per destination node; the next chunk leaves when one lands")      \
 	X(prefetch_arena_bytes, SIZE, "8m", 4096, 1ull << 32,                                      \

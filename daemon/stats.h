@@ -47,6 +47,9 @@
 	X(pf_misses, COUNTER, "gets that no prefetch predicted (recorded for next time)")                   \
 	X(pf_wasted, COUNTER, "prefetches nobody used (mispredictions, dropped)")                           \
 	X(pf_skipped, COUNTER, "predictions not prefetched (same node, unprofitable, no room)")            \
+	X(pf_periodic, COUNTER, "phase runs predicted from a run before the last (a period of 2 or more, e.g. a double buffer)") \
+	X(pf_backoffs, COUNTER, "times a phase's prefetch was stopped: its predictions went mostly unused in 2 runs in a row") \
+	X(pf_dry, COUNTER, "runs of backed-off phases: predicted and checked, nothing prefetched") \
 	X(pf_invalidated, COUNTER, "own puts that invalidated predictions")                                 \
 	X(pf_chunks, COUNTER, "prefetch chunks issued")                                                     \
 	X(pf_history, GAUGE, "gets remembered across the client's phases now (a gauge)")                \

@@ -24,7 +24,8 @@ int overlap_create(struct daemon *d, struct client *c)
 	int rc = conflict_init(&o->conf, c->job->size, (uint32_t)d->cfg.max_outstanding_puts);
 	if (rc)
 		goto fail;
-	rc = phase_init(&o->ph, (uint32_t)d->cfg.phase_max, (uint32_t)d->cfg.phase_max_gets);
+	rc = phase_init_periods(&o->ph, (uint32_t)d->cfg.phase_max, (uint32_t)d->cfg.phase_max_gets,
+				(uint32_t)d->cfg.phase_period_max);
 	if (rc)
 		goto fail_conf;
 	o->nslots = (uint32_t)d->cfg.phase_max_gets;
@@ -431,6 +432,10 @@ void overlap_phase_start(struct daemon *d, struct client *c)
 	struct phase_get *g = phase_begin(&o->ph, o->next_phase, &n);
 	/* an earlier misprediction may still land in this half: use none of it */
 	int usable = o->half_inflight[half_of(o->gen)] == 0;
+	if (o->ph.period > 1)
+		STAT_INC(&c->st, pf_periodic);
+	if (o->ph.dry) /* backed off: only checked against the gets */
+		STAT_INC(&c->st, pf_dry);
 	struct job *j = c->job;
 	for (uint32_t i = 0; i < n && i < o->nslots; i++) {
 		struct pf_slot *s = &o->slots[i];
@@ -440,6 +445,10 @@ void overlap_phase_start(struct daemon *d, struct client *c)
 		    o->used + g[i].len > o->half_bytes || j->pe_gone[g[i].pe]) {
 			s->state = PF_NONE;
 			STAT_INC(&c->st, pf_skipped);
+			continue;
+		}
+		if (o->ph.dry) {
+			s->state = PF_NONE;
 			continue;
 		}
 		s->state = PF_QUEUED;
@@ -477,13 +486,16 @@ void overlap_notify(struct daemon *d, struct client *c, uint64_t next_phase)
 			if (!(g[i].flags & PHASE_F_USED) &&
 			    (o->slots[i].state == PF_ISSUED || o->slots[i].state == PF_READY))
 				STAT_INC(&c->st, pf_wasted);
+		uint64_t backoffs = o->ph.st.backoffs;
 		phase_end(&o->ph);
+		if (o->ph.st.backoffs != backoffs)
+			STAT_INC(&c->st, pf_backoffs);
 		o->in_phase = 0;
 		phase_stats_end(c);
 		uint64_t h = 0;
 		for (uint32_t k = 0; k < o->ph.max_phases; k++)
-			if (o->ph.s[k].used)
-				h += o->ph.s[k].n;
+			for (uint32_t b = 0; o->ph.s[k].used && b < o->ph.period_max; b++)
+				h += o->ph.s[k].bn[b]; /* the runs kept */
 		__atomic_store_n(&c->st.pf_history, h, __ATOMIC_RELAXED);
 	}
 	o->next_phase = next_phase;

@@ -33,16 +33,18 @@ static uint32_t get_hash(int32_t pe, uint64_t off, uint64_t len)
 	return (uint32_t)h;
 }
 
-int phase_init(struct phase_table *t, uint32_t max_phases, uint32_t max_gets)
+int phase_init_periods(struct phase_table *t, uint32_t max_phases, uint32_t max_gets,
+		       uint32_t period_max)
 {
 	memset(t, 0, sizeof(*t));
-	if (max_phases == 0 || max_gets == 0 || max_phases > PH_MAX_ENTRIES / max_gets)
+	if (max_phases == 0 || max_gets == 0 || max_phases > PH_MAX_ENTRIES / max_gets ||
+	    period_max == 0 || period_max > PHASE_PERIOD_MAX)
 		return -EINVAL;
 	t->nbuckets = pow2_at_least(2 * max_phases);
 	t->gnbuckets = pow2_at_least(2 * max_gets);
 	t->buckets = malloc(t->nbuckets * sizeof(*t->buckets));
 	t->s = calloc(max_phases, sizeof(*t->s));
-	t->g = calloc((size_t)max_phases * max_gets, sizeof(*t->g));
+	t->g = calloc((size_t)max_phases * period_max * max_gets, sizeof(*t->g));
 	t->order = malloc(max_gets * sizeof(*t->order));
 	t->gbuckets = malloc(t->gnbuckets * sizeof(*t->gbuckets));
 	t->gnext = malloc(max_gets * sizeof(*t->gnext));
@@ -55,12 +57,18 @@ int phase_init(struct phase_table *t, uint32_t max_phases, uint32_t max_gets)
 	memset(t->gbuckets, 0xff, t->gnbuckets * sizeof(*t->gbuckets));
 	t->max_phases = max_phases;
 	t->max_gets = max_gets;
+	t->period_max = period_max;
 	for (uint32_t i = 0; i < max_phases; i++)
 		t->s[i].hnext = i + 1 < max_phases ? i + 1 : PH_NIL;
 	t->free_head = 0;
 	t->lru_head = t->lru_tail = PH_NIL;
 	t->cur = PH_NIL;
 	return 0;
+}
+
+int phase_init(struct phase_table *t, uint32_t max_phases, uint32_t max_gets)
+{
+	return phase_init_periods(t, max_phases, max_gets, 1);
 }
 
 void phase_fini(struct phase_table *t)
@@ -111,9 +119,22 @@ static uint32_t *find_slot(const struct phase_table *t, uint64_t id)
 	return p;
 }
 
+/* run buffer b of a slot */
+static inline struct phase_get *runbuf(const struct phase_table *t, uint32_t slot, uint32_t b)
+{
+	return &t->g[((size_t)slot * t->period_max + b) * t->max_gets];
+}
+
+/* the buffer of the slot's latest run; during a run: the current one */
 static inline struct phase_get *slab(const struct phase_table *t, uint32_t slot)
 {
-	return &t->g[(size_t)slot * t->max_gets];
+	return runbuf(t, slot, t->s[slot].head);
+}
+
+/* the buffer of the run `age` runs before the latest (0: the latest) */
+static inline uint32_t buf_of_age(const struct phase_table *t, const struct phase_slot *s, uint32_t age)
+{
+	return (s->head + t->period_max - age) % t->period_max;
 }
 
 /* ---- the current run ---- */
@@ -151,8 +172,8 @@ struct phase_get *phase_begin(struct phase_table *t, uint64_t id, uint32_t *n)
 		}
 		i = t->free_head;
 		t->free_head = t->s[i].hnext;
+		memset(&t->s[i], 0, sizeof(t->s[i])); /* no runs known */
 		t->s[i].id = id;
-		t->s[i].n = 0;
 		t->s[i].used = 1;
 		t->s[i].hnext = PH_NIL;
 		*hslot = i;
@@ -160,8 +181,32 @@ struct phase_get *phase_begin(struct phase_table *t, uint64_t id, uint32_t *n)
 	}
 	lru_push_front(t, i);
 
-	struct phase_get *g = slab(t, i);
-	uint32_t np = t->s[i].n;
+	/* the prediction: the run p back, p the smallest period that matched
+	 * (the latest run's set equals the one p runs before it), else 1 */
+	struct phase_slot *s = &t->s[i];
+	uint32_t p = 1;
+	t->matched = 0;
+	for (uint32_t q = 1; q <= t->period_max && q < s->nsig; q++)
+		if (s->sig[0] == s->sig[q] && s->sign[0] == s->sign[q]) {
+			p = q;
+			t->matched = 1;
+			break;
+		}
+	uint32_t from = buf_of_age(t, s, p - 1);
+	/* this run overwrites the oldest buffer (age period_max - 1) */
+	uint32_t into = (s->head + 1) % t->period_max;
+	uint32_t np = s->nsig ? s->bn[from] : 0;
+	if (into != from)
+		memcpy(runbuf(t, i, into), runbuf(t, i, from), (size_t)np * sizeof(struct phase_get));
+	s->head = (uint8_t)into;
+	s->n = np;
+	t->period = np ? p : 0;
+	t->dry = np && s->backoff && !t->matched;
+	if (np && p > 1)
+		PH_INC(t->st.periodic);
+	if (t->dry)
+		PH_INC(t->st.dry);
+	struct phase_get *g = runbuf(t, i, into);
 	t->cur = i;
 	t->npred = np;
 	t->nused = 0;
@@ -258,12 +303,40 @@ uint32_t phase_end(struct phase_table *t)
 	for (uint32_t i = 0; i < t->npred; i++) /* empty the hash */
 		t->gbuckets[get_hash(g[i].pe, g[i].off, g[i].len) & (t->gnbuckets - 1)] = PH_NIL;
 	uint32_t wasted = s->n - t->nused; /* appended entries are all used */
-	for (uint32_t k = 0; k < t->nused; k++)
-		t->scratch[k] = g[t->order[k]];
+	uint64_t sig = 0;
+	for (uint32_t k = 0; k < t->nused; k++) {
+		const struct phase_get *e = &g[t->order[k]];
+		t->scratch[k] = *e;
+		/* order-independent: a sum of per-get hashes */
+		sig += (uint64_t)get_hash(e->pe, e->off, e->len) * 0xff51afd7ed558ccdull + e->off +
+		       ((uint64_t)e->len << 32) + ((uint64_t)(uint32_t)e->pe << 48);
+	}
 	memcpy(g, t->scratch, t->nused * sizeof(*g));
 	s->n = t->nused;
+	s->bn[s->head] = t->nused;
+	/* the run's signature: the latest of the ring */
+	memmove(&s->sig[1], &s->sig[0], t->period_max * sizeof(s->sig[0]));
+	memmove(&s->sign[1], &s->sign[0], t->period_max * sizeof(s->sign[0]));
+	s->sig[0] = sig;
+	s->sign[0] = t->nused;
+	if (s->nsig <= t->period_max)
+		s->nsig++;
+	/* judged by its predictions: mostly unused is bad */
+	if (t->npred) {
+		if (2 * wasted > t->npred) {
+			if (s->bad < PHASE_BAD_RUNS && ++s->bad == PHASE_BAD_RUNS && !s->backoff) {
+				s->backoff = 1;
+				PH_INC(t->st.backoffs);
+			}
+		} else {
+			s->bad = 0;
+			s->backoff = 0;
+		}
+	}
 	t->cur = PH_NIL;
 	t->npred = t->nused = 0;
+	t->dry = t->matched = 0;
+	t->period = 0;
 	PH_ADD(t->st.wasted, wasted);
 	return wasted;
 }

@@ -5,18 +5,34 @@
  *
  * A phase is the code between two synchronisation events; the client names
  * the event that starts it by a 64-bit id (its call site). The first run of
- * a phase records its gets; later runs return the recorded gets (program
- * order of the latest run) from phase_begin, match each actual get against
- * them (phase_get), and at phase_end drop the entries that were never used
- * (mispredictions) and store the history in the order the gets happened.
+ * a phase records its gets; later runs return a predicted get list from
+ * phase_begin, match each actual get against it (phase_get), and at
+ * phase_end drop the entries that were never used (mispredictions) and store
+ * the run's gets in the order they happened.
+ *
+ * Periods: each phase keeps the get lists of its last period_max runs and a
+ * signature (the get set's count and order-independent hash) of its last
+ * period_max + 1. The next run is predicted as the run p back, p the
+ * smallest period (1..period_max) for which the latest run's set equals the
+ * one p runs before it: a double buffer alternating two address sets behind
+ * one call site is period 2. No period matched (too few runs, a shifting
+ * window, changing gets): the last run is the guess (p = 1).
+ *
+ * Back-off: a run whose predictions were mostly unused (fewer than half of
+ * them matched a get) is bad; after PHASE_BAD_RUNS bad runs in a row the
+ * phase is backed off: its runs are still predicted and checked (dry), but
+ * phase_begin sets t->dry and the caller issues no prefetch. A good run, or
+ * a run whose period matched, ends the back-off. So a random or changing
+ * pattern costs its first bad runs and then nothing but the bookkeeping.
  *
  * Entry flags are the table's; state and cookie are the caller's: state
  * (e.g. the prefetch's status) is zeroed by phase_begin, cookie (e.g. what
  * was measured about the get) is kept across runs.
  *
  * Bounded: at most max_phases phases (least recently begun evicted) with at
- * most max_gets entries each; all storage (max_phases * max_gets entries of
- * 40 bytes) is allocated by phase_init. Single-threaded (progress thread);
+ * most max_gets entries per run; all storage (max_phases * period_max *
+ * max_gets entries of 40 bytes, zeroed pages the system maps on first use)
+ * is allocated by phase_init. Single-threaded (progress thread);
  * stats are single-writer, readable with relaxed loads.
  */
 #ifndef HOISTD_PHASE_H
@@ -25,6 +41,8 @@
 #include <stdint.h>
 
 #define PH_NIL 0xffffffffu
+#define PHASE_PERIOD_MAX 3u /* longest period predicted */
+#define PHASE_BAD_RUNS 2u   /* bad runs in a row that back a phase off */
 
 #define PHASE_F_USED 1u    /* matched (or recorded) by a get in this run */
 #define PHASE_F_INVALID 2u /* an own put overlapped it before its get */
@@ -41,9 +59,16 @@ struct phase_get {
 
 struct phase_slot {
 	uint64_t id;
-	uint32_t n; /* history entries (during its run: predicted + appended) */
+	uint32_t n; /* entries of the latest run (during a run: predicted + appended) */
 	uint32_t lru_prev, lru_next, hnext;
 	uint8_t used;
+	uint8_t head;   /* run buffer of the latest run */
+	uint8_t nsig;   /* runs whose signatures are known, <= period_max + 1 */
+	uint8_t bad;    /* bad runs in a row */
+	uint8_t backoff;
+	uint32_t bn[PHASE_PERIOD_MAX];          /* entries per run buffer */
+	uint64_t sig[PHASE_PERIOD_MAX + 1];     /* [0] latest run's set hash, [1] the one before... */
+	uint32_t sign[PHASE_PERIOD_MAX + 1];    /* ... and its entry count */
 };
 
 struct phase_stats {
@@ -56,10 +81,13 @@ struct phase_stats {
 	uint64_t invalidated; /* entries marked invalid by an own put */
 	uint64_t evicted;     /* phases dropped to make room (LRU) */
 	uint64_t full;        /* misses not recorded: max_gets reached */
+	uint64_t periodic;    /* runs predicted from a run before the last (period >= 2) */
+	uint64_t backoffs;    /* phases backed off (PHASE_BAD_RUNS bad runs in a row) */
+	uint64_t dry;         /* runs of backed-off phases: predicted, not to be prefetched */
 };
 
 struct phase_table {
-	uint32_t max_phases, max_gets;
+	uint32_t max_phases, max_gets, period_max;
 	uint32_t nphases;
 	uint32_t nbuckets; /* phase id hash, power of two */
 	uint32_t lru_head, lru_tail, free_head;
@@ -69,6 +97,9 @@ struct phase_table {
 	/* the current run */
 	uint32_t cur;          /* slot, PH_NIL between phases */
 	uint32_t npred;        /* entries [0, npred) were predicted */
+	uint32_t period;       /* the prediction's: the run that many back (0: none) */
+	uint8_t matched;       /* the period was found (not the p = 1 guess) */
+	uint8_t dry;           /* backed off: predicted, not to be prefetched */
 	uint32_t nused;        /* entries in order[] */
 	uint32_t *order;       /* [max_gets] entry indices in the order of their gets */
 	uint32_t gnbuckets;    /* (pe, off, len) hash of unused predicted entries */
@@ -79,16 +110,20 @@ struct phase_table {
 	struct phase_stats st;
 };
 
-/* 0 or -errno: -EINVAL (a bound is 0, or max_phases * max_gets > 2^24),
- * -ENOMEM. */
+/* 0 or -errno: -EINVAL (a bound is 0, period_max > PHASE_PERIOD_MAX, or
+ * max_phases * max_gets > 2^24), -ENOMEM. */
+int phase_init_periods(struct phase_table *t, uint32_t max_phases, uint32_t max_gets,
+		       uint32_t period_max);
+/* period_max 1: the last run predicts the next. */
 int phase_init(struct phase_table *t, uint32_t max_phases, uint32_t max_gets);
 void phase_fini(struct phase_table *t);
 
 /* A synchronisation event with this id: a new run of its phase starts (a
  * phase still current is ended first, see phase_end). Returns the gets
- * recorded for it, in the program order of its latest run, *n entries
- * (0 the first time: recording). The caller issues them as prefetches and
- * may set state and cookie. The array stays valid, and grows by the misses
+ * predicted for it (the run t->period back, in its program order), *n
+ * entries (0 the first time: recording). Unless t->dry, the caller issues
+ * them as prefetches; it may set state and cookie (cookies travel with the
+ * entries from run to run). The array stays valid, and grows by the misses
  * appended, until phase_end. Never NULL. */
 struct phase_get *phase_begin(struct phase_table *t, uint64_t id, uint32_t *n);
 
@@ -108,14 +143,15 @@ uint32_t phase_invalidate(struct phase_table *t, int32_t pe, uint64_t off, uint6
 /* End of the current run: predicted entries not used are dropped from the
  * history (mispredictions: the caller reaps their prefetches BEFORE this
  * call, e.g. by scanning phase_current for entries without PHASE_F_USED);
- * the rest is stored in the order of this run's gets. Returns the number
- * dropped (0 if no phase is current). */
+ * the rest is stored in the order of this run's gets, as the latest run.
+ * The run is judged for the back-off. Returns the number dropped (0 if no
+ * phase is current). */
 uint32_t phase_end(struct phase_table *t);
 
 /* The current run's entries (predicted then appended), NULL and *n = 0
  * between phases. */
 struct phase_get *phase_current(struct phase_table *t, uint32_t *n);
-/* History size of a phase (0 if unknown); does not touch the LRU order. */
+/* Entries of a phase's latest run (0 if unknown); does not touch the LRU order. */
 uint32_t phase_history_size(const struct phase_table *t, uint64_t id);
 
 #endif

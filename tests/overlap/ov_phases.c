@@ -10,7 +10,11 @@
  *   ov_phases [iters] [blocks] [block_bytes] [mode]
  *   mode: 0 plain, 1 own put overlapping the next get, 2 order changes,
  *         3 the gets change for good at iteration 5 (half the length),
- *         4 as 1 with an own atomic (SET, then FETCH_ADD 0) instead of the put
+ *         4 as 1 with an own atomic (SET, then FETCH_ADD 0) instead of the put,
+ *         5 a double buffer: iterations alternate between the first and the
+ *           second half of the blocks (period 2, blocks/2 gets),
+ *         6 the same over thirds (period 3, blocks/3 gets),
+ *         7 blocks/2 gets of 64 bytes at random places, new every iteration
  */
 #include <hoist.h>
 #include <inttypes.h>
@@ -52,8 +56,20 @@ int main(int argc, char **argv)
 			return 4;
 		}
 		int shift = mode == 2 ? (it / 3) % 2 : 0; /* pattern changes */
-		for (int b = 0; b < blocks; b++) {
+		int ngets = mode == 5 || mode == 7 ? blocks / 2 : mode == 6 ? blocks / 3 : blocks;
+		uint64_t rng = ((uint64_t)it << 32 | (uint64_t)me) * 0x9e3779b97f4a7c15ull + 1;
+		for (int b = 0; b < ngets; b++) {
 			int blk = (b + shift) % blocks;
+			size_t first = 0; /* first word read */
+			if (mode == 5)
+				blk = (it % 2) * (blocks / 2) + b;
+			if (mode == 6)
+				blk = (it % 3) * (blocks / 3) + b;
+			if (mode == 7) {
+				rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+				blk = (int)((rng >> 33) % (uint64_t)blocks);
+				first = (size_t)((rng >> 13) % (words - 8));
+			}
 			if (mode == 1 && b == blocks / 2) {
 				/* an own put into the range the next get reads: the
 				 * get must see it, not a prefetched copy */
@@ -75,13 +91,13 @@ int main(int argc, char **argv)
 					bad = 1;
 				}
 			}
-			size_t len = (mode == 3 && it >= 5) ? bytes / 2 : bytes;
-			if ((rc = hoist_get(buf, target, &heap[(size_t)blk * words], len))) {
+			size_t len = (mode == 3 && it >= 5) ? bytes / 2 : mode == 7 ? 64 : bytes;
+			if ((rc = hoist_get(buf, target, &heap[(size_t)blk * words + first], len))) {
 				fprintf(stderr, "pe %d get: %s\n", me, hoist_strerror(rc));
 				return 6;
 			}
 			for (size_t w = 0; w < len / 8; w++) {
-				uint64_t want = val(it, target, blk, w);
+				uint64_t want = val(it, target, blk, first + w);
 				if ((mode == 1 || mode == 4) && b == blocks / 2 && w == 0)
 					want = val(it, 1000 + me, blk, 0);
 				if (buf[w] != want) {

@@ -391,6 +391,141 @@ static struct g3 rand_get(uint64_t *rs)
 	return g;
 }
 
+static uint32_t last_period; /* of the run_set run */
+
+/* n gets of set `set` (disjoint address sets); returns the hits */
+static uint32_t run_set(struct phase_table *t, uint64_t id, int set, int n, uint32_t *pred)
+{
+	uint32_t np, hits = 0;
+	phase_begin(t, id, &np);
+	if (pred)
+		*pred = np;
+	last_period = t->period;
+	for (int i = 0; i < n; i++)
+		hits += phase_get(t, 1, (uint64_t)set * 65536 + (uint64_t)i * 64, 64) >= 0;
+	phase_end(t);
+	return hits;
+}
+
+/* a double buffer: two address sets alternate behind one call site. From
+ * the 4th run on every get is predicted (period 2); the last-run predictor
+ * (period_max 1) never predicts one. */
+START_TEST(test_period2)
+{
+	struct phase_table t;
+	ck_assert_int_eq(phase_init_periods(&t, 4, 64, 4), -EINVAL);
+	ck_assert_int_eq(phase_init_periods(&t, 4, 64, 0), -EINVAL);
+	ck_assert_int_eq(phase_init_periods(&t, 4, 64, 3), 0);
+	uint32_t np;
+	for (int r = 0; r < 20; r++) {
+		uint32_t h = run_set(&t, 7, r % 2, 10, &np);
+		if (r >= 3) {
+			ck_assert_uint_eq(h, 10);
+			ck_assert_uint_eq(np, 10);
+			ck_assert_uint_eq(last_period, 2);
+		}
+	}
+	ck_assert_uint_eq(t.st.hits, 17 * 10);
+	ck_assert_uint_eq(t.st.periodic, 17);
+	ck_assert_uint_eq(t.st.dry, 0); /* the period matched: never dry */
+	/* the last run's set is what the history reports */
+	ck_assert_uint_eq(phase_history_size(&t, 7), 10);
+	phase_fini(&t);
+	ck_assert_int_eq(phase_init(&t, 4, 64), 0);
+	for (int r = 0; r < 20; r++)
+		run_set(&t, 7, r % 2, 10, NULL);
+	ck_assert_uint_eq(t.st.hits, 0);
+	phase_fini(&t);
+}
+END_TEST
+
+/* period 3, interleaved with a period-1 phase; then the pattern becomes
+ * period 1 and is followed at once. */
+START_TEST(test_period3)
+{
+	struct phase_table t;
+	ck_assert_int_eq(phase_init_periods(&t, 4, 64, 3), 0);
+	uint32_t hits = 0, other = 0;
+	for (int r = 0; r < 30; r++) {
+		uint32_t h = run_set(&t, 9, r % 3, 8, NULL);
+		if (r >= 4)
+			ck_assert_uint_eq(h, 8);
+		hits += h;
+		other += run_set(&t, 10, 5, 3, NULL);
+	}
+	ck_assert_uint_eq(hits, 26 * 8);
+	ck_assert_uint_eq(other, 29 * 3);
+	/* a constant pattern now: the first run mispredicts, then p = 1 */
+	ck_assert_uint_eq(run_set(&t, 9, 2, 8, NULL), 0);
+	ck_assert_uint_eq(run_set(&t, 9, 2, 8, NULL), 8);
+	ck_assert_uint_eq(t.period, 0); /* between runs */
+	ck_assert_uint_eq(run_set(&t, 9, 2, 8, NULL), 8);
+	phase_fini(&t);
+}
+END_TEST
+
+/* gets that change every run: after PHASE_BAD_RUNS bad runs the phase is
+ * backed off (dry), and stays so; a pattern that repeats again ends it. */
+START_TEST(test_backoff)
+{
+	struct phase_table t;
+	ck_assert_int_eq(phase_init_periods(&t, 4, 64, 3), 0);
+	uint32_t np;
+	for (int r = 0; r < 20; r++) {
+		run_set(&t, 3, 100 + r, 8, &np);
+		ck_assert_int_eq(t.st.backoffs, r >= 2 ? 1 : 0);
+	}
+	ck_assert_uint_eq(t.st.dry, 17); /* runs 3..19 */
+	/* the same set twice: the 2nd run is still dry (no period matched
+	 * yet), and good: the back-off ends */
+	run_set(&t, 3, 1, 8, NULL);
+	phase_begin(&t, 3, &np);
+	ck_assert_int_eq(t.dry, 1);
+	for (int i = 0; i < 8; i++)
+		ck_assert_int_ge(phase_get(&t, 1, 65536 + (uint64_t)i * 64, 64), 0);
+	phase_end(&t);
+	phase_begin(&t, 3, &np);
+	ck_assert_int_eq(t.dry, 0);
+	ck_assert_uint_eq(np, 8);
+	phase_end(&t);
+	/* one bad run is not enough */
+	uint64_t b = t.st.backoffs;
+	run_set(&t, 3, 50, 8, NULL);
+	run_set(&t, 3, 50, 8, NULL);
+	ck_assert_uint_eq(t.st.backoffs, b);
+	phase_fini(&t);
+}
+END_TEST
+
+/* a window of 16 gets sliding along: by 4 a run the last run's prediction
+ * is mostly right (12 of 16 hit, never backed off); by 12 mostly wrong
+ * (backed off after 2 runs, dry from then on) */
+START_TEST(test_shifting_window)
+{
+	struct phase_table t;
+	ck_assert_int_eq(phase_init_periods(&t, 4, 64, 3), 0);
+	for (int step = 4; step <= 12; step += 8) {
+		uint64_t id = 100 + (uint64_t)step, h0 = t.st.hits, d0 = t.st.dry;
+		for (int r = 0; r < 12; r++) {
+			uint32_t np;
+			phase_begin(&t, id, &np);
+			for (int i = 0; i < 16; i++)
+				phase_get(&t, 2, (uint64_t)(r * step + i) * 8, 8);
+			phase_end(&t);
+		}
+		if (step == 4) {
+			ck_assert_uint_eq(t.st.hits - h0, 11 * 12);
+			ck_assert_uint_eq(t.st.dry - d0, 0);
+		} else {
+			ck_assert_uint_eq(t.st.hits - h0, 11 * 4);
+			ck_assert_uint_eq(t.st.dry - d0, 9); /* runs 3..11 */
+		}
+	}
+	ck_assert_uint_eq(t.st.backoffs, 1);
+	phase_fini(&t);
+}
+END_TEST
+
 START_TEST(test_random_vs_model)
 {
 	struct phase_table t;
@@ -466,6 +601,10 @@ int main(void)
 	tcase_add_test(tc, test_alternating);
 	tcase_add_test(tc, test_bounds);
 	tcase_add_test(tc, test_random_vs_model);
+	tcase_add_test(tc, test_period2);
+	tcase_add_test(tc, test_period3);
+	tcase_add_test(tc, test_backoff);
+	tcase_add_test(tc, test_shifting_window);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }
