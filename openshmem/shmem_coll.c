@@ -23,16 +23,24 @@
 /* the library's scratch for the WORLD collectives that libhoist lacks */
 #define COLL_BYTES SHM_SCRATCH_BYTES
 
-/* a team scratch slot: 64 sync words, a word per PE (collect's sizes), data */
+/* a team scratch slot: 64 sync words, a word per PE (collect's sizes), data.
+ * The slots come in chunks of SHM_TSLOTS_CHUNK, each one hoist_malloc'ed
+ * block: chunk 0 by shmem_init, the next ones when a split over a parent
+ * that holds every PE finds no free slot (shm__team_slots). Every PE has
+ * the same chunks: a chunk is only added where every PE takes part. */
 #define SLOT_SYNC 64
 #define SLOT_DATA (16 * 1024)
-char *shm__tscratch;
+static char *chunks[SHM_TCHUNKS_MAX];
+static int nchunks;
 static size_t slot_bytes;
-static uint64_t slots_used = 3; /* 0: active sets, 1: SHMEM_TEAM_SHARED */
+/* slot use at this PE, a bit per slot; 0: active sets, 1: SHMEM_TEAM_SHARED */
+static uint64_t slots_used[SHM_TCHUNKS_MAX];
+_Static_assert(SHM_TSLOTS_CHUNK <= 64, "a chunk's slots are bits of one word of slots_used");
 
 static uint64_t *slot_sync(const struct shmem__team *t)
 {
-	return (uint64_t *)(shm__tscratch + (size_t)t->slot * slot_bytes);
+	return (uint64_t *)(chunks[t->slot / SHM_TSLOTS_CHUNK] +
+			    (size_t)(t->slot % SHM_TSLOTS_CHUNK) * slot_bytes);
 }
 static uint64_t *slot_sizes(const struct shmem__team *t) { return slot_sync(t) + SLOT_SYNC; }
 static char *slot_data(const struct shmem__team *t)
@@ -43,19 +51,33 @@ static char *slot_data(const struct shmem__team *t)
 int shm__team_init(void)
 {
 	slot_bytes = (SLOT_SYNC + (size_t)shm__npes) * 8 + SLOT_DATA;
-	slots_used = 3;
-	shm__tscratch = hoist_malloc(SHM_TSLOTS * slot_bytes);
-	return shm__tscratch ? 0 : -ENOMEM;
+	memset(slots_used, 0, sizeof(slots_used));
+	slots_used[0] = 3;
+	nchunks = 0;
+	if (!(chunks[0] = hoist_malloc(SHM_TSLOTS_CHUNK * slot_bytes)))
+		return -ENOMEM;
+	nchunks = 1;
+	return 0;
 }
+
+void shm__team_fini(void)
+{
+	for (int c = nchunks - 1; c >= 0; c--) /* hoist_free is collective: same order */
+		hoist_free(chunks[c]);
+	nchunks = 0;
+}
+
+int shm__team_nslots(void) { return nchunks * SHM_TSLOTS_CHUNK; }
 
 void shm__team_slot_set(int slot, int used)
 {
-	if (slot < 0 || slot >= SHM_TSLOTS)
+	if (slot < 0 || slot >= nchunks * SHM_TSLOTS_CHUNK)
 		return;
+	uint64_t bit = (uint64_t)1 << (slot % SHM_TSLOTS_CHUNK);
 	if (used)
-		slots_used |= (uint64_t)1 << slot;
+		slots_used[slot / SHM_TSLOTS_CHUNK] |= bit;
 	else
-		slots_used &= ~((uint64_t)1 << slot);
+		slots_used[slot / SHM_TSLOTS_CHUNK] &= ~bit;
 }
 
 /* 0 when libhoist's collectives (over all PEs) serve team, 1 when the team
@@ -272,18 +294,39 @@ int shmem_alltoallsmem(shmem_team_t team, void *dest, const void *source, ptrdif
 }
 
 /* k free slots agreed over parent: the OR of the members' used masks (in
- * the library's scratch: libhoist's collectives want symmetric buffers) */
+ * the library's scratch: libhoist's collectives want symmetric buffers).
+ * None free and parent holds every PE: all PEs are here, see the same OR
+ * and add a chunk together (cleared, then a barrier, so no PE's sync words
+ * are written before they are zero). */
 int shm__team_slots(struct shmem__team *parent, int k, int *slots)
 {
-	uint64_t *m = (uint64_t *)shm__scratch;
-	m[0] = slots_used;
-	if (shmem_uint64_or_reduce(parent, &m[1], &m[0], 1))
+	uint64_t *m = (uint64_t *)shm__scratch, all[SHM_TCHUNKS_MAX];
+	memcpy(m, slots_used, sizeof(uint64_t) * (size_t)nchunks);
+	if (shmem_uint64_or_reduce(parent, &m[SHM_TCHUNKS_MAX], &m[0], (size_t)nchunks))
 		return -EIO;
-	uint64_t all = m[1];
-	for (int s = 0, got = 0; s < SHM_TSLOTS; s++)
-		if (!(all & ((uint64_t)1 << s)) && (slots[got] = s, ++got == k))
-			return 0;
-	return -ENOMEM;
+	memcpy(all, &m[SHM_TCHUNKS_MAX], sizeof(uint64_t) * (size_t)nchunks);
+	int got = 0;
+	for (int c = 0;; c++) {
+		if (c == nchunks) {
+			if (parent->n != shm__npes || nchunks == SHM_TCHUNKS_MAX)
+				return -ENOMEM;
+			char *p = hoist_malloc(SHM_TSLOTS_CHUNK * slot_bytes);
+			if (!p)
+				return -ENOMEM;
+			memset(p, 0, SHM_TSLOTS_CHUNK * slot_bytes);
+			int rc = hoist_barrier();
+			if (rc) {
+				hoist_free(p);
+				return rc;
+			}
+			chunks[nchunks] = p;
+			all[nchunks++] = 0;
+		}
+		for (int b = 0; b < SHM_TSLOTS_CHUNK; b++)
+			if (!(all[c] & ((uint64_t)1 << b)) &&
+			    (slots[got] = c * SHM_TSLOTS_CHUNK + b, ++got == k))
+				return 0;
+	}
 }
 
 #define DEF_COLL(T, N, a)                                                                          \

@@ -169,8 +169,7 @@ void shmem_finalize(void)
 		return;
 	hoist_free(shm__scratch);
 	shm__scratch = NULL;
-	hoist_free(shm__tscratch);
-	shm__tscratch = NULL;
+	shm__team_fini();
 	shm__err(hoist_finalize());
 	free(shm__shared.pes);
 	shm__shared.pes = NULL;

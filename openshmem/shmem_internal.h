@@ -34,8 +34,8 @@ struct shmem__ctx {
 	struct shmem__team *team;
 };
 /* A team: n members, this PE's index me, member i is world PE pes[i], or
- * start + i * stride when pes is NULL. slot: its symmetric scratch in
- * shm__tscratch (shmem_coll.c). */
+ * start + i * stride when pes is NULL. slot: its slot of the symmetric
+ * team scratch (shmem_coll.c). */
 struct shmem__team {
 	int n, me;
 	int *pes;
@@ -118,13 +118,19 @@ SHM_HIDDEN void shm__backoff(unsigned *polls);
 			shm__backoff(&polls_);                                \
 	} while (0)
 
-/* team scratch: SHM_TSLOTS slots, 0 for the active-set collectives, 1 for
+/* team scratch: slots in chunks of SHM_TSLOTS_CHUNK (at most
+ * SHM_TCHUNKS_MAX chunks), 0 for the active-set collectives, 1 for
  * SHMEM_TEAM_SHARED, the rest handed out by the team splits */
-#define SHM_TSLOTS 32
-extern SHM_HIDDEN char *shm__tscratch;
-/* allocates the team scratch (collective over all PEs, in shmem_init) */
+#define SHM_TSLOTS_CHUNK 32
+#define SHM_TCHUNKS_MAX 16 /* 512 slots */
+/* allocates the first chunk of the team scratch (collective over all PEs,
+ * in shmem_init); shm__team_fini frees every chunk (in shmem_finalize) */
 SHM_HIDDEN int shm__team_init(void);
-/* k free slots agreed over parent (collective over it): 0 or -errno */
+SHM_HIDDEN void shm__team_fini(void);
+/* slots there are now (every PE has the same) */
+SHM_HIDDEN int shm__team_nslots(void);
+/* k free slots agreed over parent (collective over it; may add a chunk,
+ * collective over all PEs, when parent holds every PE): 0 or -errno */
 SHM_HIDDEN int shm__team_slots(struct shmem__team *parent, int k, int *slots);
 /* slot use at this PE */
 SHM_HIDDEN void shm__team_slot_set(int slot, int used);
