@@ -4,6 +4,7 @@
  * libhoist.
  */
 #include <sched.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -25,18 +26,59 @@ shmem_team_t SHMEM_TEAM_SHARED = &shm__shared;
 static int initialized; /* 1 between shmem_init and shmem_finalize */
 static int first_error; /* atomic: any thread may record one */
 
-int shm__err(int rc)
+/* the message of the error kept last (first_error's, or the one
+ * shmemx_last_error returned last): written by the thread that kept it */
+static pthread_mutex_t msg_mu = PTHREAD_MUTEX_INITIALIZER;
+static char err_msg[320];
+
+int shm__errf(int rc, const char *fmt, ...)
 {
 	int none = 0;
-	if (rc < 0)
-		__atomic_compare_exchange_n(&first_error, &none, rc, 0, __ATOMIC_RELAXED,
-					    __ATOMIC_RELAXED);
+	if (rc >= 0 || !__atomic_compare_exchange_n(&first_error, &none, rc, 0, __ATOMIC_RELAXED,
+						    __ATOMIC_RELAXED))
+		return rc;
+	pthread_mutex_lock(&msg_mu);
+	if (fmt) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(err_msg, sizeof(err_msg), fmt, ap);
+		va_end(ap);
+	} else {
+		snprintf(err_msg, sizeof(err_msg), "%s", shmemx_strerror(rc));
+	}
+	pthread_mutex_unlock(&msg_mu);
 	return rc;
 }
+
+int shm__err(int rc) { return shm__errf(rc, NULL); }
 
 int shmemx_last_error(void)
 {
 	return __atomic_exchange_n(&first_error, 0, __ATOMIC_RELAXED);
+}
+
+const char *shmemx_last_error_string(void)
+{
+	static _Thread_local char copy[sizeof(err_msg)];
+	pthread_mutex_lock(&msg_mu);
+	memcpy(copy, err_msg, sizeof(copy));
+	pthread_mutex_unlock(&msg_mu);
+	return copy;
+}
+
+int shm__rma_err(const char *fn, int rc, int pe, const void *remote, size_t n)
+{
+	if (rc >= 0)
+		return rc;
+	if (rc == -EFAULT && remote && !hoist_is_symmetric(remote, 1))
+		return shm__errf(rc,
+				 "%s: %p (PE %d's side) is not symmetric: not in the symmetric heap "
+				 "nor in the program's global or static data",
+				 fn, remote, pe);
+	if (rc == -EFAULT && remote && n && !hoist_is_symmetric(remote, n))
+		return shm__errf(rc, "%s: %p + %zu bytes (PE %d's side) runs past the end of the "
+				     "symmetric memory it starts in", fn, remote, n, pe);
+	return shm__errf(rc, "%s (PE %d, address %p): %s", fn, pe, remote, shmemx_strerror(rc));
 }
 
 void shm__backoff(unsigned *polls)
@@ -58,21 +100,29 @@ const char *shmemx_strerror(int err)
 
 int shm__ctx(shmem_ctx_t ctx)
 {
-	return ctx && ctx->magic == SHM_CTX_MAGIC ? 0 : shm__err(-EINVAL);
+	return ctx && ctx->magic == SHM_CTX_MAGIC
+		       ? 0
+		       : shm__errf(-EINVAL, "context %p is not a live context (SHMEM_CTX_INVALID, "
+					    "destroyed, or not one)", (void *)ctx);
 }
 
-int shm__ctx_pe(shmem_ctx_t ctx, int pe)
+int shm__ctx_pe_(const char *fn, shmem_ctx_t ctx, int pe)
 {
-	if (shm__ctx(ctx))
-		return -1;
-	const struct shmem__team *t = ctx->team;
-	if (!t->pes)
-		return pe; /* world numbering: libhoist checks the range */
-	if (pe < 0 || pe >= t->n) {
-		shm__err(-EINVAL);
+	if (!ctx || ctx->magic != SHM_CTX_MAGIC) {
+		shm__errf(-EINVAL, "%s: context %p is not a live context (SHMEM_CTX_INVALID, "
+				   "destroyed, or not one)", fn, (void *)ctx);
 		return -1;
 	}
-	return t->pes[pe];
+	const struct shmem__team *t = ctx->team;
+	if (pe < 0 || pe >= t->n) {
+		if (t == &shm__world)
+			shm__errf(-EINVAL, "%s: PE %d outside SHMEM_TEAM_WORLD (%d PEs)", fn, pe, t->n);
+		else
+			shm__errf(-EINVAL, "%s: PE %d outside the context's team (%d PEs)", fn, pe,
+				  t->n);
+		return -1;
+	}
+	return shm__team_pe(t, pe);
 }
 
 hoist_cmp_t shm__cmp(int cmp)

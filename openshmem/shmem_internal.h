@@ -135,14 +135,23 @@ SHM_HIDDEN int shm__team_slots(struct shmem__team *parent, int k, int *slots);
 /* slot use at this PE */
 SHM_HIDDEN void shm__team_slot_set(int slot, int used);
 
-/* keep the first error for shmemx_last_error(); returns rc */
+/* keep the first error for shmemx_last_error(); returns rc. shm__errf
+ * keeps, with it, the message shmemx_last_error_string() returns (printf
+ * format; shm__err's message is shmemx_strerror's text) */
 SHM_HIDDEN int shm__err(int rc);
+SHM_HIDDEN int shm__errf(int rc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* rc (< 0: kept) of routine fn's libhoist call on world PE pe with the
+ * remote (symmetric) address remote of n bytes (0: unknown): the message
+ * names a non-symmetric address */
+SHM_HIDDEN int shm__rma_err(const char *fn, int rc, int pe, const void *remote, size_t n);
 /* 0 for a live context (SHMEM_CTX_DEFAULT or created), else records and
  * returns -EINVAL */
 SHM_HIDDEN int shm__ctx(shmem_ctx_t ctx);
-/* the world PE of ctx's team-relative pe; -1 (error recorded) for an
- * invalid context or a pe outside its team */
-SHM_HIDDEN int shm__ctx_pe(shmem_ctx_t ctx, int pe);
+/* the world PE of ctx's team-relative pe; -1 (error recorded, the
+ * message naming the calling routine) for an invalid context or a pe
+ * outside its team */
+SHM_HIDDEN int shm__ctx_pe_(const char *fn, shmem_ctx_t ctx, int pe);
+#define shm__ctx_pe(ctx, pe) shm__ctx_pe_(__func__, ctx, pe)
 /* SHMEM_CMP_* -> hoist_cmp_t; 0 for an unknown comparison */
 SHM_HIDDEN hoist_cmp_t shm__cmp(int cmp);
 
