@@ -370,6 +370,19 @@ int shmem_team_translate_pe(shmem_team_t src_team, int src_pe, shmem_team_t dest
 	return -1;
 }
 
+/* the message for shm__team_slots' -ENOMEM in split fn */
+static int slots_err(const char *fn, shmem_team_t parent, int rc)
+{
+	if (rc != -ENOMEM)
+		return rc;
+	if (parent->n == shm__npes)
+		return shm__errf(rc, "%s: no free team scratch slot: all %d are held and no more "
+				     "could be added (the limit, or the symmetric heap is full)",
+				 fn, shm__team_nslots());
+	return shm__errf(rc, "%s: no free team scratch slot: the parent's members hold all %d; only "
+			     "a split of a parent of all PEs adds slots", fn, shm__team_nslots());
+}
+
 /* the team of parent's members start + i * stride (i < size) at slot, or
  * SHMEM_TEAM_INVALID when this PE is not one of them; 0 or -ENOMEM */
 static int team_make(shmem_team_t parent, int start, int stride, int size, int slot,
@@ -416,7 +429,7 @@ int shmem_team_split_strided(shmem_team_t parent_team, int start, int stride, in
 	if (!parent_team || size < 1 || start < 0 || start >= parent_team->n || last < 0 ||
 	    last >= parent_team->n || (stride == 0 && size > 1))
 		return shm__err(-EINVAL);
-	int slot, rc = shm__team_slots(parent_team, 1, &slot);
+	int slot, rc = slots_err(__func__, parent_team, shm__team_slots(parent_team, 1, &slot));
 	if (!rc)
 		rc = team_make(parent_team, start, stride, size, slot, config, config_mask,
 			       new_team);
@@ -438,7 +451,7 @@ int shmem_team_split_2d(shmem_team_t parent_team, int xrange,
 	int n = parent_team->n, me = parent_team->me;
 	if (xrange > n)
 		xrange = n;
-	int slots[2], rc = shm__team_slots(parent_team, 2, slots);
+	int slots[2], rc = slots_err(__func__, parent_team, shm__team_slots(parent_team, 2, slots));
 	if (rc)
 		return shm__err(rc) ? -1 : 0;
 	int row = me / xrange, col = me % xrange;

@@ -3,7 +3,7 @@
  * was wrong (shmemx_last_error, shmemx_last_error_string), and the program
  * goes on: a non-symmetric address (put, get, atomic, put_signal), a PE
  * outside SHMEM_TEAM_WORLD or outside a team context's team, an invalid
- * context and team, and team collectives called with mismatched arguments
+ * context and team, splits of a parent without every PE past the slots, and team collectives called with mismatched arguments
  * (broadcast nelems and PE_root, PE_root outside the team, fcollect and
  * alltoall nelems, a reduction's nreduce, including 0 against 1): every
  * member gets -EINVAL and the same message, no data moves (dest and the
@@ -81,6 +81,27 @@ int main(void)
 			 tn, tn);
 		expect(-EINVAL, want, "ctx p outside the team");
 		shmem_ctx_destroy(ctx);
+	}
+	/* splits of a parent without every PE use the slots there are: they
+	 * run out, with a message, and the teams made work */
+	if (even != SHMEM_TEAM_INVALID && shmem_team_n_pes(even) < npes) {
+		IT_WHERE("slots of a smaller parent");
+		static shmem_team_t sub[600];
+		int made = 0, tn = shmem_team_n_pes(even);
+		while (made < 600 && shmem_team_split_strided(even, 0, 1, tn, NULL, 0, &sub[made]) == 0)
+			made++;
+		CHECK(made >= 20 && made < 600, "%d splits of the even PEs", made);
+		expect(-ENOMEM, "shmem_team_split_strided: no free team scratch slot: the parent's "
+				"members hold all", "splits of the even PEs run out");
+		int one = 1, sum = 0;
+		static int s1, d1;
+		s1 = one;
+		CHECK(shmem_int_sum_reduce(sub[made - 1], &d1, &s1, 1) == 0, "sum on the last");
+		sum = d1;
+		CHECK(sum == tn, "sum on the last team %d, want %d", sum, tn);
+		while (made > 0)
+			shmem_team_destroy(sub[--made]);
+		NO_ERROR("smaller parent");
 	}
 	shmem_ctx_long_p(SHMEM_CTX_INVALID, &gx, 5, 0);
 	expect(-EINVAL, "shmem_ctx_long_p: context (nil) is not a live context", "invalid ctx");

@@ -263,7 +263,7 @@ int main(void)
 			live[i] = SHMEM_TEAM_INVALID;
 			CHECK(shmem_team_split_strided(SHMEM_TEAM_WORLD, st, stride, size, NULL, 0,
 						       &live[i]) == 0,
-			      "live split %d: %s", i, shmemx_strerror(shmemx_last_error()));
+			      "live split %d: %s", i, shmemx_last_error_string());
 			int in = me >= st && (me - st) % stride == 0;
 			CHECK((live[i] != SHMEM_TEAM_INVALID) == in, "live team %d membership", i);
 		}
