@@ -347,7 +347,18 @@ static int alltoalls_bytes(shmem_team_t team, void *dest, const void *source, pt
 		return -1;
 	if (w)
 		return coll_rc(talltoalls(team, "shmem_alltoalls", dest, source, dst, sst, nelems, es));
-	int rc = hoist_barrier(); /* every PE entered: dest is free */
+	if (64 + 8 * (size_t)shm__npes > COLL_BYTES)
+		return coll_rc(-ENOSYS);
+	/* every PE's size gathered (as collect does): every PE entered (dest is
+	 * free), and all see whether the sizes agree before anything is put */
+	uint64_t *mine = (uint64_t *)shm__scratch, *all = (uint64_t *)(shm__scratch + 64);
+	*mine = nelems * es;
+	int rc = hoist_allgather(all, mine, sizeof(*mine));
+	for (int p = 1; !rc && p < shm__npes; p++)
+		if (all[p] != all[0])
+			rc = shm__errf(-EINVAL, "shmem_alltoalls on all PEs: nelems (in bytes) differs "
+						"between PEs 0 and %d (%llu and %llu)", p,
+				       (unsigned long long)all[0], (unsigned long long)all[p]);
 	for (int p = 0; !rc && p < shm__npes && nelems; p++) {
 		int q = (shm__me + p) % shm__npes;
 		char *d = (char *)dest + (ptrdiff_t)shm__me * (ptrdiff_t)nelems * dst * (ptrdiff_t)es;

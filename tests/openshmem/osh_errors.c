@@ -10,7 +10,8 @@
  * words after it keep their values), nobody hangs, and a correct call on
  * the same team right after works. On SHMEM_TEAM_WORLD a disagreeing
  * broadcast, fcollect or reduction (0 elements at one PE included) is
- * refused by libhoist on every PE, and 0 elements everywhere is no error.
+ * refused by libhoist on every PE, an alltoalls by the library (the sizes
+ * are gathered first), and 0 elements everywhere is no error.
  */
 #include "osh_common.h"
 
@@ -184,6 +185,14 @@ int main(void)
 	      "world broadcast fails");
 	expect(-EINVAL, "shmem_broadcast on all PEs: nelems or PE_root differ between PEs",
 	       "world broadcast, nelems 2 at PE 0");
+	for (int i = 0; i < 8 * npes; i++)
+		dst[i] = -7;
+	shmem_barrier_all();
+	CHECK(shmem_long_alltoalls(SHMEM_TEAM_WORLD, dst, src, 1, 1, me == 1 ? 2 : 1) != 0,
+	      "world alltoalls fails");
+	expect(-EINVAL, "shmem_alltoalls on all PEs: nelems (in bytes) differs between PEs 0 and 1 "
+			"(8 and 16)", "world alltoalls, nelems 2 at PE 1");
+	UNTOUCHED("world alltoalls");
 	/* 0 at one PE: still a collective call, refused on every PE */
 	CHECK(shmem_long_fcollect(SHMEM_TEAM_WORLD, dst, src, me == 1 ? 0 : 1) != 0,
 	      "world fcollect fails");
