@@ -23,16 +23,24 @@
 /* the library's scratch for the WORLD collectives that libhoist lacks */
 #define COLL_BYTES SHM_SCRATCH_BYTES
 
-/* a team scratch slot: 64 sync words, a word per PE (collect's sizes), data */
+/* a team scratch slot: 64 sync words, a word per PE (collect's sizes), data.
+ * The slots come in chunks of SHM_TSLOTS_CHUNK, each one hoist_malloc'ed
+ * block: chunk 0 by shmem_init, the next ones when a split over a parent
+ * that holds every PE finds no free slot (shm__team_slots). Every PE has
+ * the same chunks: a chunk is only added where every PE takes part. */
 #define SLOT_SYNC 64
 #define SLOT_DATA (16 * 1024)
-char *shm__tscratch;
+static char *chunks[SHM_TCHUNKS_MAX];
+static int nchunks;
 static size_t slot_bytes;
-static uint64_t slots_used = 3; /* 0: active sets, 1: SHMEM_TEAM_SHARED */
+/* slot use at this PE, a bit per slot; 0: active sets, 1: SHMEM_TEAM_SHARED */
+static uint64_t slots_used[SHM_TCHUNKS_MAX];
+_Static_assert(SHM_TSLOTS_CHUNK <= 64, "a chunk's slots are bits of one word of slots_used");
 
 static uint64_t *slot_sync(const struct shmem__team *t)
 {
-	return (uint64_t *)(shm__tscratch + (size_t)t->slot * slot_bytes);
+	return (uint64_t *)(chunks[t->slot / SHM_TSLOTS_CHUNK] +
+			    (size_t)(t->slot % SHM_TSLOTS_CHUNK) * slot_bytes);
 }
 static uint64_t *slot_sizes(const struct shmem__team *t) { return slot_sync(t) + SLOT_SYNC; }
 static char *slot_data(const struct shmem__team *t)
@@ -43,35 +51,66 @@ static char *slot_data(const struct shmem__team *t)
 int shm__team_init(void)
 {
 	slot_bytes = (SLOT_SYNC + (size_t)shm__npes) * 8 + SLOT_DATA;
-	slots_used = 3;
-	shm__tscratch = hoist_malloc(SHM_TSLOTS * slot_bytes);
-	return shm__tscratch ? 0 : -ENOMEM;
+	memset(slots_used, 0, sizeof(slots_used));
+	slots_used[0] = 3;
+	nchunks = 0;
+	if (!(chunks[0] = hoist_malloc(SHM_TSLOTS_CHUNK * slot_bytes)))
+		return -ENOMEM;
+	nchunks = 1;
+	return 0;
 }
+
+void shm__team_fini(void)
+{
+	for (int c = nchunks - 1; c >= 0; c--) /* hoist_free is collective: same order */
+		hoist_free(chunks[c]);
+	nchunks = 0;
+}
+
+int shm__team_nslots(void) { return nchunks * SHM_TSLOTS_CHUNK; }
 
 void shm__team_slot_set(int slot, int used)
 {
-	if (slot < 0 || slot >= SHM_TSLOTS)
+	if (slot < 0 || slot >= nchunks * SHM_TSLOTS_CHUNK)
 		return;
+	uint64_t bit = (uint64_t)1 << (slot % SHM_TSLOTS_CHUNK);
 	if (used)
-		slots_used |= (uint64_t)1 << slot;
+		slots_used[slot / SHM_TSLOTS_CHUNK] |= bit;
 	else
-		slots_used &= ~((uint64_t)1 << slot);
+		slots_used[slot / SHM_TSLOTS_CHUNK] &= ~bit;
 }
 
 /* 0 when libhoist's collectives (over all PEs) serve team, 1 when the team
  * collectives do, -1 (error kept) for no team */
-static int world_team(shmem_team_t team)
+static int world_team_(const char *fn, shmem_team_t team)
 {
 	if (team == SHMEM_TEAM_WORLD || (team == SHMEM_TEAM_SHARED && shm__shared.n == shm__npes))
 		return 0;
 	if (!team || team->me < 0 || team->slot < 0) {
-		shm__err(-EINVAL);
+		shm__errf(-EINVAL, "%s: team %p is not a team this PE is in (SHMEM_TEAM_INVALID, "
+				   "destroyed, or not one)", fn, (void *)team);
 		return -1;
 	}
 	return 1;
 }
+#define world_team(team) world_team_(__func__, team)
 
 static int coll_rc(int rc) { return shm__err(rc) ? -1 : 0; }
+
+/* the result of a libhoist collective (over all PEs) of routine fn: its
+ * -EINVAL is a bad or disagreeing argument (libhoist compares the PEs'
+ * arguments, and fails the collective on every PE), its -EFAULT a
+ * non-symmetric dest or source */
+static int wcoll_rc(const char *fn, int rc, const char *args)
+{
+	if (rc == -EINVAL)
+		rc = shm__errf(rc, "%s on all PEs: %s differ between PEs, or one is out of range "
+				   "(libhoist's collective refused the call on every PE)", fn, args);
+	else if (rc == -EFAULT)
+		rc = shm__errf(rc, "%s on all PEs: dest or source (with its size) is not symmetric",
+			       fn);
+	return coll_rc(rc);
+}
 
 /* ---- team collectives on puts, atomics and waits ------------------------- */
 static int tsync(const struct shmem__team *t)
@@ -105,22 +144,73 @@ static int tput(const struct shmem__team *t, int i, void *dst, const void *src, 
 	return hoist_put(shm__team_pe(t, i), dst, src, n);
 }
 
-/* to_root 0: the root's dest is not written (the active-set form) */
-static int tbcast(const struct shmem__team *t, void *dest, const void *source, size_t nbytes,
-		  int root, int to_root)
+/* Mismatched arguments of a team collective: every member puts its size
+ * (and root) into word me of every member's slot sizes (as collect does),
+ * before the sync that the collective has anyway (alltoall, the first
+ * chunk of a reduction) or one more (broadcast, fcollect, which write
+ * into dest at once and so must know before any data moves). After the
+ * sync every member sees every member's word, so all come to the same
+ * verdict: 0, or -EINVAL on every member with a message naming the first
+ * member that differs from member 0; the callers then end with the
+ * collective's last sync and move no data, so a mismatch neither hangs nor
+ * writes past anyone's dest. A word: the size in the low 44 bits, root + 1
+ * in the high 20 (0: no root). */
+#define ARGS_SIZE_BITS 44
+static uint64_t targs_word(size_t size, int root)
 {
-	if (root < 0 || root >= t->n)
-		return -EINVAL;
+	return ((uint64_t)size & (((uint64_t)1 << ARGS_SIZE_BITS) - 1)) |
+	       ((uint64_t)(root + 1) << ARGS_SIZE_BITS);
+}
+
+static int targs_put(const struct shmem__team *t, size_t size, int root)
+{
+	uint64_t *w = slot_sizes(t), mine = targs_word(size, root);
 	int rc = 0;
+	for (int i = 0; !rc && i < t->n; i++)
+		rc = tput(t, i, &w[t->me], &mine, sizeof(mine));
+	return rc;
+}
+
+/* after the sync: what targs_put put; size_name says what size is */
+static int targs_check(const struct shmem__team *t, const char *fn, const char *size_name)
+{
+	const uint64_t *w = slot_sizes(t);
+	uint64_t smask = ((uint64_t)1 << ARGS_SIZE_BITS) - 1;
+	for (int i = 1; i < t->n; i++) {
+		if (w[i] == w[0])
+			continue;
+		if ((w[i] & smask) != (w[0] & smask))
+			return shm__errf(-EINVAL, "%s: %s differs between team PEs 0 and %d (%llu and "
+						  "%llu)", fn, size_name, i,
+					 (unsigned long long)(w[0] & smask),
+					 (unsigned long long)(w[i] & smask));
+		return shm__errf(-EINVAL, "%s: PE_root differs between team PEs 0 and %d (%d and %d)",
+				 fn, i, (int)(w[0] >> ARGS_SIZE_BITS) - 1,
+				 (int)(w[i] >> ARGS_SIZE_BITS) - 1);
+	}
+	return 0;
+}
+
+/* to_root 0: the root's dest is not written (the active-set form) */
+static int tbcast(const struct shmem__team *t, const char *fn, void *dest, const void *source,
+		  size_t nbytes, int root, int to_root)
+{
+	int rc = targs_put(t, nbytes, root);
+	if (!rc && !(rc = tsync(t)) && !(rc = targs_check(t, fn, "nelems (in bytes)")) &&
+	    (root < 0 || root >= t->n))
+		rc = shm__errf(-EINVAL, "%s: PE_root %d outside the team (%d PEs)", fn, root, t->n);
 	for (int i = 0; t->me == root && !rc && i < t->n - !to_root && nbytes; i++)
 		rc = tput(t, (root + 1 + i) % t->n, dest, source, nbytes);
 	int src = tsync(t);
 	return rc ? rc : src;
 }
 
-static int tfcollect(const struct shmem__team *t, void *dest, const void *source, size_t nbytes)
+static int tfcollect(const struct shmem__team *t, const char *fn, void *dest, const void *source,
+		     size_t nbytes)
 {
-	int rc = 0;
+	int rc = targs_put(t, nbytes, -1);
+	if (!rc && !(rc = tsync(t)))
+		rc = targs_check(t, fn, "nelems (in bytes)");
 	char *d = (char *)dest + (size_t)t->me * nbytes;
 	for (int i = 0; !rc && i < t->n && nbytes; i++)
 		rc = tput(t, (t->me + 1 + i) % t->n, d, source, nbytes);
@@ -145,10 +235,12 @@ static int tcollect(const struct shmem__team *t, void *dest, const void *source,
 	return rc ? rc : src;
 }
 
-static int talltoalls(const struct shmem__team *t, void *dest, const void *source, ptrdiff_t dst,
-		      ptrdiff_t sst, size_t nelems, size_t es)
+static int talltoalls(const struct shmem__team *t, const char *fn, void *dest, const void *source,
+		      ptrdiff_t dst, ptrdiff_t sst, size_t nelems, size_t es)
 {
-	int rc = tsync(t); /* every member entered: dest is free */
+	int rc = targs_put(t, nelems * es, -1);
+	if (!rc && !(rc = tsync(t))) /* every member entered: dest is free */
+		rc = targs_check(t, fn, "nelems (in bytes)");
 	for (int p = 0; !rc && p < t->n && nelems; p++) {
 		int q = (t->me + 1 + p) % t->n;
 		char *d = (char *)dest + (ptrdiff_t)t->me * (ptrdiff_t)nelems * dst * (ptrdiff_t)es;
@@ -184,10 +276,11 @@ int shmem_broadcastmem(shmem_team_t team, void *dest, const void *source, size_t
 	if (w < 0)
 		return -1;
 	if (w)
-		return coll_rc(tbcast(team, dest, source, nelems, PE_root, 1));
-	if (nelems == 0)
-		return 0;
-	return coll_rc(hoist_broadcast(dest, source, nelems, PE_root));
+		return coll_rc(tbcast(team, "shmem_broadcast", dest, source, nelems, PE_root, 1));
+	if (nelems == 0) /* still called: a PE passing 0 where others do not is told */
+		dest = shm__scratch, source = shm__scratch;
+	return wcoll_rc("shmem_broadcast", hoist_broadcast(dest, source, nelems, PE_root),
+			"nelems or PE_root");
 }
 
 int shmem_fcollectmem(shmem_team_t team, void *dest, const void *source, size_t nelems)
@@ -196,10 +289,10 @@ int shmem_fcollectmem(shmem_team_t team, void *dest, const void *source, size_t 
 	if (w < 0)
 		return -1;
 	if (w)
-		return coll_rc(tfcollect(team, dest, source, nelems));
-	if (nelems == 0)
-		return 0;
-	return coll_rc(hoist_allgather(dest, source, nelems));
+		return coll_rc(tfcollect(team, "shmem_fcollect", dest, source, nelems));
+	if (nelems == 0) /* still called: a PE passing 0 where others do not is told */
+		dest = shm__scratch, source = shm__scratch;
+	return wcoll_rc("shmem_fcollect", hoist_allgather(dest, source, nelems), "nelems");
 }
 
 int shmem_alltoallmem(shmem_team_t team, void *dest, const void *source, size_t nelems)
@@ -208,10 +301,10 @@ int shmem_alltoallmem(shmem_team_t team, void *dest, const void *source, size_t 
 	if (w < 0)
 		return -1;
 	if (w)
-		return coll_rc(talltoalls(team, dest, source, 1, 1, nelems, 1));
-	if (nelems == 0)
-		return 0;
-	return coll_rc(hoist_alltoall(dest, source, nelems));
+		return coll_rc(talltoalls(team, "shmem_alltoall", dest, source, 1, 1, nelems, 1));
+	if (nelems == 0) /* still called: a PE passing 0 where others do not is told */
+		dest = shm__scratch, source = shm__scratch;
+	return wcoll_rc("shmem_alltoall", hoist_alltoall(dest, source, nelems), "nelems");
 }
 
 /* Blocks of different sizes: the sizes are gathered (which also tells that
@@ -253,8 +346,19 @@ static int alltoalls_bytes(shmem_team_t team, void *dest, const void *source, pt
 	if (w < 0)
 		return -1;
 	if (w)
-		return coll_rc(talltoalls(team, dest, source, dst, sst, nelems, es));
-	int rc = hoist_barrier(); /* every PE entered: dest is free */
+		return coll_rc(talltoalls(team, "shmem_alltoalls", dest, source, dst, sst, nelems, es));
+	if (64 + 8 * (size_t)shm__npes > COLL_BYTES)
+		return coll_rc(-ENOSYS);
+	/* every PE's size gathered (as collect does): every PE entered (dest is
+	 * free), and all see whether the sizes agree before anything is put */
+	uint64_t *mine = (uint64_t *)shm__scratch, *all = (uint64_t *)(shm__scratch + 64);
+	*mine = nelems * es;
+	int rc = hoist_allgather(all, mine, sizeof(*mine));
+	for (int p = 1; !rc && p < shm__npes; p++)
+		if (all[p] != all[0])
+			rc = shm__errf(-EINVAL, "shmem_alltoalls on all PEs: nelems (in bytes) differs "
+						"between PEs 0 and %d (%llu and %llu)", p,
+				       (unsigned long long)all[0], (unsigned long long)all[p]);
 	for (int p = 0; !rc && p < shm__npes && nelems; p++) {
 		int q = (shm__me + p) % shm__npes;
 		char *d = (char *)dest + (ptrdiff_t)shm__me * (ptrdiff_t)nelems * dst * (ptrdiff_t)es;
@@ -272,18 +376,39 @@ int shmem_alltoallsmem(shmem_team_t team, void *dest, const void *source, ptrdif
 }
 
 /* k free slots agreed over parent: the OR of the members' used masks (in
- * the library's scratch: libhoist's collectives want symmetric buffers) */
+ * the library's scratch: libhoist's collectives want symmetric buffers).
+ * None free and parent holds every PE: all PEs are here, see the same OR
+ * and add a chunk together (cleared, then a barrier, so no PE's sync words
+ * are written before they are zero). */
 int shm__team_slots(struct shmem__team *parent, int k, int *slots)
 {
-	uint64_t *m = (uint64_t *)shm__scratch;
-	m[0] = slots_used;
-	if (shmem_uint64_or_reduce(parent, &m[1], &m[0], 1))
+	uint64_t *m = (uint64_t *)shm__scratch, all[SHM_TCHUNKS_MAX];
+	memcpy(m, slots_used, sizeof(uint64_t) * (size_t)nchunks);
+	if (shmem_uint64_or_reduce(parent, &m[SHM_TCHUNKS_MAX], &m[0], (size_t)nchunks))
 		return -EIO;
-	uint64_t all = m[1];
-	for (int s = 0, got = 0; s < SHM_TSLOTS; s++)
-		if (!(all & ((uint64_t)1 << s)) && (slots[got] = s, ++got == k))
-			return 0;
-	return -ENOMEM;
+	memcpy(all, &m[SHM_TCHUNKS_MAX], sizeof(uint64_t) * (size_t)nchunks);
+	int got = 0;
+	for (int c = 0;; c++) {
+		if (c == nchunks) {
+			if (parent->n != shm__npes || nchunks == SHM_TCHUNKS_MAX)
+				return -ENOMEM;
+			char *p = hoist_malloc(SHM_TSLOTS_CHUNK * slot_bytes);
+			if (!p)
+				return -ENOMEM;
+			memset(p, 0, SHM_TSLOTS_CHUNK * slot_bytes);
+			int rc = hoist_barrier();
+			if (rc) {
+				hoist_free(p);
+				return rc;
+			}
+			chunks[nchunks] = p;
+			all[nchunks++] = 0;
+		}
+		for (int b = 0; b < SHM_TSLOTS_CHUNK; b++)
+			if (!(all[c] & ((uint64_t)1 << b)) &&
+			    (slots[got] = c * SHM_TSLOTS_CHUNK + b, ++got == k))
+				return 0;
+	}
 }
 
 #define DEF_COLL(T, N, a)                                                                          \
@@ -345,21 +470,30 @@ SHMEM__RMA_TYPES(DEF_COLL, )
 
 /* a team's reduction: the members' parts (chunks of the slot's data) are
  * put into every member's slot, and each member reduces them in member
- * order; the sync after a chunk frees the slot for the next */
+ * order; the sync after a chunk frees the slot for the next. The first
+ * chunk (one even for nreduce 0, so that a member passing 0 is not left
+ * out) also carries the nreduce check (targs_put): a member whose nreduce
+ * differs has written only within the slot, and every member stops after
+ * that chunk's second sync */
 #define DEF_TRED(T, N, op)                                                                         \
 	static int tred_##N##_##op(const struct shmem__team *t, T *dest, const T *source,          \
 				   size_t nreduce)                                                 \
 	{                                                                                          \
 		size_t per = SLOT_DATA / (size_t)t->n / sizeof(T);                                 \
 		T *g = (T *)slot_data(t);                                                          \
-		int rc = per ? 0 : -ENOSYS;                                                        \
-		for (size_t done = 0; !rc && done < nreduce; done += per) {                        \
+		int rc = per ? targs_put(t, nreduce, -1) : -ENOSYS;                                \
+		for (size_t done = 0; !rc && (done < nreduce || done == 0); done += per) {         \
 			size_t k = nreduce - done < per ? nreduce - done : per;                    \
-			for (int i = 0; !rc && i < t->n; i++)                                      \
+			for (int i = 0; !rc && i < t->n && k; i++)                                 \
 				rc = tput(t, (t->me + 1 + i) % t->n, g + (size_t)t->me * k,        \
 					  source + done, k * sizeof(T));                           \
 			if (rc || (rc = tsync(t)))                                                 \
 				break;                                                             \
+			if (done == 0 && targs_check(t, "shmem_" #N "_" #op "_reduce", "nreduce")) {  \
+				rc = -EINVAL;                                                      \
+				tsync(t);                                                          \
+				break;                                                             \
+			}                                                                          \
 			for (size_t i = 0; i < k; i++) {                                           \
 				T acc = g[i];                                                      \
 				for (int p = 1; p < t->n; p++)                                     \
@@ -380,12 +514,15 @@ SHMEM__RMA_TYPES(DEF_COLL, )
 			return -1;                                                                 \
 		if (w)                                                                             \
 			return coll_rc(tred_##N##_##op(team, dest, source, nreduce));              \
+		int ht = RTYPE((T)0);                                                              \
+		if (ht >= 0) /* nreduce 0 too: libhoist compares it */                             \
+			return wcoll_rc("shmem_" #N "_" #op "_reduce",                             \
+					hoist_allreduce(nreduce ? (void *)dest : shm__scratch,     \
+							nreduce ? (const void *)source : shm__scratch, \
+							nreduce, (hoist_type_t)ht, HOP_##op),      \
+					"nreduce");                                                \
 		if (nreduce == 0)                                                                  \
 			return 0;                                                                  \
-		int ht = RTYPE((T)0);                                                              \
-		if (ht >= 0)                                                                       \
-			return coll_rc(hoist_allreduce(dest, source, nreduce, (hoist_type_t)ht,    \
-						       HOP_##op));                                 \
 		size_t per = COLL_BYTES / (size_t)shm__npes / sizeof(T);                           \
 		if (per == 0)                                                                      \
 			return coll_rc(-ENOSYS);                                                   \
@@ -458,12 +595,14 @@ static void bcast_aset(void *dest, const void *source, size_t nbytes, int PE_roo
 		       int logPE_stride, int PE_size)
 {
 	shmem_team_t t = aset(PE_start, logPE_stride, PE_size);
-	if (!t || nbytes == 0)
+	if (!t)
 		return;
-	if (t != SHMEM_TEAM_WORLD) {
-		shm__err(tbcast(t, dest, source, nbytes, PE_root, 0));
+	if (t != SHMEM_TEAM_WORLD) { /* nbytes 0 too: a mismatch is found there */
+		shm__err(tbcast(t, "shmem_broadcast32/64", dest, source, nbytes, PE_root, 0));
 		return;
 	}
+	if (nbytes == 0)
+		return;
 	char *tmp = hoist_malloc(nbytes);
 	if (!tmp) {
 		shm__err(-ENOMEM);

@@ -4,6 +4,7 @@
  * libhoist.
  */
 #include <sched.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -25,18 +26,59 @@ shmem_team_t SHMEM_TEAM_SHARED = &shm__shared;
 static int initialized; /* 1 between shmem_init and shmem_finalize */
 static int first_error; /* atomic: any thread may record one */
 
-int shm__err(int rc)
+/* the message of the error kept last (first_error's, or the one
+ * shmemx_last_error returned last): written by the thread that kept it */
+static pthread_mutex_t msg_mu = PTHREAD_MUTEX_INITIALIZER;
+static char err_msg[320];
+
+int shm__errf(int rc, const char *fmt, ...)
 {
 	int none = 0;
-	if (rc < 0)
-		__atomic_compare_exchange_n(&first_error, &none, rc, 0, __ATOMIC_RELAXED,
-					    __ATOMIC_RELAXED);
+	if (rc >= 0 || !__atomic_compare_exchange_n(&first_error, &none, rc, 0, __ATOMIC_RELAXED,
+						    __ATOMIC_RELAXED))
+		return rc;
+	pthread_mutex_lock(&msg_mu);
+	if (fmt) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(err_msg, sizeof(err_msg), fmt, ap);
+		va_end(ap);
+	} else {
+		snprintf(err_msg, sizeof(err_msg), "%s", shmemx_strerror(rc));
+	}
+	pthread_mutex_unlock(&msg_mu);
 	return rc;
 }
+
+int shm__err(int rc) { return shm__errf(rc, NULL); }
 
 int shmemx_last_error(void)
 {
 	return __atomic_exchange_n(&first_error, 0, __ATOMIC_RELAXED);
+}
+
+const char *shmemx_last_error_string(void)
+{
+	static _Thread_local char copy[sizeof(err_msg)];
+	pthread_mutex_lock(&msg_mu);
+	memcpy(copy, err_msg, sizeof(copy));
+	pthread_mutex_unlock(&msg_mu);
+	return copy;
+}
+
+int shm__rma_err(const char *fn, int rc, int pe, const void *remote, size_t n)
+{
+	if (rc >= 0)
+		return rc;
+	if (rc == -EFAULT && remote && !hoist_is_symmetric(remote, 1))
+		return shm__errf(rc,
+				 "%s: %p (PE %d's side) is not symmetric: not in the symmetric heap "
+				 "nor in the program's global or static data",
+				 fn, remote, pe);
+	if (rc == -EFAULT && remote && n && !hoist_is_symmetric(remote, n))
+		return shm__errf(rc, "%s: %p + %zu bytes (PE %d's side) runs past the end of the "
+				     "symmetric memory it starts in", fn, remote, n, pe);
+	return shm__errf(rc, "%s (PE %d, address %p): %s", fn, pe, remote, shmemx_strerror(rc));
 }
 
 void shm__backoff(unsigned *polls)
@@ -58,21 +100,29 @@ const char *shmemx_strerror(int err)
 
 int shm__ctx(shmem_ctx_t ctx)
 {
-	return ctx && ctx->magic == SHM_CTX_MAGIC ? 0 : shm__err(-EINVAL);
+	return ctx && ctx->magic == SHM_CTX_MAGIC
+		       ? 0
+		       : shm__errf(-EINVAL, "context %p is not a live context (SHMEM_CTX_INVALID, "
+					    "destroyed, or not one)", (void *)ctx);
 }
 
-int shm__ctx_pe(shmem_ctx_t ctx, int pe)
+int shm__ctx_pe_(const char *fn, shmem_ctx_t ctx, int pe)
 {
-	if (shm__ctx(ctx))
-		return -1;
-	const struct shmem__team *t = ctx->team;
-	if (!t->pes)
-		return pe; /* world numbering: libhoist checks the range */
-	if (pe < 0 || pe >= t->n) {
-		shm__err(-EINVAL);
+	if (!ctx || ctx->magic != SHM_CTX_MAGIC) {
+		shm__errf(-EINVAL, "%s: context %p is not a live context (SHMEM_CTX_INVALID, "
+				   "destroyed, or not one)", fn, (void *)ctx);
 		return -1;
 	}
-	return t->pes[pe];
+	const struct shmem__team *t = ctx->team;
+	if (pe < 0 || pe >= t->n) {
+		if (t == &shm__world)
+			shm__errf(-EINVAL, "%s: PE %d outside SHMEM_TEAM_WORLD (%d PEs)", fn, pe, t->n);
+		else
+			shm__errf(-EINVAL, "%s: PE %d outside the context's team (%d PEs)", fn, pe,
+				  t->n);
+		return -1;
+	}
+	return shm__team_pe(t, pe);
 }
 
 hoist_cmp_t shm__cmp(int cmp)
@@ -169,8 +219,7 @@ void shmem_finalize(void)
 		return;
 	hoist_free(shm__scratch);
 	shm__scratch = NULL;
-	hoist_free(shm__tscratch);
-	shm__tscratch = NULL;
+	shm__team_fini();
 	shm__err(hoist_finalize());
 	free(shm__shared.pes);
 	shm__shared.pes = NULL;
@@ -321,6 +370,19 @@ int shmem_team_translate_pe(shmem_team_t src_team, int src_pe, shmem_team_t dest
 	return -1;
 }
 
+/* the message for shm__team_slots' -ENOMEM in split fn */
+static int slots_err(const char *fn, shmem_team_t parent, int rc)
+{
+	if (rc != -ENOMEM)
+		return rc;
+	if (parent->n == shm__npes)
+		return shm__errf(rc, "%s: no free team scratch slot: all %d are held and no more "
+				     "could be added (the limit, or the symmetric heap is full)",
+				 fn, shm__team_nslots());
+	return shm__errf(rc, "%s: no free team scratch slot: the parent's members hold all %d; only "
+			     "a split of a parent of all PEs adds slots", fn, shm__team_nslots());
+}
+
 /* the team of parent's members start + i * stride (i < size) at slot, or
  * SHMEM_TEAM_INVALID when this PE is not one of them; 0 or -ENOMEM */
 static int team_make(shmem_team_t parent, int start, int stride, int size, int slot,
@@ -367,7 +429,7 @@ int shmem_team_split_strided(shmem_team_t parent_team, int start, int stride, in
 	if (!parent_team || size < 1 || start < 0 || start >= parent_team->n || last < 0 ||
 	    last >= parent_team->n || (stride == 0 && size > 1))
 		return shm__err(-EINVAL);
-	int slot, rc = shm__team_slots(parent_team, 1, &slot);
+	int slot, rc = slots_err(__func__, parent_team, shm__team_slots(parent_team, 1, &slot));
 	if (!rc)
 		rc = team_make(parent_team, start, stride, size, slot, config, config_mask,
 			       new_team);
@@ -389,7 +451,7 @@ int shmem_team_split_2d(shmem_team_t parent_team, int xrange,
 	int n = parent_team->n, me = parent_team->me;
 	if (xrange > n)
 		xrange = n;
-	int slots[2], rc = shm__team_slots(parent_team, 2, slots);
+	int slots[2], rc = slots_err(__func__, parent_team, shm__team_slots(parent_team, 2, slots));
 	if (rc)
 		return shm__err(rc) ? -1 : 0;
 	int row = me / xrange, col = me % xrange;

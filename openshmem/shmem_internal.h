@@ -34,8 +34,8 @@ struct shmem__ctx {
 	struct shmem__team *team;
 };
 /* A team: n members, this PE's index me, member i is world PE pes[i], or
- * start + i * stride when pes is NULL. slot: its symmetric scratch in
- * shm__tscratch (shmem_coll.c). */
+ * start + i * stride when pes is NULL. slot: its slot of the symmetric
+ * team scratch (shmem_coll.c). */
 struct shmem__team {
 	int n, me;
 	int *pes;
@@ -118,25 +118,40 @@ SHM_HIDDEN void shm__backoff(unsigned *polls);
 			shm__backoff(&polls_);                                \
 	} while (0)
 
-/* team scratch: SHM_TSLOTS slots, 0 for the active-set collectives, 1 for
+/* team scratch: slots in chunks of SHM_TSLOTS_CHUNK (at most
+ * SHM_TCHUNKS_MAX chunks), 0 for the active-set collectives, 1 for
  * SHMEM_TEAM_SHARED, the rest handed out by the team splits */
-#define SHM_TSLOTS 32
-extern SHM_HIDDEN char *shm__tscratch;
-/* allocates the team scratch (collective over all PEs, in shmem_init) */
+#define SHM_TSLOTS_CHUNK 32
+#define SHM_TCHUNKS_MAX 16 /* 512 slots */
+/* allocates the first chunk of the team scratch (collective over all PEs,
+ * in shmem_init); shm__team_fini frees every chunk (in shmem_finalize) */
 SHM_HIDDEN int shm__team_init(void);
-/* k free slots agreed over parent (collective over it): 0 or -errno */
+SHM_HIDDEN void shm__team_fini(void);
+/* slots there are now (every PE has the same) */
+SHM_HIDDEN int shm__team_nslots(void);
+/* k free slots agreed over parent (collective over it; may add a chunk,
+ * collective over all PEs, when parent holds every PE): 0 or -errno */
 SHM_HIDDEN int shm__team_slots(struct shmem__team *parent, int k, int *slots);
 /* slot use at this PE */
 SHM_HIDDEN void shm__team_slot_set(int slot, int used);
 
-/* keep the first error for shmemx_last_error(); returns rc */
+/* keep the first error for shmemx_last_error(); returns rc. shm__errf
+ * keeps, with it, the message shmemx_last_error_string() returns (printf
+ * format; shm__err's message is shmemx_strerror's text) */
 SHM_HIDDEN int shm__err(int rc);
+SHM_HIDDEN int shm__errf(int rc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* rc (< 0: kept) of routine fn's libhoist call on world PE pe with the
+ * remote (symmetric) address remote of n bytes (0: unknown): the message
+ * names a non-symmetric address */
+SHM_HIDDEN int shm__rma_err(const char *fn, int rc, int pe, const void *remote, size_t n);
 /* 0 for a live context (SHMEM_CTX_DEFAULT or created), else records and
  * returns -EINVAL */
 SHM_HIDDEN int shm__ctx(shmem_ctx_t ctx);
-/* the world PE of ctx's team-relative pe; -1 (error recorded) for an
- * invalid context or a pe outside its team */
-SHM_HIDDEN int shm__ctx_pe(shmem_ctx_t ctx, int pe);
+/* the world PE of ctx's team-relative pe; -1 (error recorded, the
+ * message naming the calling routine) for an invalid context or a pe
+ * outside its team */
+SHM_HIDDEN int shm__ctx_pe_(const char *fn, shmem_ctx_t ctx, int pe);
+#define shm__ctx_pe(ctx, pe) shm__ctx_pe_(__func__, ctx, pe)
 /* SHMEM_CMP_* -> hoist_cmp_t; 0 for an unknown comparison */
 SHM_HIDDEN hoist_cmp_t shm__cmp(int cmp);
 

@@ -7,42 +7,53 @@
 
 #include "shmem_internal.h"
 
-/* ---- byte-level RMA ------------------------------------------------------- */
-static void rma_put(shmem_ctx_t ctx, void *dest, const void *src, size_t n, int pe, int nbi)
+/* ---- byte-level RMA -------------------------------------------------------
+ * fn: the calling routine, for the message of a kept error (the macros
+ * after the helpers pass __func__) */
+static void rma_put_(const char *fn, shmem_ctx_t ctx, void *dest, const void *src, size_t n,
+		     int pe, int nbi)
 {
-	if (n == 0 || (pe = shm__ctx_pe(ctx, pe)) < 0)
+	if (n == 0 || (pe = shm__ctx_pe_(fn, ctx, pe)) < 0)
 		return;
-	shm__err(nbi ? hoist_put_nbi(pe, dest, src, n) : hoist_put(pe, dest, src, n));
+	shm__rma_err(fn, nbi ? hoist_put_nbi(pe, dest, src, n) : hoist_put(pe, dest, src, n), pe,
+		     dest, n);
 }
 
-static void rma_get(shmem_ctx_t ctx, void *dest, const void *src, size_t n, int pe, int nbi)
+static void rma_get_(const char *fn, shmem_ctx_t ctx, void *dest, const void *src, size_t n,
+		     int pe, int nbi)
 {
-	if (n == 0 || (pe = shm__ctx_pe(ctx, pe)) < 0)
+	if (n == 0 || (pe = shm__ctx_pe_(fn, ctx, pe)) < 0)
 		return;
-	shm__err(nbi ? hoist_get_nbi(dest, pe, src, n) : hoist_get(dest, pe, src, n));
+	shm__rma_err(fn, nbi ? hoist_get_nbi(dest, pe, src, n) : hoist_get(dest, pe, src, n), pe,
+		     src, n);
 }
 
 /* strides are in elements */
-static void rma_iput(shmem_ctx_t ctx, void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst,
-		     size_t es, size_t nelems, int pe)
+static void rma_iput_(const char *fn, shmem_ctx_t ctx, void *dest, const void *src,
+		      ptrdiff_t dst, ptrdiff_t sst, size_t es, size_t nelems, int pe)
 {
-	if ((pe = shm__ctx_pe(ctx, pe)) < 0)
+	if ((pe = shm__ctx_pe_(fn, ctx, pe)) < 0)
 		return;
-	shm__err(hoist_put_strided(pe, dest, dst * (ptrdiff_t)es, src, sst * (ptrdiff_t)es, es, nelems));
+	shm__rma_err(fn, hoist_put_strided(pe, dest, dst * (ptrdiff_t)es, src, sst * (ptrdiff_t)es,
+					   es, nelems),
+		     pe, dest, 0);
 }
 
-static void rma_iget(shmem_ctx_t ctx, void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst,
-		     size_t es, size_t nelems, int pe)
+static void rma_iget_(const char *fn, shmem_ctx_t ctx, void *dest, const void *src,
+		      ptrdiff_t dst, ptrdiff_t sst, size_t es, size_t nelems, int pe)
 {
-	if ((pe = shm__ctx_pe(ctx, pe)) < 0)
+	if ((pe = shm__ctx_pe_(fn, ctx, pe)) < 0)
 		return;
-	shm__err(hoist_get_strided(dest, dst * (ptrdiff_t)es, pe, src, sst * (ptrdiff_t)es, es, nelems));
+	shm__rma_err(fn, hoist_get_strided(dest, dst * (ptrdiff_t)es, pe, src, sst * (ptrdiff_t)es,
+					   es, nelems),
+		     pe, src, 0);
 }
 
-static void rma_put_signal(shmem_ctx_t ctx, void *dest, const void *src, size_t n,
-			   uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, int nbi)
+static void rma_put_signal_(const char *fn, shmem_ctx_t ctx, void *dest, const void *src,
+			    size_t n, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe,
+			    int nbi)
 {
-	if ((pe = shm__ctx_pe(ctx, pe)) < 0)
+	if ((pe = shm__ctx_pe_(fn, ctx, pe)) < 0)
 		return;
 	hoist_signal_op_t op;
 	if (sig_op == SHMEM_SIGNAL_SET)
@@ -50,12 +61,22 @@ static void rma_put_signal(shmem_ctx_t ctx, void *dest, const void *src, size_t 
 	else if (sig_op == SHMEM_SIGNAL_ADD)
 		op = HOIST_SIGNAL_ADD;
 	else {
-		shm__err(-EINVAL);
+		shm__errf(-EINVAL, "%s: sig_op %d is neither SHMEM_SIGNAL_SET nor SHMEM_SIGNAL_ADD",
+			  fn, sig_op);
 		return;
 	}
-	shm__err(nbi ? hoist_put_signal_nbi(pe, dest, src, n, sig_addr, signal, op)
-		     : hoist_put_signal(pe, dest, src, n, sig_addr, signal, op));
+	int rc = nbi ? hoist_put_signal_nbi(pe, dest, src, n, sig_addr, signal, op)
+		     : hoist_put_signal(pe, dest, src, n, sig_addr, signal, op);
+	if (rc == -EFAULT && !hoist_is_symmetric(sig_addr, sizeof(*sig_addr)))
+		shm__rma_err(fn, rc, pe, sig_addr, sizeof(*sig_addr));
+	else
+		shm__rma_err(fn, rc, pe, dest, n);
 }
+#define rma_put(...) rma_put_(__func__, __VA_ARGS__)
+#define rma_get(...) rma_get_(__func__, __VA_ARGS__)
+#define rma_iput(...) rma_iput_(__func__, __VA_ARGS__)
+#define rma_iget(...) rma_iget_(__func__, __VA_ARGS__)
+#define rma_put_signal(...) rma_put_signal_(__func__, __VA_ARGS__)
 
 #define DEF_RMA(T, N, a)                                                                           \
 	void shmem_ctx_##N##_put(shmem_ctx_t ctx, T *dest, const T *source, size_t nelems, int pe)  \
@@ -246,14 +267,16 @@ SHMEM__SIZES(DEF_SIZED, )
 DEF_SIZED(mem, )
 
 /* ---- atomics --------------------------------------------------------------- */
-static void amo(shmem_ctx_t ctx, int pe, void *dest, hoist_amo_t op, hoist_type_t t,
-		const void *value, const void *cond, void *fetched, int nbi)
+static void amo_(const char *fn, shmem_ctx_t ctx, int pe, void *dest, hoist_amo_t op,
+		 hoist_type_t t, const void *value, const void *cond, void *fetched, int nbi)
 {
-	if ((pe = shm__ctx_pe(ctx, pe)) < 0)
+	if ((pe = shm__ctx_pe_(fn, ctx, pe)) < 0)
 		return;
-	shm__err(nbi ? hoist_atomic_nbi(pe, dest, op, t, value, cond, fetched)
-		     : hoist_atomic(pe, dest, op, t, value, cond, fetched));
+	shm__rma_err(fn, nbi ? hoist_atomic_nbi(pe, dest, op, t, value, cond, fetched)
+			     : hoist_atomic(pe, dest, op, t, value, cond, fetched),
+		     pe, dest, 0);
 }
+#define amo(...) amo_(__func__, __VA_ARGS__)
 
 #define HT(T) SHM_HTYPE((T)0)
 #define DEF_AMO_EXT(T, N, a)                                                                       \

@@ -20,8 +20,9 @@
 #     sbin/hoistd as the job's private daemon;
 #  8. OpenSHMEM: the moved tree's oshcc builds tests/openshmem/classic/ring.c
 #     unmodified, its oshrun -np 2 runs it (private daemon, no LD_LIBRARY_PATH:
-#     the rpath of oshcc and libhoist-shmem's $ORIGIN find the libraries), and
-#     `pkg-config hoist-shmem` gives the same include and library.
+#     the rpath of oshcc and libhoist-shmem's $ORIGIN find the libraries), the
+#     profiling tool tests/openshmem/pshmem/prof.c builds against the
+#     installed pshmem.h and runs, and `pkg-config hoist-shmem` gives the same include and library.
 set -euo pipefail
 
 build=$(cd "$1" && pwd)
@@ -57,7 +58,7 @@ for f in "$P/sbin/hoistd" "$P/bin/hoistctl" "$P/bin/hoistrun" "$P/include/hoist.
 	"$P/libexec/hoist/slurm-settings.sh" "$P/share/man/man8/hoistd.8" \
 	"$P/share/man/man5/hoistd.conf.5" "$P/share/man/man1/hoistctl.1" \
 	"$P/share/man/man1/hoistrun.1" "$P/share/man/man3/hoist.3" "$P/bin/oshcc" "$P/bin/oshrun" \
-	"$P/include/shmem.h" "$P/include/shmemx.h" "$pcdir/hoist-shmem.pc"; do
+	"$P/include/shmem.h" "$P/include/shmemx.h" "$P/include/pshmem.h" "$pcdir/hoist-shmem.pc"; do
 	[[ -e "$f" ]] || fail "not installed: ${f#"$T"/}"
 done
 for f in "$P"/libexec/hoist/*.sh; do
@@ -189,6 +190,11 @@ out=$(env -i PATH=/usr/bin:/bin HOIST_RUNTIME_DIR="$T/none" "$P/bin/oshrun" -np 
 	fail "installed oshrun: $out"
 echo "$out"
 grep -qx "ring: token 3 after 2 PEs, count 2" <<<"$out" || fail "ring under the installed oshrun"
+# the installed pshmem.h: a PMPI-style tool (shmem_X wrappers calling pshmem_X)
+"$P/bin/oshcc" -Wall -Werror -o "$T/prof" "$src/../openshmem/pshmem/prof.c" || fail "installed oshcc, pshmem.h"
+out=$(env -i PATH=/usr/bin:/bin HOIST_RUNTIME_DIR="$T/none" "$P/bin/oshrun" -np 2 "$T/prof" 2>&1) ||
+	fail "installed oshrun prof: $out"
+grep -q "^prof: ok, 2 PEs" <<<"$out" || fail "prof under the installed oshrun: $out"
 flags=$(PKG_CONFIG_PATH=$pcdir pkg-config --cflags --libs hoist-shmem) || fail "pkg-config hoist-shmem"
 [[ "$flags" == *"-I$P/"*"include"* && "$flags" == *"-lhoist-shmem"* ]] ||
 	fail "pkg-config hoist-shmem: $flags"

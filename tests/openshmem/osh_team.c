@@ -4,8 +4,10 @@
  * get_config, SHMEM_TEAM_INVALID for the PEs outside, every collective on
  * a split team (sync, broadcast, collect, fcollect, alltoall, alltoalls,
  * reductions of a libhoist type and of one it lacks) and on
- * SHMEM_TEAM_SHARED, the deprecated active-set forms on the odd PEs, and
- * split/destroy more times than there are scratch slots. Every result is
+ * SHMEM_TEAM_SHARED, the deprecated active-set forms on the odd PEs,
+ * split/destroy more times than there are scratch slots, and 70 split
+ * teams alive at once (more than the first chunk of slots), each with a
+ * broadcast and a sum, twice. Every result is
  * compared with the value computed here from the members' world PEs.
  */
 #include "osh_common.h"
@@ -246,6 +248,53 @@ int main(void)
 		CHECK(shmem_long_sum_reduce(all, dst, src, 1) == 0 && dst[0] == npes, "sum all %d", r);
 		shmem_team_destroy(all);
 		shmem_team_destroy(t);
+	}
+	/* more live split teams than the first chunk of scratch slots holds
+	 * (32, 2 taken): splits of SHMEM_TEAM_WORLD add chunks; twice, so the
+	 * second round reuses the slots the destroys gave back */
+	enum { NLIVE = 70 };
+	static shmem_team_t live[NLIVE];
+	for (int round = 0; round < 2; round++) {
+		IT_WHERE("70 live teams, round %d", round);
+		for (int i = 0; i < NLIVE; i++) {
+			/* even i: all PEs; odd i: every other PE, from PE (i/2)%2 */
+			int st = i % 2 ? (i / 2) % 2 : 0, stride = i % 2 ? 2 : 1;
+			int size = i % 2 ? (npes - st + 1) / 2 : npes;
+			live[i] = SHMEM_TEAM_INVALID;
+			CHECK(shmem_team_split_strided(SHMEM_TEAM_WORLD, st, stride, size, NULL, 0,
+						       &live[i]) == 0,
+			      "live split %d: %s", i, shmemx_last_error_string());
+			int in = me >= st && (me - st) % stride == 0;
+			CHECK((live[i] != SHMEM_TEAM_INVALID) == in, "live team %d membership", i);
+		}
+		/* team i broadcasts into dst[i] (a root may put before a member
+		 * arrived: each team has its own word) */
+		for (int i = 0; i < NLIVE; i++)
+			dst[i] = -1;
+		shmem_barrier_all();
+		for (int i = 0; i < NLIVE; i++) {
+			shmem_team_t t = live[i];
+			if (t == SHMEM_TEAM_INVALID)
+				continue;
+			int n = shmem_team_n_pes(t), root = i % n;
+			int wroot = shmem_team_translate_pe(t, root, SHMEM_TEAM_WORLD);
+			src[0] = i * 1000 + me;
+			CHECK(shmem_long_broadcast(t, &dst[i], src, 1, root) == 0 &&
+				      dst[i] == i * 1000 + wroot,
+			      "live team %d broadcast: %ld", i, dst[i]);
+			src[1] = me + i;
+			CHECK(shmem_long_sum_reduce(t, &dst[100], &src[1], 1) == 0, "live sum %d", i);
+			long want = 0;
+			for (int k = 0; k < n; k++)
+				want += shmem_team_translate_pe(t, k, SHMEM_TEAM_WORLD) + i;
+			CHECK(dst[100] == want, "live team %d sum %ld, want %ld", i, dst[100], want);
+		}
+		NO_ERROR("live teams");
+		for (int i = 0; i < NLIVE; i += 2) /* give back in a mixed order */
+			shmem_team_destroy(live[i]);
+		for (int i = 1; i < NLIVE; i += 2)
+			shmem_team_destroy(live[i]);
+		shmem_barrier_all();
 	}
 	shmem_team_destroy(mine);
 	shmem_free(big_buf);
