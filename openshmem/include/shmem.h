@@ -407,6 +407,14 @@ void shmem_udcflush_line(void *dest);
  * collectives at the same time */
 void shmem_barrier(int PE_start, int logPE_stride, int PE_size, long *pSync);
 void shmem_sync(int PE_start, int logPE_stride, int PE_size, long *pSync);
+/* OpenSHMEM 1.5's shmem_sync(team) and the deprecated active-set
+ * shmem_sync(PE_start, logPE_stride, PE_size, pSync) share one name (the
+ * specification's own examples call the team form): the argument count picks
+ * shmem_team_sync or the active-set function; 2 or 3 arguments do not compile */
+#define SHMEM__SYNC_PICK(_1, _2, _3, _4, name, ...) name
+#define shmem_sync(...)                                                                   \
+	SHMEM__SYNC_PICK(__VA_ARGS__, shmem_sync, shmem__sync_takes_1_or_4_arguments,    \
+			 shmem__sync_takes_1_or_4_arguments, shmem_team_sync, )(__VA_ARGS__)
 #define SHMEM__DECL_ASET(S, a)                                                                   \
 	void shmem_broadcast##S(void *dest, const void *source, size_t nelems, int PE_root,      \
 				int PE_start, int logPE_stride, int PE_size, long *pSync);      \
