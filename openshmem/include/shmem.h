@@ -129,10 +129,14 @@ extern shmem_team_t SHMEM_TEAM_SHARED;
 #define SHMEM__P2P_SIZED(X, a) SHMEM__AMO_SIZED(X, a)
 #define SHMEM__P2P_TYPES(X, a) SHMEM__P2P_GEN(X, a) SHMEM__P2P_SIZED(X, a)
 
-/* reductions: and/or/xor */
+/* reductions: and/or/xor. 1.5's table has the unsigned and fixed-width
+ * types; short, int, long and long long (1.4's *_to_all types) are kept for
+ * the team form too, as Sandia OpenSHMEM does, so programs written against
+ * it (shmem_int_and_reduce, shmem_or_reduce on an int array) build */
 #define SHMEM__BITRED_GEN(X, a)                                                          \
 	X(unsigned char, uchar, a) X(unsigned short, ushort, a) X(unsigned int, uint, a)     \
-	X(unsigned long, ulong, a) X(unsigned long long, ulonglong, a)
+	X(unsigned long, ulong, a) X(unsigned long long, ulonglong, a) X(short, short, a)    \
+	X(int, int, a) X(long, long, a) X(long long, longlong, a)
 #define SHMEM__BITRED_SIZED(X, a)                                                        \
 	X(int8_t, int8, a) X(int16_t, int16, a) X(int32_t, int32, a) X(int64_t, int64, a)   \
 	X(uint8_t, uint8, a) X(uint16_t, uint16, a) X(uint32_t, uint32, a)                  \
