@@ -175,6 +175,10 @@ int shmem_addr_accessible(const void *addr, int pe);
 void *shmem_ptr(const void *dest, int pe);
 void shmem_info_get_version(int *major, int *minor);
 void shmem_info_get_name(char *name);
+/* profiling control (10): level 0 off, 1 default, 2 detailed, others the
+ * tool's; libhoist-shmem has no profiler of its own, so it is a call for a
+ * tool to intercept (as shmem_pcontrol, calling pshmem_pcontrol) */
+void shmem_pcontrol(const int level, ...);
 
 /* ---- teams (9.4) ------------------------------------------------------------ */
 int shmem_team_my_pe(shmem_team_t team);

@@ -13,6 +13,10 @@
  * fixed-width types only, but Sandia OpenSHMEM keeps 1.4's short, int, long
  * and long long for the team form and its tests call shmem_and_reduce on
  * them; without those in shmem.h the generic does not compile.
+ *
+ * shmem_pcontrol (1.5's profiling control): a tool defines it and calls
+ * pshmem_pcontrol, as this program does; without the library's the program
+ * does not link.
  */
 #include "osh_common.h"
 
@@ -94,11 +98,33 @@ static void signed_bitwise(int me, int npes)
 	NO_ERROR("signed bitwise");
 }
 
+/* the tool's side of the profiling interface */
+void pshmem_pcontrol(const int level, ...);
+static int pcontrol_calls, pcontrol_last = -1;
+void shmem_pcontrol(const int level, ...)
+{
+	pcontrol_calls++;
+	pcontrol_last = level;
+	pshmem_pcontrol(level);
+}
+
+static void pcontrol(void)
+{
+	IT_WHERE("shmem_pcontrol");
+	shmem_pcontrol(0);
+	shmem_pcontrol(2, "region", 7);
+	shmem_pcontrol(1);
+	CHECK(pcontrol_calls == 3 && pcontrol_last == 1, "pcontrol calls %d, last %d",
+	      pcontrol_calls, pcontrol_last);
+	NO_ERROR("pcontrol");
+}
+
 int main(void)
 {
 	int me = osh_start("osh_compat");
 	int npes = shmem_n_pes();
 	sync_forms(me, npes);
 	signed_bitwise(me, npes);
+	pcontrol();
 	return osh_end();
 }
