@@ -265,6 +265,13 @@ void shmem_info_get_name(char *name)
 		snprintf(name, SHMEM_MAX_NAME_LEN, "%s", SHMEM_VENDOR_STRING);
 }
 
+/* OpenSHMEM 1.5's profiling control: without a tool interposed there is
+ * nothing to switch, so every level is accepted and ignored */
+void shmem_pcontrol(const int level, ...)
+{
+	(void)level;
+}
+
 /* ---- memory ----------------------------------------------------------------
  * Every block has a 64-byte head (more with a larger alignment) from
  * hoist_malloc: ret[-16] holds the hoist block, ret[-8] the size asked for

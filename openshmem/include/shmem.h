@@ -129,10 +129,14 @@ extern shmem_team_t SHMEM_TEAM_SHARED;
 #define SHMEM__P2P_SIZED(X, a) SHMEM__AMO_SIZED(X, a)
 #define SHMEM__P2P_TYPES(X, a) SHMEM__P2P_GEN(X, a) SHMEM__P2P_SIZED(X, a)
 
-/* reductions: and/or/xor */
+/* reductions: and/or/xor. 1.5's table has the unsigned and fixed-width
+ * types; short, int, long and long long (1.4's *_to_all types) are kept for
+ * the team form too, as Sandia OpenSHMEM does, so programs written against
+ * it (shmem_int_and_reduce, shmem_or_reduce on an int array) build */
 #define SHMEM__BITRED_GEN(X, a)                                                          \
 	X(unsigned char, uchar, a) X(unsigned short, ushort, a) X(unsigned int, uint, a)     \
-	X(unsigned long, ulong, a) X(unsigned long long, ulonglong, a)
+	X(unsigned long, ulong, a) X(unsigned long long, ulonglong, a) X(short, short, a)    \
+	X(int, int, a) X(long, long, a) X(long long, longlong, a)
 #define SHMEM__BITRED_SIZED(X, a)                                                        \
 	X(int8_t, int8, a) X(int16_t, int16, a) X(int32_t, int32, a) X(int64_t, int64, a)   \
 	X(uint8_t, uint8, a) X(uint16_t, uint16, a) X(uint32_t, uint32, a)                  \
@@ -171,6 +175,10 @@ int shmem_addr_accessible(const void *addr, int pe);
 void *shmem_ptr(const void *dest, int pe);
 void shmem_info_get_version(int *major, int *minor);
 void shmem_info_get_name(char *name);
+/* profiling control (10): level 0 off, 1 default, 2 detailed, others the
+ * tool's; libhoist-shmem has no profiler of its own, so it is a call for a
+ * tool to intercept (as shmem_pcontrol, calling pshmem_pcontrol) */
+void shmem_pcontrol(const int level, ...);
 
 /* ---- teams (9.4) ------------------------------------------------------------ */
 int shmem_team_my_pe(shmem_team_t team);
@@ -407,6 +415,14 @@ void shmem_udcflush_line(void *dest);
  * collectives at the same time */
 void shmem_barrier(int PE_start, int logPE_stride, int PE_size, long *pSync);
 void shmem_sync(int PE_start, int logPE_stride, int PE_size, long *pSync);
+/* OpenSHMEM 1.5's shmem_sync(team) and the deprecated active-set
+ * shmem_sync(PE_start, logPE_stride, PE_size, pSync) share one name (the
+ * specification's own examples call the team form): the argument count picks
+ * shmem_team_sync or the active-set function; 2 or 3 arguments do not compile */
+#define SHMEM__SYNC_PICK(_1, _2, _3, _4, name, ...) name
+#define shmem_sync(...)                                                                   \
+	SHMEM__SYNC_PICK(__VA_ARGS__, shmem_sync, shmem__sync_takes_1_or_4_arguments,    \
+			 shmem__sync_takes_1_or_4_arguments, shmem_team_sync, )(__VA_ARGS__)
 #define SHMEM__DECL_ASET(S, a)                                                                   \
 	void shmem_broadcast##S(void *dest, const void *source, size_t nelems, int PE_root,      \
 				int PE_start, int logPE_stride, int PE_size, long *pSync);      \

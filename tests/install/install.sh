@@ -61,6 +61,8 @@ for f in "$P/sbin/hoistd" "$P/bin/hoistctl" "$P/bin/hoistrun" "$P/include/hoist.
 	"$P/include/shmem.h" "$P/include/shmemx.h" "$P/include/pshmem.h" "$pcdir/hoist-shmem.pc"; do
 	[[ -e "$f" ]] || fail "not installed: ${f#"$T"/}"
 done
+[[ -e "$P/include/mpp/shmem.h" && -e "$P/include/mpp/shmemx.h" ]] ||
+	fail "not installed: include/mpp/shmem.h, include/mpp/shmemx.h"
 for f in "$P"/libexec/hoist/*.sh; do
 	[[ -x "$f" ]] || fail "not executable: $f"
 done

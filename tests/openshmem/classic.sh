@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Unmodified OpenSHMEM programs built with oshcc and run with oshrun (the
-# build tree's): classic/hello.c and classic/ring.c; also oshcc -show and
+# build tree's): classic/hello.c, classic/ring.c and classic/legacy_mpp.c
+# (mpp/shmem.h, start_pes, no shmem_finalize); also oshcc -show and
 # both --help texts.
 #   classic.sh <oshcc> <oshrun> <source dir of classic/>
 set -euo pipefail
@@ -23,7 +24,7 @@ echo "oshcc -show: $show"
 	fail "oshcc -show lacks -I, rpath or -lhoist-shmem"
 [[ "$("$OSHCC" -show -c x.c)" != *"-lhoist-shmem"* ]] || fail "oshcc -c adds link flags"
 
-for p in hello ring; do
+for p in hello ring legacy_mpp; do
 	"$OSHCC" -O2 -Wall -Werror -o "$T/$p" "$SRC/classic/$p.c" || fail "oshcc $p.c"
 done
 "$OSHRUN" -np 3 "$T/hello" >"$T/hello.out" || fail "oshrun -np 3 hello"
@@ -37,4 +38,11 @@ cat "$T/ring.out"
 grep -qx "ring: token 10 after 4 PEs, count 4" "$T/ring.out" || fail "ring result"
 "$OSHRUN" -n 4 --nodes 2 "$T/ring" >"$T/ring2.out" || fail "oshrun --nodes 2 ring"
 grep -qx "ring: token 10 after 4 PEs, count 4" "$T/ring2.out" || fail "ring result across daemons"
+# mpp/shmem.h (the SGI/Cray header name), start_pes and no finalize:
+# 1 + 2 + 3 = 6 on each PE
+"$OSHRUN" -np 3 "$T/legacy_mpp" >"$T/legacy.out" || fail "oshrun -np 3 legacy_mpp"
+cat "$T/legacy.out"
+for pe in 0 1 2; do
+	grep -qx "legacy: PE $pe of 3 total 6" "$T/legacy.out" || fail "legacy_mpp on PE $pe"
+done
 echo "classic programs: ok"
