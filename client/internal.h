@@ -95,6 +95,8 @@ struct hoist_ctx {
 	int barrier_pending;
 	int posted_since_quiet;  /* a descriptor went out after the last quiet */
 	uint64_t quiets_posted;  /* quiet descriptors posted (hoist__quiet; tests) */
+	uint64_t quiets_local;   /* quiets done without the daemon: nothing was
+				  * posted since the last one (tests) */
 
 	/* node-local direct access (ptr.c) */
 	char job_key[256];

@@ -291,6 +291,18 @@ static int post_quiet(struct hoist_ctx *c, uint64_t user_data)
  * error of anything since the last quiet. */
 int hoist__quiet(struct hoist_ctx *c)
 {
+	/* Fast path: nothing went to the daemon since the last quiet that
+	 * completed (posted_since_quiet is cleared only then), no nbi get
+	 * waits for its copy-out and no error waits to be reported. What
+	 * the caller did since went the direct same-node path: plain stores
+	 * into the targets' mappings, complete on return; the release fence
+	 * orders them before whatever the caller stores next (a flag). A
+	 * daemon that hung up is reported like on the slow path. */
+	if (!c->posted_since_quiet && !c->nbi_head && !c->sticky_err && !c->daemon_gone) {
+		__atomic_thread_fence(__ATOMIC_RELEASE);
+		c->quiets_local++;
+		return 0;
+	}
 	struct hoist_op *q = &c->ops[c->nops]; /* reserved for quiet */
 	*q = (struct hoist_op){.busy = 1, .stage_id = -1};
 	int rc = post_quiet(c, hoist__op_udata(c, q));
