@@ -222,6 +222,19 @@ static inline void hoist__sqe_submit(struct hoist_ctx *c)
 	c->sq_ops_tail = c->ring.sq_tail;
 }
 
+/* Publish an SQE the daemon need not see soon: no doorbell, however
+ * long the daemon sleeps. It is seen at its next look at the rings (the
+ * next descriptor that rings, the next wait for the daemon, which kicks,
+ * or a full SQ, which kicks too). A node barrier's notify (sync.c). */
+static inline void hoist__sqe_submit_lazy(struct hoist_ctx *c)
+{
+	c->posted_since_quiet = 1;
+	c->ring.sq_tail++;
+	/* pairs with hoist_load_acquire(&ctrl->sq_tail) in the daemon's drain() */
+	hoist_store_release(&c->ring.ctrl->sq_tail, c->ring.sq_tail);
+	c->sq_ops_tail = c->ring.sq_tail;
+}
+
 /* Before waiting for the daemon: wake it if it sleeps. */
 static inline void hoist__kick(struct hoist_ctx *c)
 {

@@ -14,8 +14,10 @@
  *   heap can be mapped), the PEs synchronise among themselves in the wake
  *   line of the lowest rank's heap (hoist_shm.h, struct hoist_heap_wake):
  *   notify = quiet (free when everything since the last went the direct
- *   path), post the notify for the daemon, then arrive (one atomic add);
- *   the last to arrive releases the others (one store, a FUTEX_WAKE only
+ *   path), post the notify for the daemon (no doorbell), then arrive (one
+ *   atomic add); the last to arrive checks the daemon is alive (one poll:
+ *   a dead daemon cannot fail the job, so that PE fails the barrier for
+ *   all, nb_error) and releases the others (one store, a FUTEX_WAKE only
  *   when someone sleeps). No daemon thread on the critical path. The
  *   daemon still sees every notify in order (it holds a notify that comes
  *   before it finished counting the previous barrier) and starts the next
@@ -71,12 +73,12 @@ static int node_notify(struct hoist_ctx *c, uint64_t phase)
 	int rc = hoist__quiet(c); /* a barrier implies quiet */
 	if (rc)
 		return rc;
+	struct hoist_heap_wake *l = c->nb_line;
 	int32_t err = __atomic_load_n(&c->ring.ctrl->job_error, __ATOMIC_ACQUIRE);
+	if (!err && (err = __atomic_load_n(&l->nb_error, __ATOMIC_ACQUIRE)))
+		c->daemon_gone = 1; /* our daemon: the node's one */
 	if (err)
 		return err;
-	/* a daemon that died cannot fail the job: nobody may pass */
-	if ((rc = hoist__check_daemon(c)))
-		return rc;
 	struct hoist_sqe *sqe;
 	if ((rc = hoist__sqe_get(c, &sqe)))
 		return rc;
@@ -84,21 +86,32 @@ static int node_notify(struct hoist_ctx *c, uint64_t phase)
 	/* nothing a quiet must wait for: the notify completes nothing of ours
 	 * and a failure of the job reaches us through job_error; nothing a
 	 * direct access must wait for either (no data; the daemon may hold it
-	 * until the other PEs' notifies came) */
+	 * until the other PEs' notifies came). No doorbell: a sleeping daemon
+	 * woken per barrier takes a CPU from the PEs (2 CPUs); it counts the
+	 * notifies when it next looks (at the latest when the SQ is full, or
+	 * when anything waits for it, hoist_finalize included) */
 	int psq = c->posted_since_quiet;
 	uint32_t ops_tail = c->sq_ops_tail;
-	hoist__sqe_submit(c);
+	hoist__sqe_submit_lazy(c);
 	c->posted_since_quiet = psq;
 	c->sq_ops_tail = ops_tail;
 	c->barrier_target++;
 	c->barrier_pending = 1;
 	c->nb_armed = 1;
 	uint32_t k = ++c->nb_k, n = (uint32_t)c->size;
-	struct hoist_heap_wake *l = c->nb_line;
 	/* acq_rel: the arrivals form one chain, so the last one sees (and
 	 * releases) every PE's stores before its arrival */
 	uint32_t a = __atomic_add_fetch(&l->nb_arrived, 1, __ATOMIC_ACQ_REL);
 	if (a == k * n) { /* the last one: barrier k is complete */
+		/* unless the daemon died: it cannot fail the job then, and the
+		 * direct path must not go on as if the job lived (one poll,
+		 * by this PE only; the others' waits check in their sleep) */
+		if ((rc = hoist__check_daemon(c))) {
+			__atomic_store_n(&l->nb_error, rc, __ATOMIC_SEQ_CST);
+			hoist_futex_wake(&l->nb_gen);
+			c->barrier_pending = c->nb_armed = 0;
+			return rc;
+		}
 		uint32_t g = __atomic_load_n(&l->nb_gen, __ATOMIC_RELAXED);
 		while ((int32_t)(k - g) > 0 &&
 		       !__atomic_compare_exchange_n(&l->nb_gen, &g, k, 0, __ATOMIC_SEQ_CST,

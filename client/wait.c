@@ -178,7 +178,7 @@ int hoist__wait_epoch(struct hoist_ctx *c, uint32_t target)
  * this barrier every PE arrived and its puts completed; a PE that never
  * arrives here (it could not map the line) then costs a slice, not a
  * hang. A dead peer makes the daemon fail the job (job_error), which a
- * slice sees. */
+ * slice sees; a dead daemon the last PE to arrive (nb_error) or a slice. */
 int hoist__wait_node_barrier(struct hoist_ctx *c, uint32_t k)
 {
 	struct hoist_heap_wake *l = c->nb_line;
@@ -195,6 +195,9 @@ int hoist__wait_node_barrier(struct hoist_ctx *c, uint32_t k)
 			continue;
 		}
 		int32_t err = __atomic_load_n(&ctrl->job_error, __ATOMIC_ACQUIRE);
+		/* the last to arrive found the daemon (ours: the node's) gone */
+		if (!err && (err = __atomic_load_n(&l->nb_error, __ATOMIC_ACQUIRE)))
+			c->daemon_gone = 1;
 		if (err)
 			return err;
 		uint32_t e = hoist_load_acquire(&ctrl->barrier_epoch);
@@ -207,9 +210,13 @@ int hoist__wait_node_barrier(struct hoist_ctx *c, uint32_t k)
 			sched_yield(); /* the one we wait for may need our CPU */
 			continue;
 		}
+		/* the notifies went without a doorbell: before a long wait let
+		 * a sleeping daemon count them (phases, prefetches) */
+		hoist__kick(c);
 		__atomic_fetch_add(&l->nb_sleepers, 1, __ATOMIC_SEQ_CST);
 		int rc = 0;
-		if (__atomic_load_n(&l->nb_gen, __ATOMIC_SEQ_CST) == g) {
+		if (__atomic_load_n(&l->nb_gen, __ATOMIC_SEQ_CST) == g &&
+		    !__atomic_load_n(&l->nb_error, __ATOMIC_SEQ_CST)) {
 			rc = hoist_futex_wait(&l->nb_gen, g, SLEEP_SLICE_NS);
 			rc = rc == -ETIMEDOUT ? hoist__check_daemon(c) : 0;
 		}

@@ -267,10 +267,13 @@ struct hoist_heap_wake {
 	 * makes it k * (PEs of the job) completes barrier k: it stores
 	 * nb_gen = k and, when nb_sleepers is not 0, FUTEX_WAKEs nb_gen. A
 	 * waiter of barrier k announces itself in nb_sleepers (full fence),
-	 * rechecks nb_gen and FUTEX_WAITs on it (Dekker, as above). */
+	 * rechecks nb_gen and FUTEX_WAITs on it (Dekker, as above). The last
+	 * PE to arrive that finds the daemon gone stores -ECONNRESET in
+	 * nb_error instead (sticky) and wakes the others. */
 	uint32_t nb_arrived;
 	uint32_t nb_gen;
 	uint32_t nb_sleepers;
+	int32_t nb_error;
 };
 _Static_assert(sizeof(struct hoist_heap_wake) <= HOIST_HEAP_WAKE_BYTES, "wake line fits");
 
