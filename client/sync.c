@@ -25,8 +25,9 @@
  *   counter moves on at once, so a get of the new phase finds no
  *   prefetch until then and takes the normal path. hoist_finalize waits
  *   for the daemon's epoch too, so no PE detaches while the daemon still
- *   counts its last barrier. HOIST_DIRECT must then be the same on every
- *   PE of the job (it is a node setting in practice).
+ *   counts its last barrier. HOIST_DIRECT should be the same on every PE
+ *   of the job: a PE with 0 never arrives here, and the others then pass
+ *   on the daemon's epoch, seen only in their sleep slices (slow, no hang).
  */
 #include <errno.h>
 #include <limits.h>
