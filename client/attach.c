@@ -346,6 +346,10 @@ HOIST_API int hoist_finalize(void)
 	int rc = hoist_quiet();
 	/* everyone's last puts must land before anyone unmaps its heap */
 	int brc = c->barrier_pending ? hoist_barrier_wait() : hoist_barrier();
+	/* a node barrier returns before the daemon counted it: a PE that
+	 * detached now would fail the daemon's barrier (sync.c) */
+	if (!brc && c->nb_line)
+		brc = hoist__wait_epoch(c, c->barrier_target);
 	if (!rc)
 		rc = brc;
 	/* tell the daemon this hang-up is a clean detach, not a death */

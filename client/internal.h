@@ -93,8 +93,19 @@ struct hoist_ctx {
 	int daemon_gone;       /* the daemon hung up: nothing goes on as if it lived */
 	uint32_t barrier_target; /* epoch barrier_wait waits for */
 	int barrier_pending;
+	/* node barrier (sync.c): a one-node job's PEs synchronise among
+	 * themselves in the wake line of the lowest rank's heap */
+	struct hoist_heap_wake *nb_line; /* that line, once in use (else NULL) */
+	uint32_t nb_k;           /* node barriers this PE arrived at */
+	int nb_armed;            /* the pending wait is a node barrier's */
+	uint64_t barriers_node;  /* barrier waits done in shared memory (tests) */
+	uint64_t barriers_epoch; /* barrier waits on the daemon's epoch (tests) */
 	int posted_since_quiet;  /* a descriptor went out after the last quiet */
+	uint32_t sq_ops_tail;    /* sq_tail after the last descriptor but a node
+				  * barrier's notify (rma.c direct_base) */
 	uint64_t quiets_posted;  /* quiet descriptors posted (hoist__quiet; tests) */
+	uint64_t quiets_local;   /* quiets done without the daemon: nothing was
+				  * posted since the last one (tests) */
 
 	/* node-local direct access (ptr.c) */
 	char job_key[256];
@@ -188,6 +199,9 @@ int hoist__barrier_notify(struct hoist_ctx *c, uint64_t phase);
  * every process of one program (sync.c). */
 uint64_t hoist__site_id(uintptr_t addr);
 int hoist__wait_epoch(struct hoist_ctx *c, uint32_t target);
+/* Until node barrier k completed (nb_gen reached it) or the daemon's epoch
+ * reached barrier_target (0), or the job failed / the daemon left (-errno). */
+int hoist__wait_node_barrier(struct hoist_ctx *c, uint32_t k);
 /* Until op completed (its result) or the partial completion of pe came (0). */
 int hoist__wait_arrival(struct hoist_ctx *c, struct hoist_op *op, int pe);
 
@@ -205,6 +219,20 @@ static inline void hoist__sqe_submit(struct hoist_ctx *c)
 {
 	c->posted_since_quiet = 1;
 	hoist_ring_submit(&c->ring);
+	c->sq_ops_tail = c->ring.sq_tail;
+}
+
+/* Publish an SQE the daemon need not see soon: no doorbell, however
+ * long the daemon sleeps. It is seen at its next look at the rings (the
+ * next descriptor that rings, the next wait for the daemon, which kicks,
+ * or a full SQ, which kicks too). A node barrier's notify (sync.c). */
+static inline void hoist__sqe_submit_lazy(struct hoist_ctx *c)
+{
+	c->posted_since_quiet = 1;
+	c->ring.sq_tail++;
+	/* pairs with hoist_load_acquire(&ctrl->sq_tail) in the daemon's drain() */
+	hoist_store_release(&c->ring.ctrl->sq_tail, c->ring.sq_tail);
+	c->sq_ops_tail = c->ring.sq_tail;
 }
 
 /* Before waiting for the daemon: wake it if it sleeps. */

@@ -29,8 +29,10 @@ static inline int check_target(struct hoist_ctx *c, int pe, const void *sym, siz
  * trip. It must give exactly what the daemon would:
  *
  * - Ordering with this PE's earlier operations. Only when the daemon has
- *   consumed every descriptor we posted (sq_head == sq_tail, the test
- *   fast_get uses). The daemon executes a put or get to a PE of this node
+ *   consumed every descriptor we posted (sq_head reached sq_ops_tail: the
+ *   tail but for node barriers' notifies at its end, which carry no data
+ *   and which the daemon may hold until the other PEs' notifies came,
+ *   sync.c; fast_get asks for the whole tail). The daemon executes a put or get to a PE of this node
  *   the moment it consumes it (self.c: never deferred by HOIST_AUTO, never
  *   prefetched) and publishes sq_head with a release after the copy, so
  *   every earlier put to the same PE has landed and a direct load sees it;
@@ -42,7 +44,8 @@ static inline int check_target(struct hoist_ctx *c, int pe, const void *sym, siz
  *   direct access to the same buffer: with any of them, the daemon path.
  * - Later operations: our stores precede the release of sq_tail of
  *   anything we post afterwards, and a barrier publishes them to the
- *   other PEs like the daemon's copies (notify -> epoch release).
+ *   other PEs like the daemon's copies (notify -> epoch release, or the
+ *   node barrier's arrival chain, sync.c).
  * - Errors: a job whose PE died has job_error set; then the daemon decides
  *   (-ECONNRESET for the dead PE). Bounds were checked by check_target.
  *
@@ -61,7 +64,7 @@ static inline char *direct_base(struct hoist_ctx *c, int pe)
 		return NULL;
 	/* pairs with the daemon's hoist_store_release(&ctrl->sq_head) after
 	 * it executed what it consumed */
-	if (hoist_load_acquire(&c->ring.ctrl->sq_head) != c->ring.sq_tail)
+	if ((int32_t)(hoist_load_acquire(&c->ring.ctrl->sq_head) - c->sq_ops_tail) < 0)
 		return NULL;
 	if (p->state == 0 && hoist__peer_map(c, p))
 		return NULL;

@@ -1,6 +1,33 @@
 /*
  * Ordering and synchronisation: quiet, fence, the split-phase barrier, and
  * the collective symmetric allocator built on it.
+ *
+ * Barriers. Every notify posts HOIST_OP_BARRIER_NOTIFY: the daemon counts
+ * the node's PEs in, holds a notify until that PE's earlier operations
+ * completed, runs the inter-node rounds, advances its epoch in every
+ * control page and starts the next phase (its prefetches). Who waits for
+ * what depends on the job:
+ * - PEs on several nodes (or HOIST_DIRECT=0, or a job of one PE): the wait
+ *   is for the daemon's epoch (hoist__wait_epoch), as always.
+ * - Every PE of the job on this node, HOIST_DIRECT=1: from the job's second
+ *   barrier on (after the first every PE is attached, so the lowest rank's
+ *   heap can be mapped), the PEs synchronise among themselves in the wake
+ *   line of the lowest rank's heap (hoist_shm.h, struct hoist_heap_wake):
+ *   notify = quiet (free when everything since the last went the direct
+ *   path), post the notify for the daemon (no doorbell), then arrive (one
+ *   atomic add); the last to arrive checks the daemon is alive (one poll:
+ *   a dead daemon cannot fail the job, so that PE fails the barrier for
+ *   all, nb_error) and releases the others (one store, a FUTEX_WAKE only
+ *   when someone sleeps). No daemon thread on the critical path. The
+ *   daemon still sees every notify in order (it holds a notify that comes
+ *   before it finished counting the previous barrier) and starts the next
+ *   phase's prefetches when its own count completes; the client's phase
+ *   counter moves on at once, so a get of the new phase finds no
+ *   prefetch until then and takes the normal path. hoist_finalize waits
+ *   for the daemon's epoch too, so no PE detaches while the daemon still
+ *   counts its last barrier. HOIST_DIRECT should be the same on every PE
+ *   of the job: a PE with 0 never arrives here, and the others then pass
+ *   on the daemon's epoch, seen only in their sleep slices (slow, no hang).
  */
 #include <errno.h>
 #include <limits.h>
@@ -9,6 +36,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "hoist_futex.h"
 #include "internal.h"
 
 static int post_simple(struct hoist_ctx *c, uint8_t opcode, uint8_t flags, uint64_t user_data)
@@ -38,6 +66,77 @@ HOIST_API int hoist_fence(void)
 	return post_simple(c, HOIST_OP_FENCE, 0, 0);
 }
 
+/* The node barrier's notify (the header comment): complete what went to
+ * the daemon, tell it, arrive. An error before arriving returns with no
+ * barrier pending: the others see the job's error or the daemon's end. */
+static int node_notify(struct hoist_ctx *c, uint64_t phase)
+{
+	int rc = hoist__quiet(c); /* a barrier implies quiet */
+	if (rc)
+		return rc;
+	struct hoist_heap_wake *l = c->nb_line;
+	int32_t err = __atomic_load_n(&c->ring.ctrl->job_error, __ATOMIC_ACQUIRE);
+	if (!err && (err = __atomic_load_n(&l->nb_error, __ATOMIC_ACQUIRE)))
+		c->daemon_gone = 1; /* our daemon: the node's one */
+	if (err)
+		return err;
+	struct hoist_sqe *sqe;
+	if ((rc = hoist__sqe_get(c, &sqe)))
+		return rc;
+	*sqe = (struct hoist_sqe){.opcode = HOIST_OP_BARRIER_NOTIFY, .remote_off = phase};
+	/* nothing a quiet must wait for: the notify completes nothing of ours
+	 * and a failure of the job reaches us through job_error; nothing a
+	 * direct access must wait for either (no data; the daemon may hold it
+	 * until the other PEs' notifies came). No doorbell: a sleeping daemon
+	 * woken per barrier takes a CPU from the PEs (2 CPUs); it counts the
+	 * notifies when it next looks (at the latest when the SQ is full, or
+	 * when anything waits for it, hoist_finalize included) */
+	int psq = c->posted_since_quiet;
+	uint32_t ops_tail = c->sq_ops_tail;
+	hoist__sqe_submit_lazy(c);
+	c->posted_since_quiet = psq;
+	c->sq_ops_tail = ops_tail;
+	c->barrier_target++;
+	c->barrier_pending = 1;
+	c->nb_armed = 1;
+	uint32_t k = ++c->nb_k, n = (uint32_t)c->size;
+	/* acq_rel: the arrivals form one chain, so the last one sees (and
+	 * releases) every PE's stores before its arrival */
+	uint32_t a = __atomic_add_fetch(&l->nb_arrived, 1, __ATOMIC_ACQ_REL);
+	if (a == k * n) { /* the last one: barrier k is complete */
+		/* unless the daemon died: it cannot fail the job then, and the
+		 * direct path must not go on as if the job lived (one poll,
+		 * by this PE only; the others' waits check in their sleep) */
+		if ((rc = hoist__check_daemon(c))) {
+			__atomic_store_n(&l->nb_error, rc, __ATOMIC_SEQ_CST);
+			hoist_futex_wake(&l->nb_gen);
+			c->barrier_pending = c->nb_armed = 0;
+			return rc;
+		}
+		uint32_t g = __atomic_load_n(&l->nb_gen, __ATOMIC_RELAXED);
+		while ((int32_t)(k - g) > 0 &&
+		       !__atomic_compare_exchange_n(&l->nb_gen, &g, k, 0, __ATOMIC_SEQ_CST,
+						    __ATOMIC_RELAXED))
+			;
+		if (__atomic_load_n(&l->nb_sleepers, __ATOMIC_SEQ_CST))
+			hoist_futex_wake(&l->nb_gen);
+	}
+	return 0;
+}
+
+/* After the job's first barrier: may the next ones be node barriers? Every
+ * PE of the job decides the same (the same job, the same settings). */
+static void node_barrier_setup(struct hoist_ctx *c)
+{
+	if (!c->direct || c->size < 2 || c->npeers != (uint32_t)c->size || c->daemon_gone)
+		return;
+	struct hoist_peer *p = &c->peers[0]; /* the lowest rank */
+	if (p->state == 0 && hoist__peer_map(c, p))
+		return;
+	if (p->state > 0)
+		c->nb_line = hoist_heap_wake_of(p->base, c->heap_bytes);
+}
+
 /* phase: the call site that names the phase which starts when this barrier
  * completes (the daemon prefetches that phase's gets). */
 int hoist__barrier_notify(struct hoist_ctx *c, uint64_t phase)
@@ -46,6 +145,8 @@ int hoist__barrier_notify(struct hoist_ctx *c, uint64_t phase)
 		return -ENOTCONN;
 	if (c->barrier_pending)
 		return -EINVAL; /* notify twice without a wait */
+	if (c->nb_line)
+		return node_notify(c, phase);
 	int rc = 0;
 	/* The daemon holds the notify until our puts completed; nbi gets
 	 * still need their copy-out, which only a quiet does. */
@@ -170,16 +271,29 @@ HOIST_API int hoist_barrier_wait(void)
 	if (!c->barrier_pending)
 		return -EINVAL; /* wait without notify */
 	c->barrier_pending = 0;
+	if (c->nb_armed) {
+		c->nb_armed = 0;
+		int rc = hoist__wait_node_barrier(c, c->nb_k);
+		if (rc == 0) { /* the daemon starts the next phase when it counted */
+			c->pf_gen++;
+			c->pf_cursor = 0;
+			c->barriers_node++;
+		}
+		return rc;
+	}
 	int rc = hoist__wait_epoch(c, c->barrier_target);
 	if (rc == 0) { /* the daemon started the next phase with the barrier */
 		c->pf_gen++;
 		c->pf_cursor = 0;
+		c->barriers_epoch++;
 	}
 	hoist__reap(c);
 	if (!rc && c->sticky_err) { /* e.g. the daemon rejected the notify */
 		rc = c->sticky_err;
 		c->sticky_err = 0;
 	}
+	if (!rc && c->barrier_target == 1) /* the job's first barrier */
+		node_barrier_setup(c);
 	return rc;
 }
 

@@ -171,6 +171,61 @@ int hoist__wait_epoch(struct hoist_ctx *c, uint32_t target)
 	}
 }
 
+/* Node barrier k (sync.c): spin, then yield (two cores, several PEs: the
+ * last one to arrive needs a CPU), then sleep on nb_gen in slices that
+ * recheck the job's error, the daemon's epoch and the daemon's liveness.
+ * The daemon's epoch: it counts every PE's notify too, so when it reached
+ * this barrier every PE arrived and its puts completed; a PE that never
+ * arrives here (it could not map the line) then costs a slice, not a
+ * hang. A dead peer makes the daemon fail the job (job_error), which a
+ * slice sees; a dead daemon the last PE to arrive (nb_error) or a slice. */
+int hoist__wait_node_barrier(struct hoist_ctx *c, uint32_t k)
+{
+	struct hoist_heap_wake *l = c->nb_line;
+	struct hoist_ctrl *ctrl = c->ring.ctrl;
+	uint64_t start = 0;
+	for (unsigned spins = 0;; spins++) {
+		/* pairs with the releasing store of the last PE to arrive
+		 * (sync.c): every PE's stores before its arrival are visible */
+		uint32_t g = __atomic_load_n(&l->nb_gen, __ATOMIC_ACQUIRE);
+		if ((int32_t)(g - k) >= 0)
+			return 0;
+		if (spins % 64 != 63) {
+			hoist_cpu_relax();
+			continue;
+		}
+		int32_t err = __atomic_load_n(&ctrl->job_error, __ATOMIC_ACQUIRE);
+		/* the last to arrive found the daemon (ours: the node's) gone */
+		if (!err && (err = __atomic_load_n(&l->nb_error, __ATOMIC_ACQUIRE)))
+			c->daemon_gone = 1;
+		if (err)
+			return err;
+		uint32_t e = hoist_load_acquire(&ctrl->barrier_epoch);
+		if ((int32_t)(e - c->barrier_target) >= 0)
+			return 0;
+		uint64_t t = mono_ns();
+		if (!start)
+			start = t;
+		if (t - start < (uint64_t)c->spin_us * 1000u) {
+			sched_yield(); /* the one we wait for may need our CPU */
+			continue;
+		}
+		/* the notifies went without a doorbell: before a long wait let
+		 * a sleeping daemon count them (phases, prefetches) */
+		hoist__kick(c);
+		__atomic_fetch_add(&l->nb_sleepers, 1, __ATOMIC_SEQ_CST);
+		int rc = 0;
+		if (__atomic_load_n(&l->nb_gen, __ATOMIC_SEQ_CST) == g &&
+		    !__atomic_load_n(&l->nb_error, __ATOMIC_SEQ_CST)) {
+			rc = hoist_futex_wait(&l->nb_gen, g, SLEEP_SLICE_NS);
+			rc = rc == -ETIMEDOUT ? hoist__check_daemon(c) : 0;
+		}
+		__atomic_fetch_sub(&l->nb_sleepers, 1, __ATOMIC_SEQ_CST);
+		if (rc)
+			return rc;
+	}
+}
+
 /* The SQ is full: make progress until the daemon frees a slot. */
 int hoist__sqe_wait(struct hoist_ctx *c, struct hoist_sqe **out)
 {
@@ -291,6 +346,18 @@ static int post_quiet(struct hoist_ctx *c, uint64_t user_data)
  * error of anything since the last quiet. */
 int hoist__quiet(struct hoist_ctx *c)
 {
+	/* Fast path: nothing went to the daemon since the last quiet that
+	 * completed (posted_since_quiet is cleared only then), no nbi get
+	 * waits for its copy-out and no error waits to be reported. What
+	 * the caller did since went the direct same-node path: plain stores
+	 * into the targets' mappings, complete on return; the release fence
+	 * orders them before whatever the caller stores next (a flag). A
+	 * daemon that hung up is reported like on the slow path. */
+	if (!c->posted_since_quiet && !c->nbi_head && !c->sticky_err && !c->daemon_gone) {
+		__atomic_thread_fence(__ATOMIC_RELEASE);
+		c->quiets_local++;
+		return 0;
+	}
 	struct hoist_op *q = &c->ops[c->nops]; /* reserved for quiet */
 	*q = (struct hoist_op){.busy = 1, .stage_id = -1};
 	int rc = post_quiet(c, hoist__op_udata(c, q));

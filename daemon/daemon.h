@@ -232,6 +232,8 @@ void progress_stop(struct daemon *d);
 
 /* barrier.c (progress thread) */
 int barrier_notify(struct daemon *d, struct client *c);
+/* 1: c's notify is for the barrier after the one still being counted */
+int barrier_notify_early(const struct client *c);
 void barrier_recv(struct daemon *d, struct job *j, uint32_t epoch, uint32_t round);
 void barrier_depart(struct daemon *d, struct job *j, struct client *c, int clean);
 void job_fail(struct job *j, int err);

@@ -13,6 +13,13 @@
  *
  * A message of the next barrier may arrive before this one finished here
  * (its sender is done already); received rounds are kept per epoch parity.
+ *
+ * In a job whose PEs are all on this node the clients do not wait for the
+ * epoch: they synchronise among themselves in shared memory (client/sync.c)
+ * and still post every notify, so the epoch, the phases and the prefetches
+ * advance here as before; a client may then notify the next barrier
+ * before this one completed here, and the engine holds that notify
+ * (barrier_notify_early).
  */
 #include "daemon.h"
 
@@ -92,6 +99,18 @@ void barrier_recv(struct daemon *d, struct job *j, uint32_t epoch, uint32_t roun
 		rounds_advance(d, j);
 }
 
+/* A notify for the barrier after the one this daemon still counts: the
+ * client's node barrier (libhoist, one-node jobs: the PEs synchronise in
+ * shared memory and only tell the daemon) let it pass before the daemon
+ * saw every PE's notify. The engine holds it until the count completed, so
+ * the daemon still counts every barrier in order and starts each phase
+ * when all its PEs arrived. A failed job answers at once (barrier_notify). */
+int barrier_notify_early(const struct client *c)
+{
+	const struct job *j = c->job;
+	return !j->error && !j->departed && c->barrier_epoch_notified == j->barrier_epoch + 1;
+}
+
 int barrier_notify(struct daemon *d, struct client *c)
 {
 	struct job *j = c->job;
@@ -102,7 +121,9 @@ int barrier_notify(struct daemon *d, struct client *c)
 		return -ECONNRESET;
 	}
 	if (c->barrier_epoch_notified == j->barrier_epoch + 1)
-		return -EINVAL; /* notified twice for the same barrier */
+		return -EINVAL; /* notified twice for the same barrier (the engine
+				 * holds such a notify, barrier_notify_early: only
+				 * reached by a caller that does not) */
 	c->barrier_epoch_notified = j->barrier_epoch + 1;
 	STAT_INC(&c->st, barriers);
 	if (++j->arrived < j->nlocal)

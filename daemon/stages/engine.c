@@ -113,7 +113,7 @@ static enum exec_result execute(struct daemon *d, struct client *c, const struct
 		return EXEC_DONE;
 	case HOIST_OP_BARRIER_NOTIFY:
 		/* the node map decides who takes part: wait for JOB_READY */
-		if (c->outstanding || !c->job->prog_ready)
+		if (c->outstanding || !c->job->prog_ready || barrier_notify_early(c))
 			return EXEC_STALL;
 		/* between notify and wait: the ending phase's mispredictions go */
 		overlap_notify(d, c, sqe->remote_off);

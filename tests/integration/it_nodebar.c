@@ -1,0 +1,172 @@
+/*
+ * it_nodebar: the node barrier. In a job whose PEs are all on one daemon
+ * (HOIST_DIRECT=1) every barrier after the first completes among the PEs
+ * in shared memory (client/sync.c); the daemon only counts.
+ *
+ *   it_nodebar        correctness and the path taken:
+ *     - 300 rounds: every PE puts the round into its slot at every PE (the
+ *       direct path), every 7th round also a 4 KiB strided put to the next
+ *       PE (always through the daemon: the barrier must complete it); after
+ *       the barrier every slot and the block hold the round (slots double
+ *       buffered by round parity, so one barrier per round suffices; one PE
+ *       per round dawdles now and then, so the others must wait);
+ *     - 100 split-phase rounds, notify / local work / wait, the same check;
+ *     - IT_NB_WANT=node: all but the first barrier (hoist_malloc's) were
+ *       node barriers (barriers_node), exactly one waited for the daemon's
+ *       epoch, and the barriers posted no quiet for the direct puts;
+ *       IT_NB_WANT=epoch (HOIST_DIRECT=0): none was a node barrier.
+ *   it_nodebar kill   the last rank waits until every other PE arrived at a
+ *     node barrier (it reads the arrival count), then SIGKILLs itself: each
+ *     other PE's wait must end with an error, not hang; it prints
+ *     "NODEBAR-KILL-OK" (nodebar_kill.sh counts them).
+ */
+#include <inttypes.h>
+#include <signal.h>
+
+#include "internal.h"
+#include "it_common.h"
+
+#define ROUNDS 300
+#define SPLIT_ROUNDS 100
+#define BLOCK 4096u
+
+static volatile uint64_t sink;
+
+static void check(uint64_t *slots, unsigned char *block, int n, int me, uint64_t want, int with_block,
+		  const char *what, int r)
+{
+	for (int s = 0; s < n; s++) {
+		uint64_t v = __atomic_load_n(&slots[s], __ATOMIC_ACQUIRE);
+		if (v != want)
+			IT_FAIL("%s round %d: slot of pe %d holds %" PRIu64 ", want %" PRIu64, what, r, s,
+				v, want);
+	}
+	if (with_block) {
+		int from = (me + n - 1) % n;
+		size_t off = it_check_fill(block, BLOCK, it_hash(0xb10c, (uint64_t)from, want, 0, 0));
+		if (off != BLOCK)
+			IT_FAIL("%s round %d: strided block from pe %d wrong at %zu (a daemon-path "
+				"put before the barrier was not complete after it)", what, r, from, off);
+	}
+}
+
+static void puts_of(uint64_t *slots, unsigned char *block, unsigned char *src, int n, int me, uint64_t v,
+		    int with_block, int r)
+{
+	for (int i = 0; i < n; i++) {
+		int t = (me + i) % n;
+		IT_OK(hoist_put(t, &slots[me], &v, sizeof(v)), "round %d slot put to %d", r, t);
+	}
+	if (with_block) {
+		it_fill(src, BLOCK, it_hash(0xb10c, (uint64_t)me, v, 0, 0));
+		IT_OK(hoist_put_strided((me + 1) % n, block, 64, src, 64, 64, BLOCK / 64),
+		      "round %d strided put", r);
+	}
+}
+
+static int kill_test(int me, int n)
+{
+	struct hoist_ctx *c = hoist__ctx();
+	IT_OK(hoist_barrier(), "the first barrier (on the daemon epoch)");
+	if (!c->nb_line) {
+		IT_FAIL("no node barrier in a one-node job of %d PEs", n);
+		return 1;
+	}
+	if (me == n - 1) {
+		/* everyone else arrived at node barrier nb_k + 1: die */
+		uint32_t want = (c->nb_k + 1) * (uint32_t)n - 1;
+		IT_WHERE("victim: wait for %u arrivals", want);
+		while (__atomic_load_n(&c->nb_line->nb_arrived, __ATOMIC_ACQUIRE) != want)
+			usleep(1000);
+		usleep(20000); /* let them sleep */
+		kill(getpid(), SIGKILL);
+	}
+	IT_WHERE("survivor: barrier while the last rank dies");
+	int rc = hoist_barrier();
+	if (rc == 0)
+		IT_FAIL("the barrier completed though rank %d died before arriving", n - 1);
+	else
+		it_log("barrier ended with %s", it_errname(rc));
+	hoist_finalize();
+	if (it_failures)
+		return 1;
+	fprintf(stderr, "[it_nodebar rank %d] NODEBAR-KILL-OK %s\n", me, it_errname(rc));
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	int me, n;
+	it_init("it_nodebar", &me, &n);
+	it_watchdog(50);
+	if (argc > 1 && !strcmp(argv[1], "kill"))
+		return kill_test(me, n);
+	struct hoist_ctx *c = hoist__ctx();
+	uint64_t *slots = it_malloc(2 * (size_t)n * sizeof(uint64_t));
+	unsigned char *block = it_malloc(2 * (size_t)BLOCK);
+	unsigned char *src = it_xmalloc(BLOCK);
+	unsigned char *work = it_xmalloc(1 << 16);
+	memset(work, 1, 1 << 16);
+	IT_OK(hoist_barrier(), "initial");
+	uint64_t q0 = c->quiets_posted;
+	uint64_t nstrided = 0, nbar = 0;
+
+	for (int r = 1; r <= ROUNDS; r++) {
+		int b = r % 2, with_block = r % 7 == 0;
+		IT_WHERE("round %d", r);
+		if (r % n == me && r % 5 == 0)
+			usleep(300);
+		puts_of(slots + (size_t)b * n, block + (size_t)b * BLOCK, src, n, me, (uint64_t)r,
+			with_block, r);
+		nstrided += with_block;
+		nbar++;
+		if (IT_OK(hoist_barrier(), "round %d", r) != 0)
+			continue;
+		check(slots + (size_t)b * n, block + (size_t)b * BLOCK, n, me, (uint64_t)r, with_block,
+		      "barrier", r);
+	}
+	for (int r = 1; r <= SPLIT_ROUNDS; r++) {
+		int b = r % 2, with_block = r % 10 == 5;
+		uint64_t v = 100000u + (uint64_t)r;
+		IT_WHERE("split round %d", r);
+		puts_of(slots + (size_t)b * n, block + (size_t)b * BLOCK, src, n, me, v, with_block, r);
+		nstrided += with_block;
+		nbar++;
+		if (IT_OK(hoist_barrier_notify(), "split round %d", r) != 0)
+			continue;
+		for (size_t i = 0; i < ((r % n == me) ? (1u << 16) : 4096u); i++)
+			work[i] = (unsigned char)(work[i] * 31 + (unsigned)r);
+		sink += work[r];
+		if (r % n == me && r % 4 == 0)
+			usleep(300);
+		if (IT_OK(hoist_barrier_wait(), "split round %d", r) != 0)
+			continue;
+		check(slots + (size_t)b * n, block + (size_t)b * BLOCK, n, me, v, with_block,
+		      "split barrier", r);
+	}
+
+	const char *want = getenv("IT_NB_WANT");
+	/* barriers so far: 2 in it_malloc, the initial one, the rounds */
+	uint64_t total = 3 + nbar;
+	it_log("%" PRIu64 " node barriers, %" PRIu64 " on the daemon's epoch, %" PRIu64
+	       " quiets posted for %" PRIu64 " strided puts",
+	       c->barriers_node, c->barriers_epoch, c->quiets_posted - q0, nstrided);
+	if (want && !strcmp(want, "node")) {
+		if (c->barriers_epoch != 1 || c->barriers_node != total - 1)
+			IT_FAIL("%" PRIu64 " node barriers and %" PRIu64 " epoch waits, want %" PRIu64
+				" and 1", c->barriers_node, c->barriers_epoch, total - 1);
+		/* a quiet only where a strided put went to the daemon */
+		if (c->quiets_posted - q0 != nstrided)
+			IT_FAIL("%" PRIu64 " quiets posted by %" PRIu64 " barriers, want %" PRIu64
+				" (one per barrier after a strided put)",
+				c->quiets_posted - q0, nbar, nstrided);
+	} else if (want && !strcmp(want, "epoch")) {
+		if (c->barriers_node != 0 || c->barriers_epoch != total)
+			IT_FAIL("%" PRIu64 " node barriers and %" PRIu64 " epoch waits, want 0 and %" PRIu64,
+				c->barriers_node, c->barriers_epoch, total);
+	}
+	IT_OK(hoist_barrier(), "final");
+	free(src);
+	free(work);
+	return it_finish();
+}
