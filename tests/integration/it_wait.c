@@ -6,6 +6,11 @@
  *   it_wait --poll  (2 PEs on one node, a short HOIST_WAIT_POLL_MS): rank 1
  *              stores through hoist_ptr, which wakes nobody (as data a NIC
  *              places); the sleep's bound must end rank 0's wait.
+ *   it_wait --stream  (2 PEs, a long HOIST_SPIN_US): once rank 0 sleeps,
+ *              rank 1 puts STREAM_N values into the variable it waits on,
+ *              spaced, each but the last not ending the wait; a waiter
+ *              woken spins its budget again before it sleeps, so the
+ *              stream must cost a few wake-ups, not one a put.
  *
  * Rank 0 alone first checks every comparison and type against a model,
  * the test forms true and false, all/any/some with and without status
@@ -455,6 +460,44 @@ static int poll_round(int rank, int64_t *flags)
 	return it_finish();
 }
 
+#define STREAM_N 400
+
+static int stream_round(int rank, int64_t *flags)
+{
+	IT_OK(hoist_barrier());
+	if (rank == 0) {
+		struct hoist_ctrl *ctrl = hoist__ctx()->ring.ctrl;
+		uint64_t sleeps = ctrl->p2p_sleeps, wakeups = ctrl->p2p_wakeups;
+		IT_WHERE("stream: waiting for %d", STREAM_N);
+		it_watchdog(WATCHDOG_S);
+		IT_OK(hoist_wait_until(&flags[0], HOIST_INT64, HOIST_CMP_EQ, STREAM_N));
+		uint64_t ds = ctrl->p2p_sleeps - sleeps, dw = ctrl->p2p_wakeups - wakeups;
+		it_log("stream: %d puts, %" PRIu64 " sleeps, %" PRIu64 " wake-ups", STREAM_N, ds, dw);
+		if (ds == 0 || dw == 0)
+			IT_FAIL("stream: the waiter slept %" PRIu64 " times, was woken %" PRIu64, ds, dw);
+		/* one a put when a woken waiter sleeps again at once */
+		if (dw > STREAM_N / 10)
+			IT_FAIL("stream: %" PRIu64 " wake-ups for %d puts, want at most %d", dw, STREAM_N,
+				STREAM_N / 10);
+	} else if (rank == 1) {
+		unsigned polls = 0;
+		while (!peer_waiting())
+			if (++polls % 64 == 0) {
+				struct timespec ts = {0, 1000000};
+				nanosleep(&ts, NULL);
+			}
+		IT_WHERE("stream: rank 0 sleeps, putting");
+		for (int64_t v = 1; v <= STREAM_N; v++) {
+			IT_OK(hoist_put(0, &flags[0], &v, sizeof(v)), "stream put %" PRId64, v);
+			struct timespec ts = {0, 20000}; /* longer than a wake-up and a recheck */
+			nanosleep(&ts, NULL);
+			it_watchdog(WATCHDOG_S);
+		}
+	}
+	IT_OK(hoist_barrier());
+	return it_finish();
+}
+
 int main(int argc, char **argv)
 {
 	int rank, size;
@@ -472,6 +515,8 @@ int main(int argc, char **argv)
 	memset(flags, 0, N * sizeof(int64_t));
 	if (argc > 1 && !strcmp(argv[1], "--poll"))
 		return poll_round(rank, flags);
+	if (argc > 1 && !strcmp(argv[1], "--stream"))
+		return stream_round(rank, flags);
 	if (rank == 0) {
 		local_compare(var);
 		local_arrays(a, u);
