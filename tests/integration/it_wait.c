@@ -266,6 +266,18 @@ static uint32_t peer_waiting(void)
 	return w.waiting;
 }
 
+/* Rank 1: poll rank 0's waiting flag until rank 0 sleeps (a 1 ms nap
+ * every 64 polls). */
+static void until_peer_sleeps(void)
+{
+	unsigned polls = 0;
+	while (!peer_waiting())
+		if (++polls % 64 == 0) {
+			struct timespec ts = {0, 1000000};
+			nanosleep(&ts, NULL);
+		}
+}
+
 enum { PATH_PUT, PATH_STRIDED, PATH_VEC, PATH_AGG, PATH_AMO, NPATHS };
 static const char *path_name[] = {"put", "strided", "vector", "aggregated", "atomic"};
 
@@ -292,13 +304,7 @@ static void writer(int64_t *flags, int k, int path)
 	uint64_t direct_before = c->direct_puts;
 	/* no progress bump while polling: a waiter that never sleeps hangs
 	 * here and the watchdog says so */
-	unsigned polls = 0;
-	while (!peer_waiting()) {
-		if (++polls % 64 == 0) {
-			struct timespec ts = {0, 1000000};
-			nanosleep(&ts, NULL);
-		}
-	}
+	until_peer_sleeps();
 	IT_WHERE("round %d: rank 0 sleeps, %s put", k, path_name[path]);
 	switch (path) {
 	case PATH_PUT:
@@ -414,12 +420,7 @@ static void coll_round(int rank, int64_t *bdst, int64_t *bsrc)
 		if (ctrl->p2p_wakeups <= wakeups)
 			IT_FAIL("broadcast round: no writer ended the sleep");
 	} else if (rank == 1) {
-		unsigned polls = 0;
-		while (!peer_waiting())
-			if (++polls % 64 == 0) {
-				struct timespec ts = {0, 1000000};
-				nanosleep(&ts, NULL);
-			}
+		until_peer_sleeps();
 		IT_WHERE("broadcast round: rank 0 sleeps, broadcasting");
 		IT_OK(hoist_broadcast(bdst, bsrc, sizeof(*bdst), 1));
 	} else {
@@ -448,12 +449,7 @@ static int poll_round(int rank, int64_t *flags)
 			IT_FAIL("poll round: rank 0 is not on this node");
 			exit(1);
 		}
-		unsigned polls = 0;
-		while (!peer_waiting())
-			if (++polls % 64 == 0) {
-				struct timespec ts = {0, 1000000};
-				nanosleep(&ts, NULL);
-			}
+		until_peer_sleeps();
 		__atomic_store_n(p, 7, __ATOMIC_RELEASE);
 	}
 	IT_OK(hoist_barrier());
@@ -480,12 +476,7 @@ static int stream_round(int rank, int64_t *flags)
 			IT_FAIL("stream: %" PRIu64 " wake-ups for %d puts, want at most %d", dw, STREAM_N,
 				STREAM_N / 10);
 	} else if (rank == 1) {
-		unsigned polls = 0;
-		while (!peer_waiting())
-			if (++polls % 64 == 0) {
-				struct timespec ts = {0, 1000000};
-				nanosleep(&ts, NULL);
-			}
+		until_peer_sleeps();
 		IT_WHERE("stream: rank 0 sleeps, putting");
 		for (int64_t v = 1; v <= STREAM_N; v++) {
 			IT_OK(hoist_put(0, &flags[0], &v, sizeof(v)), "stream put %" PRId64, v);
