@@ -17,6 +17,9 @@ static void target_reset(struct conflict_target *t)
 	t->lo = UINT64_MAX;
 	t->hi = 0;
 	t->active_pos = CF_NIL;
+	t->stale = 0;
+	for (int l = 0; l < CF_GRID_LEVELS; l++)
+		t->lcount[l] = 0;
 }
 
 int conflict_init(struct conflict *c, int32_t npes, uint32_t cap)
@@ -25,20 +28,27 @@ int conflict_init(struct conflict *c, int32_t npes, uint32_t cap)
 	if (npes < 1 || cap == 0 || cap > CF_MAX_CAP)
 		return -EINVAL;
 	uint32_t nact = (uint32_t)npes < cap ? (uint32_t)npes : cap;
+	uint32_t ncell = 16;
+	while (ncell < 2 * cap)
+		ncell *= 2;
 	c->t = malloc((size_t)npes * sizeof(*c->t));
 	c->n = malloc((size_t)cap * sizeof(*c->n));
 	c->active = malloc((size_t)nact * sizeof(*c->active));
-	if (!c->t || !c->n || !c->active) {
+	c->cells = malloc((size_t)ncell * sizeof(*c->cells));
+	if (!c->t || !c->n || !c->active || !c->cells) {
 		conflict_fini(c);
 		return -ENOMEM;
 	}
 	c->npes = npes;
 	c->cap = cap;
+	c->cell_mask = ncell - 1;
 	for (int32_t pe = 0; pe < npes; pe++)
 		target_reset(&c->t[pe]);
 	memset(c->n, 0, (size_t)cap * sizeof(*c->n));
 	for (uint32_t i = 0; i < cap; i++)
 		c->n[i].next = i + 1 < cap ? i + 1 : CF_NIL;
+	for (uint32_t i = 0; i < ncell; i++)
+		c->cells[i] = (struct conflict_cell){.head = CF_NIL};
 	c->free_head = 0;
 	return 0;
 }
@@ -48,11 +58,13 @@ void conflict_fini(struct conflict *c)
 	free(c->t);
 	free(c->n);
 	free(c->active);
+	free(c->cells);
 	c->t = NULL;
 	c->n = NULL;
 	c->active = NULL;
+	c->cells = NULL;
 	c->npes = 0;
-	c->cap = c->count = c->nactive = 0;
+	c->cap = c->count = c->nactive = c->ncells = c->cell_mask = 0;
 }
 
 /* ---- AVL interval tree over c->n, keyed by (start, seq) ---- */
@@ -209,18 +221,146 @@ static void tree_search(const struct conflict *c, uint32_t i, struct cf_query *q
 	}
 }
 
-static void box_recompute(struct conflict *c, struct conflict_target *t)
+/* ---- grid of short puts: cells in an open-addressing hash table ---- */
+
+static inline unsigned level_shift(int l)
 {
-	if (t->root == CF_NIL) {
-		t->lo = UINT64_MAX;
-		t->hi = 0;
-		return;
+	return 6u + 4u * (unsigned)l;
+}
+
+/* grid level of a put of len bytes (1 <= len <= CF_GRID_MAX) */
+static inline int level_of(uint64_t len)
+{
+	return len <= 64 ? 0 : len <= 1024 ? 1 : 2;
+}
+
+static inline uint64_t cell_key(uint64_t cell, int l)
+{
+	return cell | (uint64_t)l << 58; /* cell < 2^58: the shift is >= 6 */
+}
+
+static inline uint32_t cell_home(const struct conflict *c, int32_t pe, uint64_t key)
+{
+	uint64_t h = (key ^ ((uint64_t)(uint32_t)pe * 0x9e3779b97f4a7c15ull)) * 0xff51afd7ed558ccdull;
+	return (uint32_t)(h >> 32) & c->cell_mask;
+}
+
+/* slot of (pe, key), or CF_NIL */
+static inline uint32_t cell_find(const struct conflict *c, int32_t pe, uint64_t key)
+{
+	for (uint32_t i = cell_home(c, pe, key);; i = (i + 1) & c->cell_mask) {
+		const struct conflict_cell *e = &c->cells[i];
+		if (e->head == CF_NIL)
+			return CF_NIL;
+		if (e->key == key && e->pe == pe)
+			return i;
 	}
-	uint32_t i = t->root;
-	while (c->n[i].left != CF_NIL)
-		i = c->n[i].left;
-	t->lo = c->n[i].start;
-	t->hi = c->n[t->root].maxend;
+}
+
+/* empty slot i and shift later entries of its probe run back (linear
+ * probing without tombstones) */
+static void cell_delete(struct conflict *c, uint32_t i)
+{
+	uint32_t m = c->cell_mask;
+	for (uint32_t j = (i + 1) & m;; j = (j + 1) & m) {
+		struct conflict_cell *e = &c->cells[j];
+		if (e->head == CF_NIL)
+			break;
+		uint32_t k = cell_home(c, e->pe, e->key);
+		/* e may move to i when its home is not in (i, j] (cyclically) */
+		if (i <= j ? (k <= i || k > j) : (k <= i && k > j)) {
+			c->cells[i] = *e;
+			i = j;
+		}
+	}
+	c->cells[i].head = CF_NIL;
+	c->ncells--;
+}
+
+static void grid_insert(struct conflict *c, struct conflict_target *t, uint32_t x)
+{
+	struct conflict_node *n = &c->n[x];
+	int l = level_of(n->end - n->start);
+	uint64_t key = cell_key(n->start >> level_shift(l), l);
+	uint32_t i = cell_home(c, n->pe, key);
+	for (;; i = (i + 1) & c->cell_mask) {
+		struct conflict_cell *e = &c->cells[i];
+		if (e->head == CF_NIL) { /* a new cell (the table has room: cells <= cap) */
+			*e = (struct conflict_cell){.key = key, .lo = n->start, .hi = n->end, .pe = n->pe, .head = x};
+			c->ncells++;
+			n->cnext = n->cprev = CF_NIL;
+			break;
+		}
+		if (e->key == key && e->pe == n->pe) {
+			n->cnext = e->head;
+			n->cprev = CF_NIL;
+			c->n[e->head].cprev = x;
+			e->head = x;
+			if (n->start < e->lo)
+				e->lo = n->start;
+			if (n->end > e->hi)
+				e->hi = n->end;
+			break;
+		}
+	}
+	n->where = (uint8_t)(CF_IN_GRID + l);
+	t->lcount[l]++;
+}
+
+static void grid_remove(struct conflict *c, struct conflict_target *t, uint32_t x)
+{
+	struct conflict_node *n = &c->n[x];
+	int l = n->where - CF_IN_GRID;
+	if (n->cnext != CF_NIL)
+		c->n[n->cnext].cprev = n->cprev;
+	if (n->cprev != CF_NIL) {
+		c->n[n->cprev].cnext = n->cnext;
+	} else {
+		uint32_t i = cell_find(c, n->pe, cell_key(n->start >> level_shift(l), l));
+		if (n->cnext != CF_NIL)
+			c->cells[i].head = n->cnext;
+		else
+			cell_delete(c, i);
+	}
+	t->lcount[l]--;
+}
+
+/* ---- box ---- */
+
+/* walk the FIFO: the exact box */
+static void box_rescan(struct conflict *c, struct conflict_target *t)
+{
+	uint64_t lo = UINT64_MAX, hi = 0;
+	for (uint32_t i = t->head; i != CF_NIL; i = c->n[i].next) {
+		const struct conflict_node *x = &c->n[i];
+		if (x->end > x->start) {
+			if (x->start < lo)
+				lo = x->start;
+			if (x->end > hi)
+				hi = x->end;
+		}
+	}
+	t->lo = lo;
+	t->hi = hi;
+	t->stale = 0;
+	CF_INC(c->st.box_rescans);
+}
+
+/* node x (already unlinked) left t */
+static inline void box_removed(struct conflict_target *t, const struct conflict_node *x)
+{
+	if (t->stale)
+		t->stale++;
+	else if (x->end > x->start && (x->start == t->lo || x->end == t->hi))
+		t->stale = 1;
+}
+
+/* after removals: exact again when cheap, or when paid for by as many
+ * removals as puts remain */
+static void box_settle(struct conflict *c, struct conflict_target *t)
+{
+	if (t->stale && (t->count <= CF_BOX_EXACT || t->stale >= t->count))
+		box_rescan(c, t);
 }
 
 /* ---- active target list ---- */
@@ -265,10 +405,13 @@ int conflict_add_run(struct conflict *c, int32_t pe, uint64_t start, uint64_t le
 	x->seq = seq;
 	x->first = first;
 	x->pending = n;
+	x->pe = pe;
 	x->next = CF_NIL;
 	x->left = x->right = CF_NIL;
 	x->height = 0;
+	x->where = CF_IN_NONE;
 	struct conflict_target *t = &c->t[pe];
+	x->prev = t->tail;
 	if (t->tail == CF_NIL)
 		t->head = i;
 	else
@@ -277,7 +420,12 @@ int conflict_add_run(struct conflict *c, int32_t pe, uint64_t start, uint64_t le
 	if (t->count++ == 0)
 		active_add(c, pe);
 	if (len > 0) {
-		t->root = tree_insert(c, t->root, i);
+		if (len <= CF_GRID_MAX) {
+			grid_insert(c, t, i);
+		} else {
+			t->root = tree_insert(c, t->root, i);
+			x->where = CF_IN_TREE;
+		}
 		if (start < t->lo)
 			t->lo = start;
 		if (x->end > t->hi)
@@ -286,6 +434,20 @@ int conflict_add_run(struct conflict *c, int32_t pe, uint64_t start, uint64_t le
 	c->count++;
 	c->last_seq = seq;
 	CF_INC(c->st.adds);
+	return 0;
+}
+
+/* the newest put of t overlapping [qs, qe) newer than best, walking the FIFO
+ * from its tail (seq order: the first hit is the answer) */
+static uint64_t fifo_search(const struct conflict *c, const struct conflict_target *t, uint64_t qs,
+			    uint64_t qe, uint64_t *visits)
+{
+	for (uint32_t i = t->tail; i != CF_NIL; i = c->n[i].prev) {
+		const struct conflict_node *x = &c->n[i];
+		++*visits;
+		if (x->start < qe && x->end > qs && x->end > x->start)
+			return x->seq;
+	}
 	return 0;
 }
 
@@ -302,20 +464,78 @@ uint64_t conflict_check(struct conflict *c, int32_t pe, uint64_t start, uint64_t
 		CF_INC(c->st.box_clear);
 		return 0;
 	}
-	struct cf_query q = {.qs = start, .qe = end, .best = 0, .visits = 0};
-	tree_search(c, t->root, &q);
 	CF_INC(c->st.precise);
-	CF_ADD(c->st.visits, q.visits);
-	if (q.best)
+	uint64_t best = 0, visits = 0;
+	/* cells to probe per level: a put of at most 2^g bytes overlapping
+	 * [start, end) starts in [start - 2^g + 1, end) */
+	uint64_t c0[CF_GRID_LEVELS], c1[CF_GRID_LEVELS], probes = 0;
+	for (int l = 0; l < CF_GRID_LEVELS; l++) {
+		if (!t->lcount[l])
+			continue;
+		unsigned g = level_shift(l);
+		uint64_t ext = (1ull << g) - 1;
+		c0[l] = (start > ext ? start - ext : 0) >> g;
+		c1[l] = (end - 1) >> g;
+		probes += c1[l] - c0[l] + 1;
+	}
+	if (probes > CF_PROBE_MAX && probes > t->count / 4) {
+		CF_INC(c->st.scans);
+		best = fifo_search(c, t, start, end, &visits);
+		goto done;
+	}
+	for (int l = 0; l < CF_GRID_LEVELS; l++) {
+		if (!t->lcount[l])
+			continue;
+		/* the cell holding end first: on a walk it holds the newest puts */
+		for (uint64_t k = c1[l] + 1; k-- > c0[l];) {
+			uint32_t ci = cell_find(c, pe, cell_key(k, l));
+			if (ci == CF_NIL)
+				continue;
+			const struct conflict_cell *e = &c->cells[ci];
+			if (e->lo >= end || e->hi <= start)
+				continue;
+			for (uint32_t i = e->head; i != CF_NIL;) {
+				const struct conflict_node *x = &c->n[i];
+				if (x->seq <= best)
+					break; /* older ones cannot beat it */
+				visits++;
+				if (x->start < end && x->end > start) {
+					best = x->seq;
+					break;
+				}
+				i = x->cnext;
+			}
+		}
+	}
+	if (t->root != CF_NIL) {
+		struct cf_query q = {.qs = start, .qe = end, .best = best, .visits = 0};
+		tree_search(c, t->root, &q);
+		best = q.best;
+		visits += q.visits;
+	}
+done:
+	CF_ADD(c->st.visits, visits);
+	if (best)
 		CF_INC(c->st.conflicts);
-	return q.best;
+	return best;
 }
 
 static void node_free(struct conflict *c, uint32_t i)
 {
 	c->n[i].next = c->free_head;
 	c->n[i].height = 0;
+	c->n[i].where = CF_IN_NONE;
 	c->free_head = i;
+}
+
+/* take node i out of t's index (grid or tree); the FIFO is the caller's */
+static void unindex(struct conflict *c, struct conflict_target *t, uint32_t i)
+{
+	uint8_t w = c->n[i].where;
+	if (w >= CF_IN_GRID)
+		grid_remove(c, t, i);
+	else if (w == CF_IN_TREE)
+		t->root = tree_erase(c, t->root, i);
 }
 
 void conflict_retire_pe(struct conflict *c, int32_t pe)
@@ -328,6 +548,8 @@ void conflict_retire_pe(struct conflict *c, int32_t pe)
 	uint32_t n = 0;
 	for (uint32_t i = t->head; i != CF_NIL;) {
 		uint32_t next = c->n[i].next;
+		if (c->n[i].where >= CF_IN_GRID)
+			grid_remove(c, t, i); /* the tree goes as a whole */
 		node_free(c, i);
 		i = next;
 		n++;
@@ -353,14 +575,15 @@ void conflict_retire(struct conflict *c, int32_t pe, uint64_t seq)
 	while (c->n[t->head].seq <= seq) { /* the tail stays: loop ends before it */
 		uint32_t i = t->head;
 		t->head = c->n[i].next;
-		if (c->n[i].height > 0)
-			t->root = tree_erase(c, t->root, i);
+		c->n[t->head].prev = CF_NIL;
+		unindex(c, t, i);
+		t->count--;
+		box_removed(t, &c->n[i]);
 		node_free(c, i);
 		n++;
 	}
-	t->count -= n;
 	c->count -= n;
-	box_recompute(c, t);
+	box_settle(c, t);
 	CF_ADD(c->st.retired, n);
 }
 
@@ -369,37 +592,37 @@ int conflict_complete(struct conflict *c, int32_t pe, uint64_t seq)
 	if (pe < 0 || pe >= c->npes)
 		return -ENOENT;
 	struct conflict_target *t = &c->t[pe];
-	uint32_t prev = CF_NIL, i = t->head;
+	uint32_t i = t->head;
 	/* the FIFO is sorted by sequence: stop at the first node past seq */
-	while (i != CF_NIL && c->n[i].seq < seq) {
-		prev = i;
+	while (i != CF_NIL && c->n[i].seq < seq)
 		i = c->n[i].next;
-	}
 	if (i == CF_NIL || c->n[i].first > seq || c->n[i].pending == 0)
 		return -ENOENT;
 	struct conflict_node *x = &c->n[i];
 	if (--x->pending > 0)
 		return 0;
-	if (prev == CF_NIL) {
+	if (x->prev == CF_NIL)
 		t->head = x->next;
-	} else {
-		c->n[prev].next = x->next;
+	else {
+		c->n[x->prev].next = x->next;
 		CF_INC(c->st.out_of_order);
 	}
-	if (t->tail == i)
-		t->tail = prev;
-	int in_tree = x->height > 0;
-	if (in_tree)
-		t->root = tree_erase(c, t->root, i);
-	node_free(c, i);
+	if (x->next == CF_NIL)
+		t->tail = x->prev;
+	else
+		c->n[x->next].prev = x->prev;
+	unindex(c, t, i);
 	c->count--;
 	CF_INC(c->st.retired);
 	if (--t->count == 0) {
+		node_free(c, i);
 		active_del(c, pe);
 		target_reset(t);
-	} else if (in_tree) {
-		box_recompute(c, t);
+		return 1;
 	}
+	box_removed(t, x);
+	node_free(c, i);
+	box_settle(c, t);
 	return 1;
 }
 
@@ -486,28 +709,36 @@ static struct cf_sub validate_tree(const struct conflict *c, uint32_t i, const s
 
 int conflict_validate(const struct conflict *c)
 {
-	uint32_t total = 0, nact = 0;
+	uint32_t total = 0, nact = 0, ngrid = 0;
 	for (int32_t pe = 0; pe < c->npes; pe++) {
 		const struct conflict_target *t = &c->t[pe];
-		uint32_t n = 0, ntree = 0;
+		uint32_t n = 0, ntree = 0, lc[CF_GRID_LEVELS] = {0};
 		uint64_t prev = 0, lo = UINT64_MAX, hi = 0;
 		uint32_t last = CF_NIL;
 		for (uint32_t i = t->head; i != CF_NIL; i = c->n[i].next) {
 			if (i >= c->cap || n > c->cap || c->n[i].first <= prev ||
 			    c->n[i].first > c->n[i].seq || c->n[i].pending == 0 ||
-			    c->n[i].seq > c->last_seq)
+			    c->n[i].seq > c->last_seq || c->n[i].prev != last || c->n[i].pe != pe)
 				return -EUCLEAN;
 			prev = c->n[i].seq;
 			const struct conflict_node *x = &c->n[i];
+			uint64_t len = x->end - x->start;
 			if (x->end > x->start) {
-				if (x->height < 1)
-					return -EUCLEAN;
-				ntree++;
+				if (len <= CF_GRID_MAX) {
+					int l = level_of(len);
+					if (x->where != CF_IN_GRID + l || x->height != 0)
+						return -EUCLEAN;
+					lc[l]++;
+				} else {
+					if (x->where != CF_IN_TREE || x->height < 1)
+						return -EUCLEAN;
+					ntree++;
+				}
 				if (x->start < lo)
 					lo = x->start;
 				if (x->end > hi)
 					hi = x->end;
-			} else if (x->height != 0) {
+			} else if (x->height != 0 || x->where != CF_IN_NONE) {
 				return -EUCLEAN;
 			}
 			last = i;
@@ -515,7 +746,15 @@ int conflict_validate(const struct conflict *c)
 		}
 		if (n != t->count || last != t->tail || (n == 0) != (t->head == CF_NIL))
 			return -EUCLEAN;
-		if (t->lo != lo || t->hi != hi)
+		for (int l = 0; l < CF_GRID_LEVELS; l++) {
+			if (lc[l] != t->lcount[l])
+				return -EUCLEAN;
+			ngrid += lc[l];
+		}
+		/* the box: exact, or (stale) a superset */
+		if (t->stale ? (n > 0 && (t->lo > lo || t->hi < hi)) : (t->lo != lo || t->hi != hi))
+			return -EUCLEAN;
+		if (n == 0 && t->stale)
 			return -EUCLEAN;
 		struct cf_sub s = validate_tree(c, t->root, NULL, NULL, 0);
 		if (!s.ok || s.size != ntree)
@@ -530,6 +769,32 @@ int conflict_validate(const struct conflict *c)
 		total += n;
 	}
 	if (total != c->count || nact != c->nactive)
+		return -EUCLEAN;
+	/* every cell: found from its home, a chain of its own puts (all in the
+	 * grid at its level and cell, newest first, inside its box); together
+	 * the chains hold every grid put once */
+	uint32_t ncells = 0, nchained = 0;
+	for (uint32_t ci = 0; ci <= c->cell_mask; ci++) {
+		const struct conflict_cell *e = &c->cells[ci];
+		if (e->head == CF_NIL)
+			continue;
+		ncells++;
+		if (e->pe < 0 || e->pe >= c->npes || cell_find(c, e->pe, e->key) != ci)
+			return -EUCLEAN;
+		int l = (int)(e->key >> 58);
+		uint32_t p = CF_NIL, steps = 0;
+		for (uint32_t i = e->head; i != CF_NIL; p = i, i = c->n[i].cnext) {
+			if (i >= c->cap || ++steps > c->cap)
+				return -EUCLEAN;
+			const struct conflict_node *x = &c->n[i];
+			if (x->cprev != p || x->pe != e->pe || x->where != CF_IN_GRID + l || x->pending == 0 ||
+			    cell_key(x->start >> level_shift(l), l) != e->key || x->start < e->lo ||
+			    x->end > e->hi || (p != CF_NIL && c->n[p].seq <= x->seq))
+				return -EUCLEAN;
+			nchained++;
+		}
+	}
+	if (ncells != c->ncells || nchained != ngrid)
 		return -EUCLEAN;
 	uint32_t nfree = 0;
 	for (uint32_t i = c->free_head; i != CF_NIL; i = c->n[i].next)
