@@ -24,14 +24,17 @@
  * holds N outstanding puts of L bytes (default 10000 x 64 B), either at
  * random 8-byte-aligned places of a region 16 x N x L wide (random) or one
  * after the other (mono: a walk through a remote array). Each repetition
- * times, in batches of 1024:
+ * runs 64 rounds; a round times 8192 checks, then 1024 adds, then 1024
+ * retires:
  *   check    conflict_check of a range of L bytes at a random place inside
  *            the bounding box (random: the puts' distribution, hits and
  *            misses; mono: always a hit)
  *   add      conflict_add of the next put of the stream (N -> N + 1024)
  *   retire   conflict_complete of the oldest put, in order (N + 1024 -> N),
  *            as the daemon retires a put when its completion arrives
- * and prints one line per repetition and a summary (median and range):
+ * A repetition's ns per operation is the median over its rounds (a round
+ * that lost the CPU on a shared machine does not move it); it prints one
+ * line per repetition and a summary (median and range over repetitions):
  *   rep=3 pattern=random outstanding=10000 len=64 check_ns=.. add_ns=.. retire_ns=.. hits=..
  *   summary pattern=random outstanding=10000 len=64 reps=7 check_ns=m (lo-hi) ...
  * Only the public API of conflict.h is used, so run-conflict.sh builds
@@ -129,7 +132,8 @@ static void one(int random, uint32_t K, uint64_t len, long iters)
 }
 
 #define BATCH 1024
-#define QN 8192 /* queries, cycled */
+#define QN 8192 /* checks per round */
+#define ROUNDS 64
 
 struct stream {
 	int random;
@@ -170,10 +174,10 @@ static int outstanding_run(int random, uint32_t N, uint64_t len, int reps)
 		return 2;
 	uint64_t hits = 0, nq = 0;
 	for (int r = 0; r < reps; r++) {
-		double tc = 0, ta = 0, tr = 0;
-		uint64_t nck = 0, nad = 0;
+		double tc[ROUNDS], ta[ROUNDS], tr[ROUNDS], x0, x1;
+		uint64_t nck = 0;
 		uint64_t h = 0;
-		for (int round = 0; round < 64; round++) {
+		for (int round = 0; round < ROUNDS; round++) {
 			/* queries inside the box of what is outstanding now */
 			uint64_t lo = random ? 0 : (1ull << 30) + (oldest - 1) * len;
 			uint64_t span = random ? st.region : (seq - oldest + 1) * len;
@@ -192,19 +196,20 @@ static int outstanding_run(int random, uint32_t N, uint64_t len, int reps)
 				conflict_complete(&c, 1, oldest++);
 			uint64_t t3 = now_ns();
 			h += s;
-			tc += (double)(t1 - t0);
-			ta += (double)(t2 - t1);
-			tr += (double)(t3 - t2);
+			tc[round] = (double)(t1 - t0) / QN;
+			ta[round] = (double)(t2 - t1) / BATCH;
+			tr[round] = (double)(t3 - t2) / BATCH;
 			nck += QN;
-			nad += BATCH;
 		}
 		if (conflict_outstanding(&c, 1) != N) {
 			fprintf(stderr, "outstanding %u, want %u\n", conflict_outstanding(&c, 1), N);
 			return 2;
 		}
-		ck[r] = tc / (double)nck;
-		ad[r] = ta / (double)nad;
-		rt[r] = tr / (double)nad;
+		/* a repetition's value: the median of its rounds (a round that lost
+		 * the CPU to another process does not move it) */
+		med3(tc, ROUNDS, &ck[r], &x0, &x1);
+		med3(ta, ROUNDS, &ad[r], &x0, &x1);
+		med3(tr, ROUNDS, &rt[r], &x0, &x1);
 		hits += h;
 		nq += nck;
 		printf("rep=%d pattern=%s outstanding=%u len=%llu check_ns=%.1f add_ns=%.1f retire_ns=%.1f hits=%.3f\n",

@@ -33,9 +33,10 @@ int conflict_init(struct conflict *c, int32_t npes, uint32_t cap)
 		ncell *= 2;
 	c->t = malloc((size_t)npes * sizeof(*c->t));
 	c->n = malloc((size_t)cap * sizeof(*c->n));
+	c->tn = malloc((size_t)cap * sizeof(*c->tn));
 	c->active = malloc((size_t)nact * sizeof(*c->active));
 	c->cells = malloc((size_t)ncell * sizeof(*c->cells));
-	if (!c->t || !c->n || !c->active || !c->cells) {
+	if (!c->t || !c->n || !c->tn || !c->active || !c->cells) {
 		conflict_fini(c);
 		return -ENOMEM;
 	}
@@ -45,6 +46,7 @@ int conflict_init(struct conflict *c, int32_t npes, uint32_t cap)
 	for (int32_t pe = 0; pe < npes; pe++)
 		target_reset(&c->t[pe]);
 	memset(c->n, 0, (size_t)cap * sizeof(*c->n));
+	memset(c->tn, 0, (size_t)cap * sizeof(*c->tn));
 	for (uint32_t i = 0; i < cap; i++)
 		c->n[i].next = i + 1 < cap ? i + 1 : CF_NIL;
 	for (uint32_t i = 0; i < ncell; i++)
@@ -57,10 +59,12 @@ void conflict_fini(struct conflict *c)
 {
 	free(c->t);
 	free(c->n);
+	free(c->tn);
 	free(c->active);
 	free(c->cells);
 	c->t = NULL;
 	c->n = NULL;
+	c->tn = NULL;
 	c->active = NULL;
 	c->cells = NULL;
 	c->npes = 0;
@@ -71,7 +75,7 @@ void conflict_fini(struct conflict *c)
 
 static inline int32_t height(const struct conflict *c, uint32_t i)
 {
-	return i == CF_NIL ? 0 : c->n[i].height;
+	return i == CF_NIL ? 0 : c->tn[i].height;
 }
 
 static inline int key_less(const struct conflict_node *a, const struct conflict_node *b)
@@ -81,20 +85,20 @@ static inline int key_less(const struct conflict_node *a, const struct conflict_
 
 static void pull(struct conflict *c, uint32_t i)
 {
-	struct conflict_node *x = &c->n[i];
+	struct conflict_tnode *x = &c->tn[i];
 	int32_t hl = height(c, x->left), hr = height(c, x->right);
 	x->height = 1 + (hl > hr ? hl : hr);
-	x->maxend = x->end;
-	x->maxseq = x->seq;
+	x->maxend = c->n[i].end;
+	x->maxseq = c->n[i].seq;
 	if (x->left != CF_NIL) {
-		const struct conflict_node *l = &c->n[x->left];
+		const struct conflict_tnode *l = &c->tn[x->left];
 		if (l->maxend > x->maxend)
 			x->maxend = l->maxend;
 		if (l->maxseq > x->maxseq)
 			x->maxseq = l->maxseq;
 	}
 	if (x->right != CF_NIL) {
-		const struct conflict_node *r = &c->n[x->right];
+		const struct conflict_tnode *r = &c->tn[x->right];
 		if (r->maxend > x->maxend)
 			x->maxend = r->maxend;
 		if (r->maxseq > x->maxseq)
@@ -104,9 +108,9 @@ static void pull(struct conflict *c, uint32_t i)
 
 static uint32_t rot_right(struct conflict *c, uint32_t i)
 {
-	uint32_t l = c->n[i].left;
-	c->n[i].left = c->n[l].right;
-	c->n[l].right = i;
+	uint32_t l = c->tn[i].left;
+	c->tn[i].left = c->tn[l].right;
+	c->tn[l].right = i;
 	pull(c, i);
 	pull(c, l);
 	return l;
@@ -114,9 +118,9 @@ static uint32_t rot_right(struct conflict *c, uint32_t i)
 
 static uint32_t rot_left(struct conflict *c, uint32_t i)
 {
-	uint32_t r = c->n[i].right;
-	c->n[i].right = c->n[r].left;
-	c->n[r].left = i;
+	uint32_t r = c->tn[i].right;
+	c->tn[i].right = c->tn[r].left;
+	c->tn[r].left = i;
 	pull(c, i);
 	pull(c, r);
 	return r;
@@ -125,17 +129,17 @@ static uint32_t rot_left(struct conflict *c, uint32_t i)
 static uint32_t rebalance(struct conflict *c, uint32_t i)
 {
 	pull(c, i);
-	struct conflict_node *x = &c->n[i];
+	struct conflict_tnode *x = &c->tn[i];
 	int32_t bf = height(c, x->left) - height(c, x->right);
 	if (bf > 1) {
 		uint32_t l = x->left;
-		if (height(c, c->n[l].left) < height(c, c->n[l].right))
+		if (height(c, c->tn[l].left) < height(c, c->tn[l].right))
 			x->left = rot_left(c, l);
 		return rot_right(c, i);
 	}
 	if (bf < -1) {
 		uint32_t r = x->right;
-		if (height(c, c->n[r].right) < height(c, c->n[r].left))
+		if (height(c, c->tn[r].right) < height(c, c->tn[r].left))
 			x->right = rot_right(c, r);
 		return rot_left(c, i);
 	}
@@ -145,24 +149,24 @@ static uint32_t rebalance(struct conflict *c, uint32_t i)
 static uint32_t tree_insert(struct conflict *c, uint32_t root, uint32_t x)
 {
 	if (root == CF_NIL) {
-		c->n[x].left = c->n[x].right = CF_NIL;
+		c->tn[x].left = c->tn[x].right = CF_NIL;
 		pull(c, x);
 		return x;
 	}
 	if (key_less(&c->n[x], &c->n[root]))
-		c->n[root].left = tree_insert(c, c->n[root].left, x);
+		c->tn[root].left = tree_insert(c, c->tn[root].left, x);
 	else
-		c->n[root].right = tree_insert(c, c->n[root].right, x);
+		c->tn[root].right = tree_insert(c, c->tn[root].right, x);
 	return rebalance(c, root);
 }
 
 static uint32_t tree_remove_min(struct conflict *c, uint32_t root, uint32_t *min)
 {
-	if (c->n[root].left == CF_NIL) {
+	if (c->tn[root].left == CF_NIL) {
 		*min = root;
-		return c->n[root].right;
+		return c->tn[root].right;
 	}
-	c->n[root].left = tree_remove_min(c, c->n[root].left, min);
+	c->tn[root].left = tree_remove_min(c, c->tn[root].left, min);
 	return rebalance(c, root);
 }
 
@@ -170,18 +174,18 @@ static uint32_t tree_remove_min(struct conflict *c, uint32_t root, uint32_t *min
 static uint32_t tree_erase(struct conflict *c, uint32_t root, uint32_t x)
 {
 	if (root == x) {
-		uint32_t l = c->n[x].left, r = c->n[x].right, m;
+		uint32_t l = c->tn[x].left, r = c->tn[x].right, m;
 		if (r == CF_NIL)
 			return l;
 		r = tree_remove_min(c, r, &m);
-		c->n[m].left = l;
-		c->n[m].right = r;
+		c->tn[m].left = l;
+		c->tn[m].right = r;
 		return rebalance(c, m);
 	}
 	if (key_less(&c->n[x], &c->n[root]))
-		c->n[root].left = tree_erase(c, c->n[root].left, x);
+		c->tn[root].left = tree_erase(c, c->tn[root].left, x);
 	else
-		c->n[root].right = tree_erase(c, c->n[root].right, x);
+		c->tn[root].right = tree_erase(c, c->tn[root].right, x);
 	return rebalance(c, root);
 }
 
@@ -199,16 +203,17 @@ struct cf_query {
 static void tree_search(const struct conflict *c, uint32_t i, struct cf_query *q)
 {
 	while (i != CF_NIL) {
-		const struct conflict_node *x = &c->n[i];
-		if (x->maxend <= q->qs || x->maxseq <= q->best)
+		const struct conflict_tnode *tx = &c->tn[i];
+		if (tx->maxend <= q->qs || tx->maxseq <= q->best)
 			return;
+		const struct conflict_node *x = &c->n[i];
 		q->visits++;
 		if (x->start < q->qe && x->end > q->qs && x->seq > q->best)
 			q->best = x->seq;
-		uint32_t l = x->left;
-		uint32_t r = x->start < q->qe ? x->right : CF_NIL;
+		uint32_t l = tx->left;
+		uint32_t r = x->start < q->qe ? tx->right : CF_NIL;
 		if (l != CF_NIL && r != CF_NIL) {
-			if (c->n[l].maxseq > c->n[r].maxseq) {
+			if (c->tn[l].maxseq > c->tn[r].maxseq) {
 				tree_search(c, l, q);
 				i = r;
 			} else {
@@ -223,9 +228,18 @@ static void tree_search(const struct conflict *c, uint32_t i, struct cf_query *q
 
 /* ---- grid of short puts: cells in an open-addressing hash table ---- */
 
-static inline unsigned level_shift(int l)
+#define CF_KEY_CELL_BITS 36 /* cell index: start >> shift < 2^36 (start < CF_GRID_SPAN) */
+#define CF_KEY_LEVEL_BITS 2
+
+/* level l holds puts of at most 2^(6+4l) bytes in cells 4x as wide */
+static inline unsigned level_len_shift(int l)
 {
 	return 6u + 4u * (unsigned)l;
+}
+
+static inline unsigned cell_shift(int l)
+{
+	return level_len_shift(l) + 2;
 }
 
 /* grid level of a put of len bytes (1 <= len <= CF_GRID_MAX) */
@@ -234,25 +248,46 @@ static inline int level_of(uint64_t len)
 	return len <= 64 ? 0 : len <= 1024 ? 1 : 2;
 }
 
-static inline uint64_t cell_key(uint64_t cell, int l)
+/* does a put go into the grid (else into the tree)? */
+static inline int grid_fits(int32_t pe, uint64_t start, uint64_t len)
 {
-	return cell | (uint64_t)l << 58; /* cell < 2^58: the shift is >= 6 */
+	return len <= CF_GRID_MAX && start < CF_GRID_SPAN && pe < (1 << CF_GRID_PE_BITS);
 }
 
-static inline uint32_t cell_home(const struct conflict *c, int32_t pe, uint64_t key)
+static inline uint64_t cell_key(int32_t pe, int l, uint64_t cell)
 {
-	uint64_t h = (key ^ ((uint64_t)(uint32_t)pe * 0x9e3779b97f4a7c15ull)) * 0xff51afd7ed558ccdull;
-	return (uint32_t)(h >> 32) & c->cell_mask;
+	return cell | (uint64_t)l << CF_KEY_CELL_BITS | (uint64_t)pe << (CF_KEY_CELL_BITS + CF_KEY_LEVEL_BITS);
 }
 
-/* slot of (pe, key), or CF_NIL */
-static inline uint32_t cell_find(const struct conflict *c, int32_t pe, uint64_t key)
+static inline int key_level(uint64_t key)
 {
-	for (uint32_t i = cell_home(c, pe, key);; i = (i + 1) & c->cell_mask) {
+	return (int)(key >> CF_KEY_CELL_BITS) & ((1 << CF_KEY_LEVEL_BITS) - 1);
+}
+
+static inline int32_t key_pe(uint64_t key)
+{
+	return (int32_t)(key >> (CF_KEY_CELL_BITS + CF_KEY_LEVEL_BITS));
+}
+
+/* first byte of the cell of key */
+static inline uint64_t key_base(uint64_t key)
+{
+	return (key & ((1ull << CF_KEY_CELL_BITS) - 1)) << cell_shift(key_level(key));
+}
+
+static inline uint32_t cell_home(const struct conflict *c, uint64_t key)
+{
+	return (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> 32) & c->cell_mask;
+}
+
+/* slot of key, or CF_NIL */
+static inline uint32_t cell_find(const struct conflict *c, uint64_t key)
+{
+	for (uint32_t i = cell_home(c, key);; i = (i + 1) & c->cell_mask) {
 		const struct conflict_cell *e = &c->cells[i];
 		if (e->head == CF_NIL)
 			return CF_NIL;
-		if (e->key == key && e->pe == pe)
+		if (e->key == key)
 			return i;
 	}
 }
@@ -266,7 +301,7 @@ static void cell_delete(struct conflict *c, uint32_t i)
 		struct conflict_cell *e = &c->cells[j];
 		if (e->head == CF_NIL)
 			break;
-		uint32_t k = cell_home(c, e->pe, e->key);
+		uint32_t k = cell_home(c, e->key);
 		/* e may move to i when its home is not in (i, j] (cyclically) */
 		if (i <= j ? (k <= i || k > j) : (k <= i && k > j)) {
 			c->cells[i] = *e;
@@ -277,29 +312,41 @@ static void cell_delete(struct conflict *c, uint32_t i)
 	c->ncells--;
 }
 
+/* the cell box in 4-byte units from the cell's base, rounded outwards */
+static inline uint16_t box_lo4(uint64_t base, uint64_t start)
+{
+	return (uint16_t)((start - base) >> 2);
+}
+
+static inline uint16_t box_hi4(uint64_t base, uint64_t end)
+{
+	return (uint16_t)((end - base + 3) >> 2);
+}
+
 static void grid_insert(struct conflict *c, struct conflict_target *t, uint32_t x)
 {
 	struct conflict_node *n = &c->n[x];
 	int l = level_of(n->end - n->start);
-	uint64_t key = cell_key(n->start >> level_shift(l), l);
-	uint32_t i = cell_home(c, n->pe, key);
-	for (;; i = (i + 1) & c->cell_mask) {
+	uint64_t key = cell_key(n->pe, l, n->start >> cell_shift(l));
+	uint64_t base = key_base(key);
+	uint16_t lo = box_lo4(base, n->start), hi = box_hi4(base, n->end);
+	for (uint32_t i = cell_home(c, key);; i = (i + 1) & c->cell_mask) {
 		struct conflict_cell *e = &c->cells[i];
 		if (e->head == CF_NIL) { /* a new cell (the table has room: cells <= cap) */
-			*e = (struct conflict_cell){.key = key, .lo = n->start, .hi = n->end, .pe = n->pe, .head = x};
+			*e = (struct conflict_cell){.key = key, .head = x, .lo4 = lo, .hi4 = hi};
 			c->ncells++;
 			n->cnext = n->cprev = CF_NIL;
 			break;
 		}
-		if (e->key == key && e->pe == n->pe) {
+		if (e->key == key) {
 			n->cnext = e->head;
 			n->cprev = CF_NIL;
 			c->n[e->head].cprev = x;
 			e->head = x;
-			if (n->start < e->lo)
-				e->lo = n->start;
-			if (n->end > e->hi)
-				e->hi = n->end;
+			if (lo < e->lo4)
+				e->lo4 = lo;
+			if (hi > e->hi4)
+				e->hi4 = hi;
 			break;
 		}
 	}
@@ -316,7 +363,7 @@ static void grid_remove(struct conflict *c, struct conflict_target *t, uint32_t 
 	if (n->cprev != CF_NIL) {
 		c->n[n->cprev].cnext = n->cnext;
 	} else {
-		uint32_t i = cell_find(c, n->pe, cell_key(n->start >> level_shift(l), l));
+		uint32_t i = cell_find(c, cell_key(n->pe, l, n->start >> cell_shift(l)));
 		if (n->cnext != CF_NIL)
 			c->cells[i].head = n->cnext;
 		else
@@ -407,8 +454,6 @@ int conflict_add_run(struct conflict *c, int32_t pe, uint64_t start, uint64_t le
 	x->pending = n;
 	x->pe = pe;
 	x->next = CF_NIL;
-	x->left = x->right = CF_NIL;
-	x->height = 0;
 	x->where = CF_IN_NONE;
 	struct conflict_target *t = &c->t[pe];
 	x->prev = t->tail;
@@ -420,7 +465,7 @@ int conflict_add_run(struct conflict *c, int32_t pe, uint64_t start, uint64_t le
 	if (t->count++ == 0)
 		active_add(c, pe);
 	if (len > 0) {
-		if (len <= CF_GRID_MAX) {
+		if (grid_fits(pe, start, len)) {
 			grid_insert(c, t, i);
 		} else {
 			t->root = tree_insert(c, t->root, i);
@@ -469,30 +514,40 @@ uint64_t conflict_check(struct conflict *c, int32_t pe, uint64_t start, uint64_t
 	/* cells to probe per level: a put of at most 2^g bytes overlapping
 	 * [start, end) starts in [start - 2^g + 1, end) */
 	uint64_t c0[CF_GRID_LEVELS], c1[CF_GRID_LEVELS], probes = 0;
+	int levels = 0;
 	for (int l = 0; l < CF_GRID_LEVELS; l++) {
-		if (!t->lcount[l])
+		if (!t->lcount[l] || start >= CF_GRID_SPAN)
 			continue;
-		unsigned g = level_shift(l);
-		uint64_t ext = (1ull << g) - 1;
-		c0[l] = (start > ext ? start - ext : 0) >> g;
-		c1[l] = (end - 1) >> g;
+		unsigned cs = cell_shift(l);
+		uint64_t ext = (1ull << level_len_shift(l)) - 1;
+		uint64_t e = end < CF_GRID_SPAN ? end : CF_GRID_SPAN;
+		c0[l] = (start > ext ? start - ext : 0) >> cs;
+		c1[l] = (e - 1) >> cs;
 		probes += c1[l] - c0[l] + 1;
+		levels |= 1 << l;
 	}
 	if (probes > CF_PROBE_MAX && probes > t->count / 4) {
 		CF_INC(c->st.scans);
 		best = fifo_search(c, t, start, end, &visits);
 		goto done;
 	}
+	/* the cells' home slots are independent loads: start them all */
+	for (int l = 0; l < CF_GRID_LEVELS; l++)
+		if (levels & 1 << l)
+			for (uint64_t k = c0[l]; k <= c1[l]; k++)
+				__builtin_prefetch(&c->cells[cell_home(c, cell_key(pe, l, k))]);
 	for (int l = 0; l < CF_GRID_LEVELS; l++) {
-		if (!t->lcount[l])
+		if (!(levels & 1 << l))
 			continue;
 		/* the cell holding end first: on a walk it holds the newest puts */
 		for (uint64_t k = c1[l] + 1; k-- > c0[l];) {
-			uint32_t ci = cell_find(c, pe, cell_key(k, l));
+			uint64_t key = cell_key(pe, l, k);
+			uint32_t ci = cell_find(c, key);
 			if (ci == CF_NIL)
 				continue;
 			const struct conflict_cell *e = &c->cells[ci];
-			if (e->lo >= end || e->hi <= start)
+			uint64_t base = key_base(key);
+			if (base + ((uint64_t)e->lo4 << 2) >= end || base + ((uint64_t)e->hi4 << 2) <= start)
 				continue;
 			for (uint32_t i = e->head; i != CF_NIL;) {
 				const struct conflict_node *x = &c->n[i];
@@ -523,7 +578,6 @@ done:
 static void node_free(struct conflict *c, uint32_t i)
 {
 	c->n[i].next = c->free_head;
-	c->n[i].height = 0;
 	c->n[i].where = CF_IN_NONE;
 	c->free_head = i;
 }
@@ -682,8 +736,9 @@ static struct cf_sub validate_tree(const struct conflict *c, uint32_t i, const s
 		s.ok = 0;
 		return s;
 	}
-	struct cf_sub l = validate_tree(c, x->left, lo, x, depth + 1);
-	struct cf_sub r = validate_tree(c, x->right, x, hi, depth + 1);
+	const struct conflict_tnode *tx = &c->tn[i];
+	struct cf_sub l = validate_tree(c, tx->left, lo, x, depth + 1);
+	struct cf_sub r = validate_tree(c, tx->right, x, hi, depth + 1);
 	if (!l.ok || !r.ok) {
 		s.ok = 0;
 		return s;
@@ -702,7 +757,7 @@ static struct cf_sub validate_tree(const struct conflict *c, uint32_t i, const s
 		s.maxseq = r.maxseq;
 	s.minstart = l.size ? l.minstart : x->start;
 	int32_t bf = l.height - r.height;
-	s.ok = x->height == s.height && x->maxend == s.maxend && x->maxseq == s.maxseq && bf >= -1 &&
+	s.ok = tx->height == s.height && tx->maxend == s.maxend && tx->maxseq == s.maxseq && bf >= -1 &&
 	       bf <= 1;
 	return s;
 }
@@ -724,13 +779,13 @@ int conflict_validate(const struct conflict *c)
 			const struct conflict_node *x = &c->n[i];
 			uint64_t len = x->end - x->start;
 			if (x->end > x->start) {
-				if (len <= CF_GRID_MAX) {
+				if (grid_fits(pe, x->start, len)) {
 					int l = level_of(len);
-					if (x->where != CF_IN_GRID + l || x->height != 0)
+					if (x->where != CF_IN_GRID + l)
 						return -EUCLEAN;
 					lc[l]++;
 				} else {
-					if (x->where != CF_IN_TREE || x->height < 1)
+					if (x->where != CF_IN_TREE || c->tn[i].height < 1)
 						return -EUCLEAN;
 					ntree++;
 				}
@@ -738,7 +793,7 @@ int conflict_validate(const struct conflict *c)
 					lo = x->start;
 				if (x->end > hi)
 					hi = x->end;
-			} else if (x->height != 0 || x->where != CF_IN_NONE) {
+			} else if (x->where != CF_IN_NONE) {
 				return -EUCLEAN;
 			}
 			last = i;
@@ -779,17 +834,20 @@ int conflict_validate(const struct conflict *c)
 		if (e->head == CF_NIL)
 			continue;
 		ncells++;
-		if (e->pe < 0 || e->pe >= c->npes || cell_find(c, e->pe, e->key) != ci)
+		int32_t pe = key_pe(e->key);
+		int l = key_level(e->key);
+		uint64_t base = key_base(e->key);
+		if (pe >= c->npes || l >= CF_GRID_LEVELS || cell_find(c, e->key) != ci)
 			return -EUCLEAN;
-		int l = (int)(e->key >> 58);
 		uint32_t p = CF_NIL, steps = 0;
 		for (uint32_t i = e->head; i != CF_NIL; p = i, i = c->n[i].cnext) {
 			if (i >= c->cap || ++steps > c->cap)
 				return -EUCLEAN;
 			const struct conflict_node *x = &c->n[i];
-			if (x->cprev != p || x->pe != e->pe || x->where != CF_IN_GRID + l || x->pending == 0 ||
-			    cell_key(x->start >> level_shift(l), l) != e->key || x->start < e->lo ||
-			    x->end > e->hi || (p != CF_NIL && c->n[p].seq <= x->seq))
+			if (x->cprev != p || x->pe != pe || x->where != CF_IN_GRID + l || x->pending == 0 ||
+			    cell_key(pe, l, x->start >> cell_shift(l)) != e->key ||
+			    x->start < base + ((uint64_t)e->lo4 << 2) || x->end > base + ((uint64_t)e->hi4 << 2) ||
+			    (p != CF_NIL && c->n[p].seq <= x->seq))
 				return -EUCLEAN;
 			nchained++;
 		}

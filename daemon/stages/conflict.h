@@ -18,16 +18,17 @@
  *     remain (amortised O(1) per removal), or at once while at most
  *     CF_BOX_EXACT puts remain;
  *   - short puts (1 .. CF_GRID_MAX bytes: what the kernels and most
- *     programs issue) in a grid: level L (L = 0, 1, 2) holds the puts of
- *     more than 2^(g-4) and at most 2^g bytes, g = 6 + 4L (cells of 64 B,
- *     1 KiB, 16 KiB), each put in the cell of its start. A cell is one entry
- *     of an open-addressing hash table (keyed by target, level and cell; no
- *     allocation after init) holding the chain of its puts, newest first,
- *     and a box [lo, hi) of them (grown on add, reset when the cell
- *     empties). A check of [s, e) at level L looks at the cells from
- *     (s - 2^g + 1) >> g to (e - 1) >> g (2 or 3 for a short range) and
- *     walks a chain only while its puts are newer than the best answer so
- *     far, so a stack of identical puts costs one visit;
+ *     programs issue; starting below CF_GRID_SPAN) in a grid: level L
+ *     (L = 0, 1, 2) holds the puts of at most 2^g bytes, g = 6 + 4L, each in
+ *     the cell of its start; cells are 4 x 2^g wide (256 B, 4 KiB, 64 KiB).
+ *     A cell is one 16-byte entry of an open-addressing hash table (keyed by
+ *     target, level and cell; sized 2 x cap, no allocation after init)
+ *     holding the chain of its puts, newest first, and a box of them (grown
+ *     on add, reset when the cell empties). A check of [s, e) at level L
+ *     looks up the cells holding s - 2^g + 1 .. e - 1 (1 or 2 for a short
+ *     range; a put there may overlap), and walks a chain only while its puts are newer than the best
+ *     answer so far, so a stack of identical puts costs one visit. Nodes
+ *     are 64 bytes (one cache line); the tree's part of a node lives apart;
  *   - longer puts in an AVL interval tree keyed by (start, seq) and
  *     augmented with the subtree's max end and max seq. Intervals may
  *     overlap (several puts to one location may be outstanding together;
@@ -62,6 +63,8 @@
 #define CF_NIL 0xffffffffu
 #define CF_GRID_LEVELS 3
 #define CF_GRID_MAX (1ull << 14) /* longest put kept in the grid */
+#define CF_GRID_SPAN (1ull << 44) /* grid puts start below (remote offsets: 16 TiB) */
+#define CF_GRID_PE_BITS 26        /* and go to a target below 2^26 */
 #define CF_PROBE_MAX 16          /* cells one check probes before it may walk the FIFO */
 #define CF_BOX_EXACT 64          /* the box is exact while at most this many puts remain */
 
@@ -77,18 +80,22 @@ struct conflict_node {
 	uint32_t pending;        /* puts of the node not yet complete */
 	uint32_t next, prev;     /* FIFO successor (newer) / predecessor; free-list link */
 	int32_t pe;              /* target */
-	uint64_t maxend, maxseq; /* over the subtree (tree nodes only) */
-	uint32_t left, right;    /* tree children */
-	int32_t height;          /* AVL height; > 0 in the tree */
 	uint8_t where;           /* CF_IN_* */
+};                               /* 64 bytes: one cache line */
+
+/* the tree part of node i (long puts only), apart so that nodes stay small */
+struct conflict_tnode {
+	uint64_t maxend, maxseq; /* over the subtree */
+	uint32_t left, right;    /* children */
+	int32_t height;          /* AVL height; > 0 in the tree */
 };
 
-/* one grid cell: the chain of the puts of (pe, level, cell) */
+/* one grid cell: the chain of the puts of (pe, level, cell); 16 bytes */
 struct conflict_cell {
-	uint64_t key;    /* cell index | level << 58; meaningful when head != CF_NIL */
-	uint64_t lo, hi; /* box of the chain's puts (may be larger after removals) */
-	int32_t pe;
-	uint32_t head;   /* newest put, CF_NIL: empty slot */
+	uint64_t key;      /* cell index | level << 36 | pe << 38; meaningful when head != CF_NIL */
+	uint32_t head;     /* newest put, CF_NIL: empty slot */
+	uint16_t lo4, hi4; /* box of the chain's puts, 4-byte units from the cell's first byte,
+			    * rounded outwards (may be larger after removals) */
 };
 
 struct conflict_target {
@@ -123,6 +130,7 @@ struct conflict {
 	uint64_t last_seq;  /* last seq accepted by conflict_add */
 	struct conflict_target *t; /* [npes] */
 	struct conflict_node *n;   /* [cap] */
+	struct conflict_tnode *tn; /* [cap] */
 	struct conflict_cell *cells; /* [cell_mask + 1], a power of two >= 2 cap */
 	uint32_t cell_mask;
 	uint32_t ncells;           /* non-empty cells */
