@@ -248,10 +248,11 @@ static inline int level_of(uint64_t len)
 	return len <= 64 ? 0 : len <= 1024 ? 1 : 2;
 }
 
-/* does a put go into the grid (else into the tree)? */
+/* does a put go into the grid (else into the tree)? It ends below
+ * CF_GRID_SPAN: a check starting there needs no cell */
 static inline int grid_fits(int32_t pe, uint64_t start, uint64_t len)
 {
-	return len <= CF_GRID_MAX && start < CF_GRID_SPAN && pe < (1 << CF_GRID_PE_BITS);
+	return len <= CF_GRID_MAX && start < CF_GRID_SPAN - len && pe < (1 << CF_GRID_PE_BITS);
 }
 
 static inline uint64_t cell_key(int32_t pe, int l, uint64_t cell)
