@@ -35,7 +35,7 @@ int conflict_init(struct conflict *c, int32_t npes, uint32_t cap)
 	c->n = malloc((size_t)cap * sizeof(*c->n));
 	c->tn = malloc((size_t)cap * sizeof(*c->tn));
 	c->active = malloc((size_t)nact * sizeof(*c->active));
-	c->cells = malloc((size_t)ncell * sizeof(*c->cells));
+	c->cells = aligned_alloc(64, (size_t)ncell * sizeof(*c->cells)); /* slot groups in lines */
 	if (!c->t || !c->n || !c->tn || !c->active || !c->cells) {
 		conflict_fini(c);
 		return -ENOMEM;
@@ -276,9 +276,14 @@ static inline uint64_t key_base(uint64_t key)
 	return (key & ((1ull << CF_KEY_CELL_BITS) - 1)) << cell_shift(key_level(key));
 }
 
+/* Four neighbouring cells (same key but the low two bits) hash to one
+ * group of four slots, one cache line: the 1-2 cells a short check probes
+ * are mostly in one line. The rest of the key is mixed, so strided
+ * patterns do not pile up on one slot. */
 static inline uint32_t cell_home(const struct conflict *c, uint64_t key)
 {
-	return (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> 32) & c->cell_mask;
+	uint32_t group = (uint32_t)(((key >> 2) * 0x9e3779b97f4a7c15ull) >> 32);
+	return ((group << 2) | (uint32_t)(key & 3)) & c->cell_mask;
 }
 
 /* slot of key, or CF_NIL */
