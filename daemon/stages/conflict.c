@@ -228,10 +228,11 @@ static void tree_search(const struct conflict *c, uint32_t i, struct cf_query *q
 
 /* ---- grid of short puts: cells in an open-addressing hash table ---- */
 
-#define CF_KEY_CELL_BITS 36 /* cell index: start >> shift < 2^36 (start < CF_GRID_SPAN) */
+#define CF_KEY_CELL_BITS 36 /* cell index: start >> shift < 2^36 (start < CF_GRID_SPAN, shift >= 7) */
+_Static_assert(CF_GRID_SPAN >> 7 <= 1ull << CF_KEY_CELL_BITS, "cell index overflows the key");
 #define CF_KEY_LEVEL_BITS 2
 
-/* level l holds puts of at most 2^(6+4l) bytes in cells 4x as wide */
+/* level l holds puts of at most 2^(6+4l) bytes in cells twice as wide */
 static inline unsigned level_len_shift(int l)
 {
 	return 6u + 4u * (unsigned)l;
@@ -239,7 +240,7 @@ static inline unsigned level_len_shift(int l)
 
 static inline unsigned cell_shift(int l)
 {
-	return level_len_shift(l) + 2;
+	return level_len_shift(l) + 1;
 }
 
 /* grid level of a put of len bytes (1 <= len <= CF_GRID_MAX) */

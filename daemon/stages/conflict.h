@@ -18,11 +18,12 @@
  *     remain (amortised O(1) per removal), or at once while at most
  *     CF_BOX_EXACT puts remain;
  *   - short puts (1 .. CF_GRID_MAX bytes: what the kernels and most
- *     programs issue; starting below CF_GRID_SPAN) in a grid: level L
+ *     programs issue; ending below CF_GRID_SPAN) in a grid: level L
  *     (L = 0, 1, 2) holds the puts of at most 2^g bytes, g = 6 + 4L, each in
- *     the cell of its start; cells are 4 x 2^g wide (256 B, 4 KiB, 64 KiB).
+ *     the cell of its start; cells are 2 x 2^g wide (128 B, 2 KiB, 32 KiB).
  *     A cell is one 16-byte entry of an open-addressing hash table (keyed by
- *     target, level and cell; sized 2 x cap, no allocation after init)
+ *     target, level and cell; sized 2 x cap, no allocation after init;
+ *     four neighbouring cells hash to one cache line of slots)
  *     holding the chain of its puts, newest first, and a box of them (grown
  *     on add, reset when the cell empties). A check of [s, e) at level L
  *     looks up the cells holding s - 2^g + 1 .. e - 1 (1 or 2 for a short
@@ -63,7 +64,7 @@
 #define CF_NIL 0xffffffffu
 #define CF_GRID_LEVELS 3
 #define CF_GRID_MAX (1ull << 14) /* longest put kept in the grid */
-#define CF_GRID_SPAN (1ull << 44) /* grid puts start below (remote offsets: 16 TiB) */
+#define CF_GRID_SPAN (1ull << 43) /* grid puts end below (remote offsets: 8 TiB) */
 #define CF_GRID_PE_BITS 26        /* and go to a target below 2^26 */
 #define CF_PROBE_MAX 16          /* cells one check probes before it may walk the FIFO */
 #define CF_BOX_EXACT 64          /* the box is exact while at most this many puts remain */
