@@ -27,10 +27,12 @@
  *     holding the chain of its puts, newest first, and a box of them (grown
  *     on add, reset when the cell empties). A check of [s, e) at level L
  *     looks up the cells holding s - 2^g + 1 .. e - 1 (1 or 2 for a short
- *     range; a put there may overlap), and walks a chain only while its puts are newer than the best
- *     answer so far, so a stack of identical puts costs one visit. Nodes
- *     are 64 bytes (one cache line); the tree's part of a node lives apart;
- *   - longer puts in an AVL interval tree keyed by (start, seq) and
+ *     range; a put there may overlap), and walks a chain only while its
+ *     puts are newer than the best answer so far, so a stack of identical
+ *     puts costs one visit. Nodes are 64 bytes (one cache line); the
+ *     tree's part of a node lives apart;
+ *   - longer puts (and those past CF_GRID_SPAN or to a target of 2^26 or
+ *     more) in an AVL interval tree keyed by (start, seq) and
  *     augmented with the subtree's max end and max seq. Intervals may
  *     overlap (several puts to one location may be outstanding together;
  *     they keep program order in the FIFO).
