@@ -17,9 +17,9 @@
 #   manual    HOIST_AUTO=0 hoist-kernels --kernel K --manual
 # Daemon stats (both daemons summed) are read before and after every run.
 # A run whose data check fails, or variants whose checksums differ, make the
-# script exit 1. For ft, rank 0's time per iteration inside its put calls
-# and in the barrier after them (kernels.c's ft_split line) is printed
-# after the counters. Without --build it uses build-kb/ (or build/) of the
+# script exit 1. For ft, rank 0's time per iteration inside its put calls,
+# in the barrier after them, in the barrier starting an iteration and the
+# rest (kernels.c's ft_split line) is printed after the counters. Without --build it uses build-kb/ (or build/) of the
 # repository, building the bench targets when missing. --keep DIR keeps the
 # raw results there.
 # Plots (bench/plot.py + gnuplot, from scripts/deps.sh --bench), written to
@@ -278,14 +278,18 @@ if os.path.exists(fsp) and os.path.getsize(fsp) > 0:
     split = {}
     for line in open(fsp):
         c = kv(line)
-        split.setdefault(c["variant"], []).append((float(c["put_us"]), float(c["barrier_us"])))
+        it, p, b, bt = (float(c[x]) for x in ("us_per_iter", "put_us", "barrier_us", "barrier_top_us"))
+        split.setdefault(c["variant"], []).append((it, p, b, bt, it - p - b - bt))
     print()
-    print("ft, rank 0 per iteration: us inside its 12 put calls to the 3 other PEs / in the barrier after them, median (min-max)")
+    print("ft, rank 0 per iteration, us, median (min-max): whole iteration; inside its 12 put calls to the 3 other PEs;")
+    print("in the barrier after them; in the barrier starting the next iteration; the rest (compute)")
     for v in ("blocking", "auto", "manual"):
         if v in split:
-            ps, bs = [x[0] for x in split[v]], [x[1] for x in split[v]]
-            print("  %-8s put %7.1f (%.1f-%.1f)   barrier %7.1f (%.1f-%.1f)" % (
-                v, statistics.median(ps), min(ps), max(ps), statistics.median(bs), min(bs), max(bs)))
+            cols = []
+            for i in range(5):
+                xs = [x[i] for x in split[v]]
+                cols.append("%.1f (%.1f-%.1f)" % (statistics.median(xs), min(xs), max(xs)))
+            print("  %-8s iter %s  put %s  barrier %s  top barrier %s  rest %s" % tuple([v] + cols))
 VCOLOR = {"blocking": "#d62728", "auto": "#1f77b4", "manual": "#2ca02c", "first": "#9467bd"}
 if rows:
     plots.append({
