@@ -17,7 +17,9 @@
 #   manual    HOIST_AUTO=0 hoist-kernels --kernel K --manual
 # Daemon stats (both daemons summed) are read before and after every run.
 # A run whose data check fails, or variants whose checksums differ, make the
-# script exit 1. Without --build it uses build-kb/ (or build/) of the
+# script exit 1. For ft, rank 0's time per iteration inside its put calls,
+# in the barrier after them, in the barrier starting an iteration and the
+# rest (kernels.c's ft_split line) is printed after the counters. Without --build it uses build-kb/ (or build/) of the
 # repository, building the bench targets when missing. --keep DIR keeps the
 # raw results there.
 # Plots (bench/plot.py + gnuplot, from scripts/deps.sh --bench), written to
@@ -40,7 +42,7 @@ keep=
 plot_dir="$repo/bench/plots"
 orig_args=("$@")
 
-usage() { sed -n '2,29p' "$self" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,31p' "$self" | sed 's/^# \{0,1\}//'; }
 
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -113,13 +115,15 @@ run_one() { # kernel variant rep
 	local k=$1 v=$2 r=$3 auto=0 flags=() line before after
 	case $v in auto) auto=1 ;; manual) flags=(--manual) ;; esac
 	before=$(snap)
-	if ! line=$(HOIST_AUTO=$auto "$HOIST_HOISTRUN" -n 4 --runtime-dirs "$HOIST_DIRS" --timeout 600 \
-		"$kern" --kernel "$k" "${flags[@]}" 2>"$out/err.$k.$v.$r" | grep '^kernel='); then
+	if ! HOIST_AUTO=$auto "$HOIST_HOISTRUN" -n 4 --runtime-dirs "$HOIST_DIRS" --timeout 600 \
+		"$kern" --kernel "$k" "${flags[@]}" >"$out/out.$k.$v.$r" 2>"$out/err.$k.$v.$r" ||
+		! line=$(grep '^kernel=' "$out/out.$k.$v.$r"); then
 		echo "run-kernels.sh: $k $v rep $r failed: $(tail -n 5 "$out/err.$k.$v.$r")" >&2
 		line="kernel=$k variant=$v us_per_iter=nan checksum=none errors=failed"
 	fi
 	after=$(snap)
 	echo "rep=$r $line BEFORE $before AFTER $after" >>"$out/runs.txt"
+	grep '^ft_split ' "$out/out.$k.$v.$r" >>"$out/ft_split.txt" || true
 	echo "  $k $v rep $r: $(echo "$line" | grep -o 'us_per_iter=[^ ]*')" >&2
 }
 
@@ -267,6 +271,25 @@ for k, t, s, share, hit, hit_r, frac, frac_ar, same, tot, n in rows:
 print("pf hit = (pf_fast_hits+pf_hits+pf_waits)/(gets+pf_fast_hits) (all gets, incl. same-node ones, which are never prefetched); pf hit seen =")
 print("(prefetch-served)/(prefetch-served+pf_late+pf_misses), the gets to other nodes; conflict/saved = per-daemon conflict_check time (box/precise counts x ns per check from")
 print("hoist-conflict-cost) / ((blocking-auto) x iterations); in parentheses including conflict_add+retire per deferred put.")
+# ft: where rank 0's time goes (kernels.c prints ft_split): inside its put
+# calls and in the barrier after them, per timed iteration
+fsp = os.path.join(out, "ft_split.txt")
+if os.path.exists(fsp) and os.path.getsize(fsp) > 0:
+    split = {}
+    for line in open(fsp):
+        c = kv(line)
+        it, p, b, bt = (float(c[x]) for x in ("us_per_iter", "put_us", "barrier_us", "barrier_top_us"))
+        split.setdefault(c["variant"], []).append((it, p, b, bt, it - p - b - bt))
+    print()
+    print("ft, rank 0 per iteration, us, median (min-max): whole iteration; inside its 12 put calls to the 3 other PEs;")
+    print("in the barrier after them; in the barrier starting the next iteration; the rest (compute)")
+    for v in ("blocking", "auto", "manual"):
+        if v in split:
+            cols = []
+            for i in range(5):
+                xs = [x[i] for x in split[v]]
+                cols.append("%.1f (%.1f-%.1f)" % (statistics.median(xs), min(xs), max(xs)))
+            print("  %-8s iter %s  put %s  barrier %s  top barrier %s  rest %s" % tuple([v] + cols))
 VCOLOR = {"blocking": "#d62728", "auto": "#1f77b4", "manual": "#2ca02c", "first": "#9467bd"}
 if rows:
     plots.append({

@@ -369,7 +369,7 @@ START_TEST(test_random_vs_model)
 END_TEST
 
 /* 100k random non-overlapping intervals inserted in random order: every
- * check visits O(log n) tree nodes. Counts, no timing. */
+ * check visits O(1) puts (a few grid cells). Counts, no timing. */
 START_TEST(test_log_visits)
 {
 	enum { N = 100000, STRIDE = 100 };
@@ -399,7 +399,9 @@ START_TEST(test_log_visits)
 		CHK_EQ(conflict_add(&c, 0, start[i], len[i], k + 1), 0);
 	}
 	ck_assert_int_eq(conflict_validate(&c), 0);
-	ck_assert_int_le(c.n[c.t[0].root].height, 25); /* AVL: <= 1.44 log2(n) */
+	/* short puts: all in the grid's 64-byte cells, none in the tree */
+	ck_assert_uint_eq(c.t[0].root, CF_NIL);
+	ck_assert_uint_eq(c.t[0].lcount[0], N);
 	uint64_t maxv = 0, v_total0 = c.st.visits;
 	for (int q = 0; q < 20000; q++) {
 		uint64_t qs = rng_next(&rs) % ((uint64_t)N * STRIDE), ql = 1 + rng_next(&rs) % 150;
@@ -417,7 +419,7 @@ START_TEST(test_log_visits)
 	ck_assert_uint_lt(maxv, 64);
 	ck_assert_uint_lt((c.st.visits - v_total0) / 20000, 40);
 	ck_assert_uint_gt(c.st.conflicts, 1000);
-	/* retiring the oldest half keeps the tree balanced and correct */
+	/* retiring the oldest half keeps the index correct */
 	conflict_retire(&c, 0, N / 2);
 	ck_assert_uint_eq(conflict_outstanding(&c, 0), N / 2);
 	ck_assert_int_eq(conflict_validate(&c), 0);
@@ -522,6 +524,254 @@ START_TEST(test_complete_random_vs_model)
 }
 END_TEST
 
+
+/* ---- differential runs against a plain O(n) reference ----
+ * The reference keeps every outstanding node (a put or a run) in an array
+ * and answers a check by looking at all of them. Every operation of the
+ * API, in random mixes, with shapes that reach every path of the index:
+ * all three grid levels and the tree, chains (several puts in one cell,
+ * stacks of identical ones), cells colliding in a small hash table (slots
+ * move back on deletion), ranges long enough to walk the FIFO, starts at
+ * the end of the grid's span, runs, out-of-order completions, prefix
+ * retirement, a stale box made exact again. A check answering "no
+ * conflict" (or an older put) where one is outstanding fails here. */
+
+struct rnode {
+	uint64_t start, end, first, seq;
+	uint32_t pending;
+	int pe;
+};
+
+struct ref {
+	struct rnode *v;
+	uint32_t n, cap;
+};
+
+static uint64_t ref_check(const struct ref *r, int pe, uint64_t start, uint64_t len)
+{
+	if (len == 0)
+		return 0;
+	uint64_t end = len > UINT64_MAX - start ? UINT64_MAX : start + len, best = 0;
+	for (uint32_t i = 0; i < r->n; i++) {
+		const struct rnode *x = &r->v[i];
+		if (x->pe == pe && x->end > x->start && x->start < end && x->end > start && x->seq > best)
+			best = x->seq;
+	}
+	return best;
+}
+
+static void ref_del(struct ref *r, uint32_t i)
+{
+	memmove(&r->v[i], &r->v[i + 1], (r->n - i - 1) * sizeof(*r->v)); /* keeps seq order */
+	r->n--;
+}
+
+static uint32_t ref_count(const struct ref *r, int pe)
+{
+	uint32_t k = 0;
+	for (uint32_t i = 0; i < r->n; i++)
+		k += r->v[i].pe == pe;
+	return k;
+}
+
+/* a put's place and length: clustered (chains, identical stacks) or
+ * spread; every grid level, the tree, zero lengths, the grid's edge */
+static void diff_shape(uint64_t *rs, uint64_t *start, uint64_t *len)
+{
+	static const uint64_t lens[] = {1, 8, 64, 65, 200, 1024, 1025, 4096, 16384, 16385, 70000};
+	uint64_t r = rng_next(rs) % 100;
+	*len = r < 4 ? 0 : r < 90 ? lens[rng_next(rs) % 11] : 1 + rng_next(rs) % 40000;
+	uint64_t w = rng_next(rs) % 100;
+	if (w < 30) /* a small window: chains and stacks */
+		*start = (rng_next(rs) % 64) * 8;
+	else if (w < 80)
+		*start = rng_next(rs) % (1u << 20);
+	else if (w < 90) /* across the end of the grid's span */
+		*start = CF_GRID_SPAN - 40000 + rng_next(rs) % 80000;
+	else
+		*start = rng_next(rs) % (1ull << 50);
+	if (*len > UINT64_MAX - *start)
+		*len = 0;
+}
+
+static uint64_t diff_qlen(uint64_t *rs)
+{
+	uint64_t r = rng_next(rs) % 100;
+	return r < 70 ? 1 + rng_next(rs) % 128 : r < 90 ? 1 + rng_next(rs) % 20000
+	       : r < 98 ? 1 + rng_next(rs) % (1u << 22) : UINT64_MAX; /* clamped */
+}
+
+static void diff_run(uint32_t cap, int npes, uint64_t seed, int steps, int fills)
+{
+	struct conflict c;
+	ck_assert_int_eq(conflict_init(&c, npes, cap), 0);
+	struct ref r = {calloc(cap, sizeof(struct rnode)), 0, cap};
+	ck_assert_ptr_nonnull(r.v);
+	uint64_t rs = seed, seq = 0, nconf = 0, nchecks = 0;
+	uint32_t seen_level[CF_GRID_LEVELS] = {0}, seen_tree = 0, max_cells = 0;
+	for (int step = 0; step < steps; step++) {
+		for (int p = 0; p < npes; p++) {
+			for (int l = 0; l < CF_GRID_LEVELS; l++)
+				seen_level[l] |= c.t[p].lcount[l] > 1; /* a chain or two cells */
+			seen_tree |= c.t[p].root != CF_NIL;
+		}
+		if (c.ncells > max_cells)
+			max_cells = c.ncells;
+		uint64_t op = rng_next(&rs) % 100;
+		int pe = (int)(rng_next(&rs) % (uint64_t)npes);
+		if (op < 45) { /* add a put or a run of 1..4 puts */
+			uint64_t start, len;
+			diff_shape(&rs, &start, &len);
+			uint32_t k = rng_next(&rs) % 4 == 0 ? 1 + (uint32_t)(rng_next(&rs) % 4) : 1;
+			int rc = conflict_add_run(&c, pe, start, len, seq + 1, seq + k, k);
+			if (r.n == cap) {
+				CHK_EQ(rc, -ENOSPC);
+			} else {
+				CHK_EQ(rc, 0);
+				r.v[r.n++] = (struct rnode){start, start + len, seq + 1, seq + k, k, pe};
+				seq += k;
+			}
+		} else if (op < 70) { /* one put completes, any order */
+			if (r.n) {
+				uint32_t i = (uint32_t)(rng_next(&rs) % r.n);
+				struct rnode *x = &r.v[i];
+				/* a member of the run not completed yet: the run's
+				 * puts complete in order of their sequence here */
+				uint64_t s = x->seq - (x->pending - 1);
+				int want = x->pending == 1;
+				CHK_EQ(conflict_complete(&c, x->pe, s), want);
+				if (want)
+					ref_del(&r, i);
+				else
+					x->pending--;
+			}
+		} else if (op < 74) { /* prefix of one target's FIFO */
+			uint64_t lo = conflict_oldest(&c, pe);
+			if (lo) {
+				uint64_t upto = lo + rng_next(&rs) % 64;
+				conflict_retire(&c, pe, upto);
+				for (uint32_t i = 0; i < r.n;) {
+					if (r.v[i].pe == pe && r.v[i].seq <= upto)
+						ref_del(&r, i);
+					else
+						i++;
+				}
+			}
+		} else if (op == 74 && rng_next(&rs) % 4 == 0) {
+			conflict_retire_pe(&c, pe);
+			for (uint32_t i = 0; i < r.n;) {
+				if (r.v[i].pe == pe)
+					ref_del(&r, i);
+				else
+					i++;
+			}
+		} else if (op == 75 && rng_next(&rs) % 50 == 0) {
+			conflict_retire_all(&c);
+			r.n = 0;
+		} else { /* check: near an outstanding put (hits) or anywhere */
+			uint64_t qs, ql = diff_qlen(&rs);
+			if (r.n && rng_next(&rs) % 2) {
+				const struct rnode *x = &r.v[rng_next(&rs) % r.n];
+				pe = x->pe;
+				qs = x->start + rng_next(&rs) % (x->end - x->start + 64) - 32;
+			} else {
+				uint64_t l;
+				diff_shape(&rs, &qs, &l);
+			}
+			uint64_t want = ref_check(&r, pe, qs, ql);
+			CHK_EQ(conflict_check(&c, pe, qs, ql), want);
+			nchecks++;
+			nconf += want != 0;
+		}
+		if (step % 64 == 0) {
+			int p = (int)(rng_next(&rs) % (uint64_t)npes);
+			CHK_EQ(conflict_outstanding(&c, p), ref_count(&r, p));
+		}
+		if (step % 512 == 0)
+			CHK_EQ(conflict_validate(&c), 0);
+	}
+	CHK_EQ(c.count, r.n);
+	CHK_EQ(conflict_validate(&c), 0);
+	/* the run exercised both answers and every path */
+	ck_assert_uint_gt(nconf, nchecks / 8);
+	ck_assert_uint_gt(nchecks - nconf, nchecks / 8);
+	ck_assert_uint_gt(c.st.box_clear, 0);
+	ck_assert_uint_gt(c.st.scans, 0);
+	ck_assert_uint_gt(c.st.box_rescans, 0);
+	ck_assert_uint_gt(c.st.out_of_order, 0);
+	for (int l = 0; l < CF_GRID_LEVELS; l++)
+		ck_assert_uint_eq(seen_level[l], 1);
+	ck_assert_uint_eq(seen_tree, 1);
+	if (fills) {
+		ck_assert_uint_gt(c.st.cap_hits, 0);
+		ck_assert_uint_gt(max_cells, (c.cell_mask + 1) / 4); /* collisions likely */
+	}
+	free(r.v);
+	conflict_fini(&c);
+}
+
+START_TEST(test_diff_small_table)
+{
+	/* 48 nodes, 128 cell slots: collisions and back-shifted slots */
+	diff_run(48, 3, 0xd1ff01, 60000, 1);
+}
+END_TEST
+
+START_TEST(test_diff_many)
+{
+	diff_run(2000, 5, 0xd1ff02, 120000, 0);
+}
+END_TEST
+
+START_TEST(test_diff_seeds)
+{
+	for (uint64_t s = 1; s <= 8; s++)
+		diff_run(200 + 100 * (uint32_t)s, 1 + (int)s % 4, 0xd1ff10 + s, 20000, 0);
+}
+END_TEST
+
+/* 10k outstanding short puts (the benchmark's shapes: random places and a
+ * monotonic walk) against the reference: every check inside the box. */
+START_TEST(test_diff_10k_streams)
+{
+	enum { N = 10000 };
+	for (int random = 0; random <= 1; random++) {
+		struct conflict c;
+		ck_assert_int_eq(conflict_init(&c, 2, N + 1024), 0);
+		/* the reference: the outstanding puts are v[head, tail) */
+		enum { STEPS = 2 * N + 2048 };
+		uint64_t *vs = malloc(STEPS * sizeof(*vs));
+		ck_assert_ptr_nonnull(vs);
+		uint32_t head = 0, tail = 0;
+		uint64_t rs = 77 + (uint64_t)random, nconf = 0, next = 0;
+		for (uint32_t step = 0; step < STEPS; step++) {
+			uint64_t off = random ? (rng_next(&rs) % (16 * N)) * 8 : 4096 + next++ * 64;
+			ck_assert_int_eq(conflict_add(&c, 1, off, 64, tail + 1), 0); /* seq = index + 1 */
+			vs[tail++] = off;
+			if (tail - head > N) { /* in-order completion of the oldest */
+				CHK_EQ(conflict_complete(&c, 1, head + 1), 1);
+				head++;
+			}
+			if (step < N)
+				continue;
+			uint64_t lo = random ? 0 : vs[head], span = random ? 16 * N * 8 : (tail - head) * 64;
+			uint64_t qs = lo + rng_next(&rs) % span, ql = 1 + rng_next(&rs) % 64, want = 0;
+			for (uint32_t i = tail; i-- > head;)
+				if (vs[i] < qs + ql && vs[i] + 64 > qs) {
+					want = i + 1;
+					break;
+				}
+			CHK_EQ(conflict_check(&c, 1, qs, ql), want);
+			nconf += want != 0;
+		}
+		free(vs);
+		CHK_EQ(conflict_validate(&c), 0);
+		ck_assert_uint_gt(nconf, (uint64_t)N / 10);
+		conflict_fini(&c);
+	}
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("conflict");
@@ -535,6 +785,10 @@ int main(void)
 	tcase_add_test(tc, test_log_visits);
 	tcase_add_test(tc, test_complete_out_of_order);
 	tcase_add_test(tc, test_complete_random_vs_model);
+	tcase_add_test(tc, test_diff_small_table);
+	tcase_add_test(tc, test_diff_many);
+	tcase_add_test(tc, test_diff_seeds);
+	tcase_add_test(tc, test_diff_10k_streams);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }
