@@ -299,6 +299,10 @@ HOIST_API int hoist_init_with(unsigned flags)
 			rc = -ENOMEM;
 		if (rc == 0)
 			rc = hoist__peers_init(c, rep->local_ranks, rep->n_local_ranks);
+		/* before any barrier: the node collectives' agreement (nodecoll.c) */
+		if (rc == 0)
+			__atomic_store_n(&hoist_heap_wake_of(c->heap_base, c->heap_bytes)->direct,
+					 (uint32_t)c->direct, __ATOMIC_RELEASE);
 	}
 	if (rep)
 		hoist__attach_reply__free_unpacked(rep, NULL);

@@ -65,8 +65,9 @@ static int coll_start(uint8_t kind, void *dst, const void *src, uint64_t len, in
 	*r = (struct hoist_req){.op = r->op, .kind = kind, .size = c->size};
 	if (exch)
 		memset(r->arrived, 0, (size_t)c->size);
-	if (c->nc_on) { /* every PE on this node: among the PEs (nodecoll.c) */
+	if (c->nc_on) /* every PE on this node: among the PEs (nodecoll.c) */
 		hoist__nc_start(c, r, dst, src, len, type, op, root);
+	if (r->node) {
 		if (c->nc_sticky && !pre) /* an earlier eager one failed after it returned */
 			pre = c->nc_sticky;
 		c->nc_sticky = 0;

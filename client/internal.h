@@ -7,7 +7,7 @@
  * what each layer holds):
  *
  *   shm/hoist_shm.h <- ring.h (inline) <- staging.c symheap.c symdata.c env.c error.c
- *   <- ctx.c <- wait.c <- ptr.c <- agg.c <- rma.c <- vec.c sync.c coll.c p2p.c amo.c
+ *   <- ctx.c <- wait.c <- ptr.c <- agg.c <- rma.c <- nodecoll.c <- vec.c sync.c coll.c p2p.c amo.c
  *   <- attach.c
  *
  * The inline functions below are thin: a ring.h fast path, and on "full"

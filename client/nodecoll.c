@@ -81,6 +81,8 @@ struct hoist_nc_rec {
 	struct hoist_req *req; /* the request, until it completed */
 };
 
+static int nc_map(struct hoist_ctx *c);
+
 static uint64_t now_ns(void)
 {
 	struct timespec ts;
@@ -366,6 +368,8 @@ static void progress_upto(struct hoist_ctx *c, uint32_t upto, int blocking)
 int hoist__nc_start(struct hoist_ctx *c, struct hoist_req *r, void *dst, const void *src,
 		    uint64_t len, int type, int op, int root)
 {
+	if (!c->nc_base && !c->nc_err && (nc_map(c), !c->nc_on))
+		return 0; /* not every PE has HOIST_DIRECT=1: the daemon's path */
 	r->node = 1;
 	int me = c->rank, rc = c->nc_err ? c->nc_err : failed(c);
 	if (rc) { /* nobody waits for this PE: the others see the same */
@@ -446,16 +450,30 @@ int hoist__nc_progress(struct hoist_ctx *c, struct hoist_req *r, int blocking)
 
 void hoist__nc_setup(struct hoist_ctx *c)
 {
-	/* on every PE that gets here, whether or not it can take part: the
-	 * allocations after it stay symmetric */
+	/* every PE of a one-node job, HOIST_DIRECT or not, whether or not it
+	 * will take part: the allocations after it stay symmetric */
+	if (c->size < 2 || c->npeers != (uint32_t)c->size)
+		return;
 	int64_t off = symheap_alloc(&c->heap, HOIST_NC_BYTES);
-	if (off < 0 || !c->nb_line)
+	if (off < 0 || !c->direct)
 		return; /* the same on every PE: no node collectives */
-	c->nc_on = 1;
+	/* the block is fresh heap (nothing is allocated before the job's
+	 * first barrier but what that barrier belonged to): its words are 0 */
 	c->nc_off = (uint64_t)off;
+	c->nc_on = 1; /* the peers are mapped by the first collective (nc_map) */
+}
+
+/* The first node collective: map every peer's heap (the node barrier has
+ * the lowest rank's) and see that every PE stored HOIST_DIRECT=1 at attach;
+ * else every PE that gets here sees the same and all take the daemon path
+ * (0, nc_on cleared). A PE that cannot map a peer fails every node
+ * collective, its own (nc_err) and the others' (nc_error). */
+static int nc_map(struct hoist_ctx *c)
+{
 	c->nc_base = calloc((size_t)c->size, sizeof(*c->nc_base));
 	c->nc_rec = calloc(S, sizeof(*c->nc_rec));
-	int rc = c->nc_base && c->nc_rec ? 0 : -ENOMEM;
+	int rc = c->nc_base && c->nc_rec && c->nb_line ? 0 : -ENOMEM;
+	int all_direct = 1;
 	for (int p = 0; !rc && p < c->size; p++) {
 		struct hoist_peer *peer = hoist__peer_find(c, p);
 		if (!peer)
@@ -464,16 +482,23 @@ void hoist__nc_setup(struct hoist_ctx *c)
 			c->nc_base[p] = c->heap_base;
 		else if (!(rc = hoist__peer_map(c, peer)))
 			c->nc_base[p] = peer->base;
+		if (!rc && !__atomic_load_n(&hoist_heap_wake_of(c->nc_base[p], c->heap_bytes)->direct,
+					    __ATOMIC_ACQUIRE))
+			all_direct = 0;
 	}
-	if (rc) { /* this PE cannot read the others: every node collective fails */
-		free(c->nc_rec);
-		c->nc_rec = NULL;
-		c->nc_err = rc;
+	if (!rc && all_direct)
+		return 0;
+	hoist__nc_release(c);
+	if (!rc) {
+		c->nc_on = 0;
+		return 0;
+	}
+	c->nc_err = rc;
+	if (c->nb_line) {
 		__atomic_store_n(&c->nb_line->nc_error, rc, __ATOMIC_SEQ_CST);
 		wake_all(c);
 	}
-	/* the block is fresh heap (nothing is allocated before the job's
-	 * first barrier but what that barrier belonged to): its words are 0 */
+	return rc;
 }
 
 void hoist__nc_release(struct hoist_ctx *c)

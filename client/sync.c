@@ -128,14 +128,14 @@ static int node_notify(struct hoist_ctx *c, uint64_t phase)
  * PE of the job decides the same (the same job, the same settings). */
 static void node_barrier_setup(struct hoist_ctx *c)
 {
+	hoist__nc_setup(c); /* the node collectives (nodecoll.c), HOIST_DIRECT or not */
 	if (!c->direct || c->size < 2 || c->npeers != (uint32_t)c->size || c->daemon_gone)
 		return;
 	struct hoist_peer *p = &c->peers[0]; /* the lowest rank */
-	if (p->state == 0)
-		hoist__peer_map(c, p);
+	if (p->state == 0 && hoist__peer_map(c, p))
+		return;
 	if (p->state > 0)
 		c->nb_line = hoist_heap_wake_of(p->base, c->heap_bytes);
-	hoist__nc_setup(c); /* the node collectives (nodecoll.c) */
 }
 
 /* phase: the call site that names the phase which starts when this barrier

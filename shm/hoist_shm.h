@@ -285,6 +285,10 @@ struct hoist_heap_wake {
 	uint32_t nc_seq;
 	uint32_t nc_sleepers;
 	int32_t nc_error;
+	/* in every PE's own line: its HOIST_DIRECT, stored at attach (before
+	 * the job's first barrier). The node collectives run only when every
+	 * PE's is 1, so every PE takes the same path. */
+	uint32_t direct;
 };
 _Static_assert(sizeof(struct hoist_heap_wake) <= HOIST_HEAP_WAKE_BYTES, "wake line fits");
 

@@ -153,12 +153,12 @@ static int kill_test(void)
 {
 	struct hoist_ctx *c = hoist__ctx();
 	int64_t *s = it_malloc(64), *d = it_malloc(64); /* the first barrier */
-	if (!c->nc_on || !c->nc_base) {
+	*s = me;
+	IT_OK(hoist_allreduce(d, s, 1, HOIST_INT64, HOIST_SUM), "a first allreduce");
+	if (!c->nc_on || !c->nc_base) { /* mapped by the first collective */
 		IT_FAIL("no node collectives in a one-node job of %d PEs", n);
 		return 1;
 	}
-	*s = me;
-	IT_OK(hoist_allreduce(d, s, 1, HOIST_INT64, HOIST_SUM), "a first allreduce");
 	if (me == n - 1) {
 		/* everyone else arrived at the next one: die */
 		uint32_t want = c->nc_m + 1;
@@ -199,9 +199,6 @@ int main(int argc, char **argv)
 	unsigned char *a2a = it_malloc((size_t)n * 1024);
 	int64_t *sd = it_malloc(3 * HOIST_NC_SLOTS * sizeof(int64_t));
 	int64_t *ss = it_malloc(3 * HOIST_NC_SLOTS * sizeof(int64_t));
-	if (want_node != (c->nc_on && !c->nc_err))
-		IT_FAIL("node collectives %s, want them %s", c->nc_on ? "on" : "off",
-			want_node ? "on" : "off");
 	uint64_t node0 = c->colls_node;
 
 	part_bcast_reuse(b8, b8 + 1);
@@ -210,6 +207,9 @@ int main(int argc, char **argv)
 	part_split(sd, ss);
 
 	IT_OK(hoist_barrier(), "the end");
+	if (want_node != (c->nc_on && c->nc_base && !c->nc_err))
+		IT_FAIL("node collectives %s, want them %s", c->nc_on ? "on" : "off",
+			want_node ? "on" : "off");
 	uint64_t node = c->colls_node - node0;
 	long dc = daemon_colls();
 	it_log("%" PRIu64 " collectives: %" PRIu64 " on the node path, the daemon executed %ld", ncoll,
