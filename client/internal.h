@@ -135,6 +135,7 @@ struct hoist_ctx {
 	uint32_t nc_done;         /* the done word as last published */
 	int32_t nc_err;           /* could not set up (a peer's heap): every one fails */
 	int32_t nc_sticky;        /* a failed eager collective found after it returned */
+	uint64_t nc_checked_ns;   /* the last arriver's last liveness check (CLOCK_MONOTONIC) */
 	uint64_t colls_node;      /* collectives completed that way (tests, bench) */
 	int posted_since_quiet;  /* a descriptor went out after the last quiet */
 	uint32_t sq_ops_tail;    /* sq_tail after the last descriptor but a node

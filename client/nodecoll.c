@@ -19,8 +19,8 @@
  *           PE), a copy of its contribution (eager: its src is free at
  *           once); the PE that finds every other PE arrived already checks
  *           that the daemon lives (one poll, as the node barrier's last
- *           arriver does: a dead daemon cannot fail the job) -- then
- *           arrived = m (release).
+ *           arriver does: a dead daemon cannot fail the job; at most once
+ *           a millisecond per PE) -- then arrived = m (release).
  *   read    once every PE's arrived reached m: compare the parameters
  *           (the lowest rank's own error, else -EINVAL when they differ:
  *           the same verdict on every PE), then read the contributions
@@ -179,6 +179,17 @@ static int wait_all(struct hoist_ctx *c, int done, uint32_t m)
 		if (rc)
 			return rc;
 	}
+}
+
+/* the last arriver's liveness check: due once a millisecond passed since
+ * this PE's last one (the waits check in every sleep slice as well) */
+static int daemon_check_due(struct hoist_ctx *c)
+{
+	uint64_t t = now_ns();
+	if (t - c->nc_checked_ns < 1000000u)
+		return 0;
+	c->nc_checked_ns = t;
+	return 1;
 }
 
 /* rec was read: move done on over every collective of this PE read so far */
@@ -420,8 +431,10 @@ int hoist__nc_start(struct hoist_ctx *c, struct hoist_req *r, void *dst, const v
 	r->m = m;
 	c->colls_node++;
 	/* the last to arrive checks that the daemon lives (it cannot fail the
-	 * job when it is gone): it fails the collective for all instead */
-	if (all_reached(c, 0, m, me) && (rc = hoist__check_daemon(c))) {
+	 * job when it is gone): it fails the collective for all instead. One
+	 * poll() per millisecond at most: it is a system call, and a
+	 * collective of 8 B takes well under a microsecond */
+	if (all_reached(c, 0, m, me) && daemon_check_due(c) && (rc = hoist__check_daemon(c))) {
 		__atomic_store_n(&c->nb_line->nb_error, rc, __ATOMIC_SEQ_CST);
 		hoist_futex_wake(&c->nb_line->nb_gen);
 		wake_all(c);
