@@ -305,8 +305,8 @@ _Static_assert(sizeof(struct hoist_heap_wake) <= HOIST_HEAP_WAKE_BYTES, "wake li
  * the slot holds collective m; done = m once this PE has read everything
  * it reads of collectives <= m (then their slots may be reused and, for
  * the ones read in place, their src changed). The words only grow. */
-#define HOIST_NC_SLOTS 8u
-#define HOIST_NC_EAGER 2048u
+#define HOIST_NC_SLOTS 32u
+#define HOIST_NC_EAGER 1024u
 
 struct hoist_nc_hdr {
 	uint32_t arrived;

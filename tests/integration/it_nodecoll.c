@@ -118,7 +118,7 @@ static void part_in_place(int64_t *v, unsigned char *a2a)
 				break;
 			}
 	}
-	/* alltoall dst == src, 8 B (eager) and 1 KiB per pair (4 PEs: read in place) */
+	/* alltoall dst == src, 8 B (eager) and 1 KiB per pair (a PE's 2+ KiB: read in place) */
 	for (size_t len = 8; len <= 1024; len *= 128) {
 		IT_WHERE("alltoall in place %zu", len);
 		for (int q = 0; q < n; q++)
