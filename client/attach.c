@@ -116,6 +116,7 @@ static void *map_fd(int fd, size_t bytes)
 
 static void ctx_release(struct hoist_ctx *c, uint64_t staging_bytes)
 {
+	hoist__nc_release(c);
 	hoist__peers_release(c); /* pointers from hoist_ptr die here */
 	if (c->ring.ctrl)
 		munmap(c->ring.ctrl, c->ring_bytes);
@@ -298,6 +299,10 @@ HOIST_API int hoist_init_with(unsigned flags)
 			rc = -ENOMEM;
 		if (rc == 0)
 			rc = hoist__peers_init(c, rep->local_ranks, rep->n_local_ranks);
+		/* before any barrier: the node collectives' agreement (nodecoll.c) */
+		if (rc == 0)
+			__atomic_store_n(&hoist_heap_wake_of(c->heap_base, c->heap_bytes)->direct,
+					 (uint32_t)c->direct, __ATOMIC_RELEASE);
 	}
 	if (rep)
 		hoist__attach_reply__free_unpacked(rep, NULL);

@@ -1,5 +1,8 @@
 /*
- * Collectives. Each call posts ONE descriptor (HOIST_OP_COLL); this node's
+ * Collectives. In a job whose PEs are all on this node (HOIST_DIRECT=1,
+ * after the first barrier) they run among the PEs through shared memory,
+ * without the daemon (nodecoll.c); the rest of this comment is the daemon
+ * path of every other job. Each call posts ONE descriptor (HOIST_OP_COLL); this node's
  * daemon gathers the local PEs' contributions from their heaps, runs the
  * inter-node algorithm with the other daemons and writes every local PE's
  * dst before its completion. Split-phase forms return a request; for
@@ -21,13 +24,6 @@ _Static_assert(HOIST_INT32 == 0 && HOIST_FLOAT == HOIST_COLL_TYPE_FLOAT &&
 	       "hoist_type_t numbering is the wire's");
 _Static_assert(HOIST_SUM == 0 && HOIST_AND == HOIST_COLL_OP_AND && HOIST_XOR + 1 == HOIST_COLL_OPS,
 	       "hoist_op_t numbering is the wire's");
-
-struct hoist_req {
-	struct hoist_op *op;
-	uint8_t kind;
-	int size;
-	uint8_t arrived[]; /* exchanges: [size], set by partial completions */
-};
 
 /* Heap offset of p, or an offset the daemon rejects (-EFAULT). */
 static uint64_t heap_off(const struct hoist_ctx *c, const void *p)
@@ -59,17 +55,25 @@ static int coll_start(uint8_t kind, void *dst, const void *src, uint64_t len, in
 	 * of the job's collectives, and the others would wait for it forever
 	 * or pair its next collective with this one. */
 	int pre = 0;
-	if (c->nbi_head)
+	if (c->nbi_head || c->nc_on) /* node path: nobody else waits for our puts */
 		pre = hoist__quiet(c);
 	int rc = hoist__op_alloc(c, &r->op);
 	if (rc) {
 		free(r);
 		return rc;
 	}
-	r->kind = kind;
-	r->size = c->size;
+	*r = (struct hoist_req){.op = r->op, .kind = kind, .size = c->size};
 	if (exch)
 		memset(r->arrived, 0, (size_t)c->size);
+	if (c->nc_on) /* every PE on this node: among the PEs (nodecoll.c) */
+		hoist__nc_start(c, r, dst, src, len, type, op, root);
+	if (r->node) {
+		if (c->nc_sticky && !pre) /* an earlier eager one failed after it returned */
+			pre = c->nc_sticky;
+		c->nc_sticky = 0;
+		*out = r;
+		return pre;
+	}
 	r->op->arrived = exch ? r->arrived : NULL;
 	struct hoist_coll_args a = {.kind = kind, .flags = want_partial ? HOIST_COLL_F_PARTIAL : 0};
 	if (kind == HOIST_COLL_REDUCE || kind == HOIST_COLL_ALLREDUCE) {
@@ -212,6 +216,16 @@ HOIST_API int hoist_wait(hoist_req_t *req)
 		return -ENOTCONN;
 	}
 	struct hoist_op *op = req->op;
+	if (req->node) { /* its op slot was only held */
+		hoist__nc_progress(c, req, 1); /* and every earlier one */
+		int rc = req->rc;
+		if (!rc) /* an earlier eager broadcast's root learns here of its error */
+			rc = c->nc_sticky;
+		c->nc_sticky = 0;
+		hoist__op_free(c, op);
+		free(req);
+		return rc;
+	}
 	int rc = op->done ? op->res : hoist__wait_op(c, op);
 	op->arrived = NULL; /* req's memory goes */
 	if (op->done) /* else the daemon is gone: the slot stays taken */
@@ -227,6 +241,8 @@ HOIST_API int hoist_test(hoist_req_t *req)
 		return -EINVAL;
 	if (!c->initialized)
 		return -ENOTCONN;
+	if (req->node)
+		return hoist__nc_progress(c, req, 0) ? 1 : 0;
 	hoist__kick(c);
 	hoist__reap(c);
 	if (!req->op->done) {
@@ -239,9 +255,16 @@ HOIST_API int hoist_test(hoist_req_t *req)
 HOIST_API int hoist_wait_from(hoist_req_t *req, int pe)
 {
 	struct hoist_ctx *c = &hoist__g;
-	if (!req || pe < 0 || pe >= req->size || !req->op->arrived)
+	if (!req || pe < 0 || pe >= req->size ||
+	    (req->kind != HOIST_COLL_ALLGATHER && req->kind != HOIST_COLL_ALLTOALL))
 		return -EINVAL;
 	if (!c->initialized)
 		return -ENOTCONN;
+	if (req->node) { /* every block lands at once */
+		hoist__nc_progress(c, req, 1);
+		return req->rc;
+	}
+	if (!req->op->arrived)
+		return -EINVAL;
 	return hoist__wait_arrival(c, req->op, pe);
 }

@@ -7,7 +7,7 @@
  * what each layer holds):
  *
  *   shm/hoist_shm.h <- ring.h (inline) <- staging.c symheap.c symdata.c env.c error.c
- *   <- ctx.c <- wait.c <- ptr.c <- agg.c <- rma.c <- vec.c sync.c coll.c p2p.c amo.c
+ *   <- ctx.c <- wait.c <- ptr.c <- agg.c <- rma.c <- nodecoll.c <- vec.c sync.c coll.c p2p.c amo.c
  *   <- attach.c
  *
  * The inline functions below are thin: a ring.h fast path, and on "full"
@@ -44,6 +44,31 @@ struct hoist_op {
 	uint64_t elem, count;
 	uint8_t *arrived;  /* collective: [size] source blocks landed (partial CQEs) */
 };
+
+/* A split-phase collective (coll.c, nodecoll.c). */
+struct hoist_req {
+	struct hoist_op *op; /* its op slot; posted on the daemon path only */
+	uint8_t kind;
+	uint8_t node;        /* 1: a node collective (nodecoll.c) */
+	uint8_t finished;    /* node: complete, result in rc */
+	int32_t rc;
+	uint32_t m;          /* node: its number */
+	int size;
+	uint8_t arrived[];   /* exchanges: [size], set by partial completions */
+};
+
+/* nodecoll.c: the node collectives of a one-node job */
+struct hoist_ctx;
+struct hoist_nc_rec;
+void hoist__nc_setup(struct hoist_ctx *c);
+void hoist__nc_release(struct hoist_ctx *c);
+/* Run the collective of the descriptor-to-be (dst/src symmetric, len as
+ * sqe.len) among the node's PEs; r is the caller's request (op slot
+ * held). 0 or -errno; r->finished tells whether it is complete. */
+int hoist__nc_start(struct hoist_ctx *c, struct hoist_req *r, void *dst, const void *src,
+		    uint64_t len, int type, int op, int root);
+/* Complete r (blocking) or advance it (test): 1 complete, 0 not yet. */
+int hoist__nc_progress(struct hoist_ctx *c, struct hoist_req *r, int blocking);
 
 /* A PE of the job attached to the same daemon (hoist_ptr, direct access). */
 struct hoist_peer {
@@ -100,6 +125,18 @@ struct hoist_ctx {
 	int nb_armed;            /* the pending wait is a node barrier's */
 	uint64_t barriers_node;  /* barrier waits done in shared memory (tests) */
 	uint64_t barriers_epoch; /* barrier waits on the daemon's epoch (tests) */
+	/* node collectives (nodecoll.c): a one-node job's PEs combine among
+	 * themselves through their heaps (hoist_shm.h, struct hoist_nc_hdr) */
+	int nc_on;                /* collectives take the node path */
+	uint64_t nc_off;          /* the PEs' blocks: heap offset, the same everywhere */
+	char **nc_base;           /* [size]: every PE's heap as mapped here */
+	struct hoist_nc_rec *nc_rec; /* [HOIST_NC_SLOTS]: own collectives by slot */
+	uint32_t nc_m;            /* node collectives started */
+	uint32_t nc_done;         /* the done word as last published */
+	int32_t nc_err;           /* could not set up (a peer's heap): every one fails */
+	int32_t nc_sticky;        /* a failed eager collective found after it returned */
+	uint64_t nc_checked_ns;   /* the last arriver's last liveness check (CLOCK_MONOTONIC) */
+	uint64_t colls_node;      /* collectives completed that way (tests, bench) */
 	int posted_since_quiet;  /* a descriptor went out after the last quiet */
 	uint32_t sq_ops_tail;    /* sq_tail after the last descriptor but a node
 				  * barrier's notify (rma.c direct_base) */

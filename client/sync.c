@@ -128,6 +128,7 @@ static int node_notify(struct hoist_ctx *c, uint64_t phase)
  * PE of the job decides the same (the same job, the same settings). */
 static void node_barrier_setup(struct hoist_ctx *c)
 {
+	hoist__nc_setup(c); /* the node collectives (nodecoll.c), HOIST_DIRECT or not */
 	if (!c->direct || c->size < 2 || c->npeers != (uint32_t)c->size || c->daemon_gone)
 		return;
 	struct hoist_peer *p = &c->peers[0]; /* the lowest rank */

@@ -274,8 +274,70 @@ struct hoist_heap_wake {
 	uint32_t nb_gen;
 	uint32_t nb_sleepers;
 	int32_t nb_error;
+	/* The node collectives of such a job (client/nodecoll.c), in the
+	 * lowest rank's line too: a PE that waits for the others' progress
+	 * words (struct hoist_nc_hdr) announces itself in nc_sleepers (full
+	 * fence), reads nc_seq, rechecks and FUTEX_WAITs on nc_seq; a PE
+	 * that stored its progress word, after a full fence, bumps nc_seq and
+	 * FUTEX_WAKEs it when nc_sleepers is not 0. nc_error: a PE that could
+	 * not take part (it could not map a peer's heap) stores its -errno
+	 * (sticky): every node collective fails with it, nobody waits. */
+	uint32_t nc_seq;
+	uint32_t nc_sleepers;
+	int32_t nc_error;
+	/* in every PE's own line: its HOIST_DIRECT, stored at attach (before
+	 * the job's first barrier). The node collectives run only when every
+	 * PE's is 1, so every PE takes the same path. */
+	uint32_t direct;
 };
 _Static_assert(sizeof(struct hoist_heap_wake) <= HOIST_HEAP_WAKE_BYTES, "wake line fits");
+
+/* ---- node collectives -------------------------------------------------------
+ * A one-node job (every PE on this node, HOIST_DIRECT=1) runs its
+ * collectives among its PEs through shared memory (client/nodecoll.c).
+ * Each PE owns a block of its own heap at the same offset on every PE
+ * (allocated after the job's first barrier), which the other PEs read
+ * through their mappings of the heap: a header, then HOIST_NC_SLOTS slots.
+ * Collective m (the PE's m-th, from 1) uses slot m % HOIST_NC_SLOTS: its
+ * parameters and, when every PE's contribution fits HOIST_NC_EAGER bytes,
+ * a copy of it (eager: the PE's src is free once it arrived); bigger
+ * ones are read from the PEs' src in place. arrived = m (release) once
+ * the slot holds collective m; done = m once this PE has read everything
+ * it reads of collectives <= m (then their slots may be reused and, for
+ * the ones read in place, their src changed). The words only grow. */
+#define HOIST_NC_SLOTS 32u
+#define HOIST_NC_EAGER 1024u
+
+struct hoist_nc_hdr {
+	uint32_t arrived;
+	uint32_t done;
+	uint8_t pad0[HOIST_CACHELINE - 8];
+	/* an error of collective err_seq found by a PE that read this PE's
+	 * parameters after this PE had returned (an eager broadcast root):
+	 * reported by its next collective */
+	uint32_t err_seq;
+	int32_t err;
+	uint8_t pad1[HOIST_CACHELINE - 8];
+};
+
+struct hoist_nc_args {
+	uint32_t seq;     /* the collective's number m */
+	uint8_t kind, type, op, eager;
+	int32_t root;
+	int32_t bad;      /* 0, or this PE's -errno for its own parameters */
+	uint64_t len;     /* as in the descriptor (sqe.len) */
+	uint64_t src_off, dst_off; /* heap-file offsets */
+	uint8_t pad[HOIST_CACHELINE - 40];
+};
+
+struct hoist_nc_slot {
+	struct hoist_nc_args a;
+	char data[HOIST_NC_EAGER];
+};
+
+#define HOIST_NC_BYTES (sizeof(struct hoist_nc_hdr) + HOIST_NC_SLOTS * sizeof(struct hoist_nc_slot))
+_Static_assert(sizeof(struct hoist_nc_hdr) == 2 * HOIST_CACHELINE, "nc header lines");
+_Static_assert(sizeof(struct hoist_nc_args) == HOIST_CACHELINE, "nc args line");
 
 static inline struct hoist_heap_wake *hoist_heap_wake_of(void *heap_base, uint64_t heap_bytes)
 {

@@ -406,6 +406,15 @@ static void coll_round(int rank, int64_t *bdst, int64_t *bsrc)
 	*bdst = 0;
 	*bsrc = rank == 1 ? want : -1;
 	IT_OK(hoist_barrier(), "broadcast round");
+	if (hoist__ctx()->nc_on) {
+		/* a one-node job's collectives run among the PEs: each writes
+		 * its own dst in its hoist_wait, nobody wakes it before (the
+		 * daemon's writes and wakes: it_wait_3_daemon, HOIST_DIRECT=0) */
+		IT_OK(hoist_broadcast(bdst, bsrc, sizeof(*bdst), 1), "broadcast");
+		if (*bdst != want)
+			IT_FAIL("broadcast round: dst %" PRId64, *bdst);
+		return;
+	}
 	if (rank == 0) {
 		struct hoist_ctrl *ctrl = hoist__ctx()->ring.ctrl;
 		uint64_t sleeps = ctrl->p2p_sleeps, wakeups = ctrl->p2p_wakeups;

@@ -1,0 +1,178 @@
+#!/usr/bin/env bash
+# bench/run-nodecoll.sh - small collectives on one node: hoist's OpenSHMEM
+# (libhoist's node collectives, client/nodecoll.c) next to Open MPI's
+# OpenSHMEM (oshrun, shared memory), and optionally a second hoist build
+# (e.g. main, whose one-node collectives go through the daemon).
+#
+#   bash bench/run-nodecoll.sh [--build DIR] [--base DIR] [--reps N]
+#                              [--np LIST] [--time-ms T] [--plot SVG]
+#
+# bench/shmem_coll.c (shmem.h only) is compiled with DIR/openshmem/oshcc
+# (hoist, team forms over SHMEM_TEAM_WORLD), with Open MPI's oshcc
+# (active-set forms over all PEs: Open MPI 4.1 has no teams) and, with
+# --base, with BASE/openshmem/oshcc. Each of N reps (default 7) runs, for
+# every PE count of LIST (default 2,4), every configuration once, in turn
+# (drift on a shared machine hits all alike), each a fresh job with a
+# fresh hoistd:
+#   hoist   DIR/openshmem/oshrun -np P (one hoistd: every PE local)
+#   base    BASE/openshmem/oshrun -np P            (only with --base)
+#   ompi    oshrun -np P --mca osc ^rdma (UCX shared memory)
+# Rows (ns per call on PE 0, back-to-back calls, every result checked):
+# bcast-8 (broadcast 8 B from PE 0), allred-8 (sum of one long), a2a-8
+# (alltoall 8 B per pair), fcollect-8 (8 B per PE). The table shows the
+# median [min-max] over the reps, hoist/ompi and base/ompi ratios against
+# the goal of issue 16 (<= 1.5x), and the load average before and after.
+# --plot SVG: a bar chart of the medians with their ranges (bench/plot.py).
+set -euo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build="$repo/build"
+base=
+reps=7
+nps=2,4
+time_ms=50
+svg=
+orig_args=("$@")
+usage() { sed -n '2,25p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--build) build=$(cd "$2" && pwd); shift 2 ;;
+	--base) base=$(cd "$2" && pwd); shift 2 ;;
+	--reps) reps=$2; shift 2 ;;
+	--np) nps=$2; shift 2 ;;
+	--time-ms) time_ms=$2; shift 2 ;;
+	--plot) svg=$2; shift 2 ;;
+	-h|--help) usage; exit 0 ;;
+	*) echo "run-nodecoll.sh: unknown option '$1' (--help)" >&2; exit 2 ;;
+	esac
+done
+case "$reps" in '' | *[!0-9]* | 0) echo "run-nodecoll.sh: --reps must be a positive integer" >&2; exit 2 ;; esac
+command -v oshrun >/dev/null && command -v oshcc >/dev/null ||
+	{ echo "run-nodecoll.sh: Open MPI's oshcc/oshrun missing (Debian: openmpi-bin libopenmpi-dev)" >&2; exit 1; }
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/hoist-run-nodecoll.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+trap 'exit 130' INT TERM
+
+cfgs="hoist"
+compile() { # NAME OSHCC
+	if ! "$2" -O2 -I"$repo/bench" "$repo/bench/shmem_coll.c" -o "$tmp/coll-$1" 2>"$tmp/cc.err"; then
+		echo "run-nodecoll.sh: $2 failed:" >&2
+		cat "$tmp/cc.err" >&2
+		exit 1
+	fi
+}
+compile hoist "$build/openshmem/oshcc"
+if [ -n "$base" ]; then
+	compile base "$base/openshmem/oshcc"
+	cfgs="$cfgs base"
+fi
+compile ompi "$(command -v oshcc)"
+cfgs="$cfgs ompi"
+
+one() { # CONFIG NP
+	local cfg=$1 np=$2 out="$tmp/out" rc=0 b=$build
+	case $cfg in
+	hoist | base)
+		[ "$cfg" = base ] && b=$base
+		timeout 600 "$b/openshmem/oshrun" -np "$np" --runtime-dir "$(mktemp -d "$tmp/rt.XXXXXX")" \
+			--hoistd "$b/daemon/hoistd" "$tmp/coll-$cfg" --time-ms "$time_ms" >"$out" 2>"$tmp/err" || rc=$? ;;
+	ompi)
+		env -u UCX_TLS timeout 600 oshrun --allow-run-as-root --oversubscribe --mca osc ^rdma \
+			-np "$np" "$tmp/coll-ompi" --time-ms "$time_ms" >"$out" 2>"$tmp/err" || rc=$? ;;
+	esac
+	if [ "$rc" != 0 ]; then
+		echo "run-nodecoll.sh: $cfg -np $np failed with status $rc:" >&2
+		cat "$tmp/err" >&2
+		exit 1
+	fi
+	awk -v c="$cfg" -v n="$np" '$1 == "row" { print c, n, $2, $4 }' "$out" >>"$tmp/vals"
+}
+
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+: >"$tmp/vals"
+IFS=, read -r -a nplist <<<"$nps"
+for r in $(seq 1 "$reps"); do
+	echo "run-nodecoll.sh: rep $r of $reps" >&2
+	for np in "${nplist[@]}"; do
+		for cfg in $cfgs; do
+			one "$cfg" "$np"
+		done
+	done
+done
+load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+
+echo "# bench/shmem_coll.c on one node, ns per call on PE 0; median [min-max] of $reps interleaved reps" \
+	"(--time-ms $time_ms each); $(nproc) CPUs; load average before: $load_before, after: $load_after"
+python3 - "$tmp/vals" "$cfgs" "$svg" "$reps" "$load_before" "$load_after" "$repo" <<'PY'
+import json, os, subprocess, sys
+path, cfgs, svg, reps, lb, la, repo = sys.argv[1:8]
+cfgs = cfgs.split()
+vals, rows, nps = {}, [], []
+for line in open(path):
+    c, n, name, v = line.split()
+    n = int(n)
+    if name not in rows:
+        rows.append(name)
+    if n not in nps:
+        nps.append(n)
+    vals.setdefault((c, n, name), []).append(float(v))
+def med(c, n, name):
+    v = sorted(vals.get((c, n, name), []))
+    if not v:
+        return None
+    k = len(v)
+    return (v[k // 2] if k % 2 else 0.5 * (v[k // 2 - 1] + v[k // 2]), v[0], v[-1])
+def fmt(x):
+    return "%.0f" % x
+def cell(c, n, name):
+    m = med(c, n, name)
+    return "%s [%s-%s]" % (fmt(m[0]), fmt(m[1]), fmt(m[2])) if m else "-"
+def rat(a, b, n, name):
+    x, y = med(a, n, name), med(b, n, name)
+    return x[0] / y[0] if x and y and y[0] > 0 else None
+names = {"hoist": "hoist", "base": "hoist base", "ompi": "Open MPI oshmem"}
+w = 24
+hdr = "%-14s" % "PEs row" + "".join("| %-*s" % (w, names[c]) for c in cfgs) + "| hoist/ompi"
+if "base" in cfgs:
+    hdr += " | base/ompi | hoist/base"
+print(hdr)
+missed = []
+for n in nps:
+    for name in rows:
+        line = "%-14s" % ("%d %s" % (n, name)) + "".join("| %-*s" % (w, cell(c, n, name)) for c in cfgs)
+        r = rat("hoist", "ompi", n, name)
+        line += "| %-10s" % ("%.2fx" % r if r else "-")
+        if r and r > 1.5:
+            missed.append("%d %s" % (n, name))
+        if "base" in cfgs:
+            rb, rh = rat("base", "ompi", n, name), rat("hoist", "base", n, name)
+            line += " | %-9s | %s" % ("%.2fx" % rb if rb else "-", "%.2fx" % rh if rh else "-")
+        print(line)
+print()
+print("goal of issue 16, hoist/ompi <= 1.5x on every row: %s"
+      % ("met" if not missed else "MISSED in " + ", ".join(missed)))
+if svg:
+    cats = ["%d PEs %s" % (n, name) for n in nps for name in rows]
+    series = []
+    for i, c in enumerate(cfgs):
+        v = []
+        for n in nps:
+            for name in rows:
+                m = med(c, n, name)
+                v.append([m[0] / 1000, m[1] / 1000, m[2] / 1000] if m else [0, 0, 0])
+        series.append({"name": names[c], "values": v,
+                       "color": ["#1f77b4", "#7f7f7f", "#d62728"][i % 3]})
+    spec = {"plots": [{"out": svg, "kind": "bars",
+                       "title": "Small collectives on one node: hoist vs Open MPI OpenSHMEM",
+                       "subtitle": "median and range of %s interleaved reps; load average %s -> %s" % (reps, lb, la),
+                       "ylabel": "us per call (PE 0)", "categories": cats, "series": series,
+                       "note": "bash bench/run-nodecoll.sh; bench/shmem_coll.c"}]}
+    sp = os.path.join(os.path.dirname(path), "plot.json")
+    json.dump(spec, open(sp, "w"))
+    subprocess.call([sys.executable, os.path.join(repo, "bench", "plot.py"), sp])
+PY
+echo "oshrun: $(oshrun --version 2>/dev/null | head -n 1 || echo none)"
+printf 'reproduce: bash bench/run-nodecoll.sh'
+[ ${#orig_args[@]} = 0 ] || printf ' %q' "${orig_args[@]}"
+echo

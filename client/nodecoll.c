@@ -1,0 +1,526 @@
+/*
+ * Node collectives: in a job whose PEs are all on this node (HOIST_DIRECT=1,
+ * from the job's second barrier on: the first maps the peers, sync.c
+ * node_barrier_setup) broadcast, reduce, allreduce, allgather and alltoall
+ * run among the PEs through shared memory, with no descriptor for the
+ * daemon and no daemon thread on the critical path. Jobs over several
+ * nodes (or HOIST_DIRECT=0, or one PE) post HOIST_OP_COLL as before
+ * (coll.c).
+ *
+ * Layout (hoist_shm.h, struct hoist_nc_hdr): every PE owns a block of its
+ * heap at the same offset (symheap_alloc'd by every PE after the first
+ * barrier, so user allocations stay symmetric): progress words arrived
+ * and done, then HOIST_NC_SLOTS slots. The PE's m-th collective:
+ *
+ *   start   complete its own collective m - SLOTS if still open, wait until
+ *           every PE's done reached m - SLOTS (nobody still reads slot
+ *           m % SLOTS), write its parameters into the slot and, when every
+ *           contribution fits HOIST_NC_EAGER bytes (the same test on every
+ *           PE), a copy of its contribution (eager: its src is free at
+ *           once); the PE that finds every other PE arrived already checks
+ *           that the daemon lives (one poll, as the node barrier's last
+ *           arriver does: a dead daemon cannot fail the job; at most once
+ *           a millisecond per PE) -- then arrived = m (release).
+ *   read    once every PE's arrived reached m: compare the parameters
+ *           (the lowest rank's own error, else -EINVAL when they differ:
+ *           the same verdict on every PE), then read the contributions
+ *           (eager: from the slots; else from the PEs' src in their heaps)
+ *           and combine into dst; reductions fold in rank order, so every
+ *           PE gets bit-identical results. done = m (in order: only once
+ *           every earlier collective of this PE was read).
+ *   finish  eager: complete. Else wait until every PE's done reached m
+ *           (nobody reads this PE's src any more), then complete; a dst
+ *           that overlaps the PE's own src (in place) is written only then,
+ *           from a private copy.
+ *
+ * An eager broadcast's root reads nothing: it completes at start (its data
+ * is safe in its slot) and checks the parameters later, at its next node
+ * collective or wait (its done waits for that check, so the slots still
+ * hold the parameters); an error found then is returned by that next
+ * collective (nc_sticky: by its start, or at the latest by its wait,
+ * which completes every earlier collective of the PE first). Split-phase
+ * requests read when waited for or tested; up to HOIST_NC_SLOTS of a PE
+ * may be open, one more completes the oldest first (every PE does the
+ * same, so that never waits for a PE that has not started it). A
+ * collective implies what it did on the daemon path: the caller's earlier
+ * puts and gets complete before its src is read (hoist__quiet, free when
+ * they went the direct path); it is no barrier and starts no phase, so the
+ * daemon needs to hear of none of it.
+ *
+ * Waits spin, yield for HOIST_SPIN_US, then sleep on nc_seq in the lowest
+ * rank's wake line (Dekker with nc_sleepers, as the node barrier); they end
+ * with the job's error (a PE died: the daemon fails the job), nb_error (the
+ * daemon gone) or nc_error (a PE could not map a peer's heap), and recheck
+ * the daemon every sleep slice: an error, never a hang.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "hoist_combine.h"
+#include "hoist_futex.h"
+#include "internal.h"
+
+#define S HOIST_NC_SLOTS
+#define SLICE_NS (50u * 1000u * 1000u) /* recheck the daemon's liveness */
+
+enum { NC_FREE, NC_ARRIVED, NC_EARLY, NC_READ };
+
+struct hoist_nc_rec {
+	uint32_t m;
+	uint8_t state;
+	uint8_t read; /* this PE read what it reads of collective m */
+	uint8_t kind, type, op, eager;
+	int32_t root;
+	int32_t rc; /* the result so far */
+	uint64_t len, dlen;
+	void *dst;
+	char *tmp;             /* the result until every PE read (in place, not eager) */
+	struct hoist_req *req; /* the request, until it completed */
+};
+
+static int nc_map(struct hoist_ctx *c);
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static struct hoist_nc_hdr *hdr(const struct hoist_ctx *c, int p)
+{
+	return (struct hoist_nc_hdr *)(c->nc_base[p] + c->nc_off);
+}
+
+static struct hoist_nc_slot *slot(const struct hoist_ctx *c, int p, uint32_t m)
+{
+	return (struct hoist_nc_slot *)(c->nc_base[p] + c->nc_off + sizeof(struct hoist_nc_hdr)) +
+	       m % S;
+}
+
+static int reached(uint32_t w, uint32_t m)
+{
+	return (int32_t)(w - m) >= 0;
+}
+
+/* every PE's (but skip's) word, arrived or done, reached m; acquire: what
+ * each stored before it is visible */
+static int all_reached(const struct hoist_ctx *c, int done, uint32_t m, int skip)
+{
+	for (int p = 0; p < c->size; p++) {
+		struct hoist_nc_hdr *h = hdr(c, p);
+		if (p != skip &&
+		    !reached(__atomic_load_n(done ? &h->done : &h->arrived, __ATOMIC_ACQUIRE), m))
+			return 0;
+	}
+	return 1;
+}
+
+/* the job failed, the node's daemon is gone, or a PE could not set up */
+static int failed(struct hoist_ctx *c)
+{
+	struct hoist_heap_wake *l = c->nb_line;
+	int32_t err = __atomic_load_n(&c->ring.ctrl->job_error, __ATOMIC_ACQUIRE);
+	if (!err && (err = __atomic_load_n(&l->nb_error, __ATOMIC_ACQUIRE)))
+		c->daemon_gone = 1; /* our daemon: the node's one */
+	if (!err)
+		err = __atomic_load_n(&l->nc_error, __ATOMIC_ACQUIRE);
+	return err;
+}
+
+static void wake_all(struct hoist_ctx *c)
+{
+	struct hoist_heap_wake *l = c->nb_line;
+	__atomic_fetch_add(&l->nc_seq, 1, __ATOMIC_SEQ_CST);
+	hoist_futex_wake(&l->nc_seq);
+}
+
+/* store a progress word; wake sleepers (Dekker with wait_all) */
+static void publish(struct hoist_ctx *c, uint32_t *word, uint32_t v)
+{
+	__atomic_store_n(word, v, __ATOMIC_RELEASE);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&c->nb_line->nc_sleepers, __ATOMIC_RELAXED))
+		wake_all(c);
+}
+
+/* until every PE's word reached m, or the job's / daemon's end */
+static int wait_all(struct hoist_ctx *c, int done, uint32_t m)
+{
+	struct hoist_heap_wake *l = c->nb_line;
+	uint64_t start = 0;
+	for (unsigned spins = 0;; spins++) {
+		if (all_reached(c, done, m, -1))
+			return 0;
+		if (spins % 64 != 63) {
+			hoist_cpu_relax();
+			continue;
+		}
+		int rc = failed(c);
+		if (rc)
+			return rc;
+		uint64_t t = now_ns();
+		if (!start)
+			start = t;
+		if (t - start < (uint64_t)c->spin_us * 1000u) {
+			sched_yield(); /* the one we wait for may need our CPU */
+			continue;
+		}
+		__atomic_fetch_add(&l->nc_sleepers, 1, __ATOMIC_SEQ_CST);
+		uint32_t seq = __atomic_load_n(&l->nc_seq, __ATOMIC_SEQ_CST);
+		if (!all_reached(c, done, m, -1) && !failed(c)) {
+			rc = hoist_futex_wait(&l->nc_seq, seq, SLICE_NS);
+			rc = rc == -ETIMEDOUT ? hoist__check_daemon(c) : 0;
+		}
+		__atomic_fetch_sub(&l->nc_sleepers, 1, __ATOMIC_SEQ_CST);
+		if (rc)
+			return rc;
+	}
+}
+
+/* the last arriver's liveness check: due once a millisecond passed since
+ * this PE's last one (the waits check in every sleep slice as well) */
+static int daemon_check_due(struct hoist_ctx *c)
+{
+	uint64_t t = now_ns();
+	if (t - c->nc_checked_ns < 1000000u)
+		return 0;
+	c->nc_checked_ns = t;
+	return 1;
+}
+
+/* rec was read: move done on over every collective of this PE read so far */
+static void mark_read(struct hoist_ctx *c, struct hoist_nc_rec *rec)
+{
+	rec->read = 1;
+	uint32_t d = c->nc_done;
+	while (d != c->nc_m) {
+		const struct hoist_nc_rec *r = &c->nc_rec[(d + 1) % S];
+		if (r->m == d + 1 && !r->read)
+			break;
+		d++;
+	}
+	if (d != c->nc_done) {
+		c->nc_done = d;
+		publish(c, &hdr(c, c->rank)->done, d);
+	}
+}
+
+static int rec_end(struct hoist_nc_rec *rec, int rc)
+{
+	free(rec->tmp);
+	rec->tmp = NULL;
+	if (rec->req) {
+		rec->req->rc = rc;
+		rec->req->finished = 1;
+		rec->req = NULL;
+	}
+	rec->state = NC_FREE;
+	return 1;
+}
+
+/* The caller's own parameters, checked as the daemon checks a descriptor
+ * (daemon/stages/validate.c validate_coll): 0 or -errno; the heap-file
+ * offsets of src and dst in a. */
+static int own_args(const struct hoist_ctx *c, struct hoist_nc_args *a, const void *dst,
+		    const void *src)
+{
+	int rooted = a->kind == HOIST_COLL_BROADCAST || a->kind == HOIST_COLL_REDUCE;
+	if (rooted ? (a->root < 0 || a->root >= c->size) : a->root != 0)
+		return -EINVAL;
+	uint64_t dlen = a->len, slen = a->len;
+	switch (a->kind) {
+	case HOIST_COLL_REDUCE:
+	case HOIST_COLL_ALLREDUCE:
+		if (a->type >= HOIST_COLL_TYPES || a->op >= HOIST_COLL_OPS)
+			return -EINVAL;
+		if (a->type >= HOIST_COLL_TYPE_FLOAT && a->op >= HOIST_COLL_OP_AND)
+			return -EINVAL; /* bitwise operations on floating point */
+		if (a->len % hoist_coll_type_size(a->type))
+			return -EINVAL;
+		break;
+	case HOIST_COLL_ALLTOALL:
+	case HOIST_COLL_ALLGATHER:
+		if (a->len > c->heap_bytes / (uint64_t)c->size)
+			return -EFAULT;
+		dlen = a->len * (uint64_t)c->size;
+		if (a->kind == HOIST_COLL_ALLTOALL)
+			slen = dlen;
+		break;
+	default:
+		break;
+	}
+	if (!dst || !src || hoist__sym_off(c, dst, dlen, &a->dst_off) ||
+	    hoist__sym_off(c, src, slen, &a->src_off))
+		return -EFAULT;
+	return 0;
+}
+
+/* every PE's parameters of collective m: the same verdict on every PE */
+static int check_args(const struct hoist_ctx *c, uint32_t m)
+{
+	const struct hoist_nc_args *a0 = &slot(c, 0, m)->a;
+	int bad = 0, differ = 0;
+	for (int p = 0; p < c->size; p++) {
+		const struct hoist_nc_args *a = &slot(c, p, m)->a;
+		if (a->bad && !bad)
+			bad = a->bad;
+		if (a->seq != m || a->kind != a0->kind || a->type != a0->type || a->op != a0->op ||
+		    a->root != a0->root || a->len != a0->len)
+			differ = 1;
+	}
+	return bad ? bad : differ ? -EINVAL : 0;
+}
+
+/* PE p's contribution to collective m: its slot's copy or its src */
+static const char *contrib(const struct hoist_ctx *c, const struct hoist_nc_rec *rec, int p)
+{
+	struct hoist_nc_slot *s = slot(c, p, rec->m);
+	return rec->eager ? s->data : c->nc_base[p] + s->a.src_off;
+}
+
+/* read every PE's contribution into dst (or tmp) */
+static int pull(struct hoist_ctx *c, struct hoist_nc_rec *rec)
+{
+	int me = c->rank, n = c->size;
+	uint64_t len = rec->len;
+	char *out = rec->dst;
+	if (!rec->eager) {
+		/* in place (or overlapping): the others still read our src */
+		const char *mine = contrib(c, rec, me);
+		uint64_t slen = rec->kind == HOIST_COLL_ALLTOALL ? rec->dlen : len;
+		if (rec->dlen && slen && out < mine + slen && mine < out + rec->dlen) {
+			if (!(rec->tmp = malloc(rec->dlen)))
+				return -ENOMEM;
+			out = rec->tmp;
+		}
+	}
+	switch (rec->kind) {
+	case HOIST_COLL_BROADCAST:
+		memmove(out, contrib(c, rec, rec->root), len);
+		break;
+	case HOIST_COLL_REDUCE:
+	case HOIST_COLL_ALLREDUCE:
+		if (rec->kind == HOIST_COLL_REDUCE && me != rec->root)
+			break;
+		memmove(out, contrib(c, rec, 0), len);
+		for (int p = 1; p < n; p++)
+			hoist_coll_combine(rec->type, rec->op, out, contrib(c, rec, p), len);
+		break;
+	case HOIST_COLL_ALLGATHER:
+		for (int p = 0; p < n; p++)
+			memmove(out + (uint64_t)p * len, contrib(c, rec, p), len);
+		break;
+	case HOIST_COLL_ALLTOALL:
+		for (int p = 0; p < n; p++)
+			memmove(out + (uint64_t)p * len, contrib(c, rec, p) + (uint64_t)me * len, len);
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+/* Advance rec; blocking: until it completed. 1 complete, 0 not yet. */
+static int progress_rec(struct hoist_ctx *c, struct hoist_nc_rec *rec, int blocking)
+{
+	int rc;
+	if (rec->state == NC_ARRIVED || rec->state == NC_EARLY) {
+		if (!all_reached(c, 0, rec->m, -1)) {
+			if (!blocking)
+				return (rc = failed(c)) ? rec_end(rec, rc) : 0;
+			if ((rc = wait_all(c, 0, rec->m)))
+				return rec_end(rec, rc);
+		}
+		rc = check_args(c, rec->m);
+		if (rec->state == NC_EARLY) { /* returned already: report with the next one */
+			if (rc && !c->nc_sticky)
+				c->nc_sticky = rc;
+			mark_read(c, rec);
+			return rec_end(rec, 0);
+		}
+		/* a mismatch is seen by every PE: nobody reads anyone's src */
+		int agreed = !rc;
+		if (agreed)
+			rc = pull(c, rec);
+		mark_read(c, rec); /* the slots may be reused from here on */
+		if (rec->eager || !agreed)
+			return rec_end(rec, rc);
+		rec->rc = rc;
+		rec->state = NC_READ;
+	}
+	if (rec->state == NC_READ) {
+		if (!all_reached(c, 1, rec->m, -1)) {
+			if (!blocking)
+				return (rc = failed(c)) ? rec_end(rec, rc) : 0;
+			if ((rc = wait_all(c, 1, rec->m)))
+				return rec_end(rec, rc);
+		}
+		if (rec->tmp)
+			memcpy(rec->dst, rec->tmp, rec->dlen);
+		return rec_end(rec, rec->rc);
+	}
+	return 1;
+}
+
+/* every open collective of this PE up to number upto, in order */
+static void progress_upto(struct hoist_ctx *c, uint32_t upto, int blocking)
+{
+	for (uint32_t k = c->nc_m - (c->nc_m < S ? c->nc_m : S) + 1; reached(upto, k); k++) {
+		struct hoist_nc_rec *rec = &c->nc_rec[k % S];
+		if (rec->m == k && rec->state != NC_FREE)
+			progress_rec(c, rec, blocking);
+	}
+}
+
+int hoist__nc_start(struct hoist_ctx *c, struct hoist_req *r, void *dst, const void *src,
+		    uint64_t len, int type, int op, int root)
+{
+	if (!c->nc_base && !c->nc_err && (nc_map(c), !c->nc_on))
+		return 0; /* not every PE has HOIST_DIRECT=1: the daemon's path */
+	r->node = 1;
+	int me = c->rank, rc = c->nc_err ? c->nc_err : failed(c);
+	if (rc) { /* nobody waits for this PE: the others see the same */
+		r->finished = 1;
+		r->rc = rc;
+		return 0;
+	}
+	uint32_t m = c->nc_m + 1;
+	struct hoist_nc_rec *rec = &c->nc_rec[m % S];
+	progress_upto(c, c->nc_m, 0); /* what can be read now (eager roots: their check) */
+	if (rec->state != NC_FREE)    /* m - S is still open: complete it (all PEs do) */
+		progress_upto(c, rec->m, 1);
+	if (m > S && (rc = wait_all(c, 1, m - S))) { /* slot m % S is read by all */
+		r->finished = 1;
+		r->rc = rc;
+		return 0;
+	}
+	struct hoist_nc_slot *s = slot(c, me, m);
+	struct hoist_nc_args a = {.seq = m,
+				  .kind = r->kind,
+				  .type = type < 0 || type > 255 ? 255 : (uint8_t)type,
+				  .op = op < 0 || op > 255 ? 255 : (uint8_t)op,
+				  .root = root,
+				  .len = len};
+	if (a.kind != HOIST_COLL_REDUCE && a.kind != HOIST_COLL_ALLREDUCE)
+		a.type = a.op = 0;
+	a.bad = own_args(c, &a, dst, src);
+	uint64_t dlen = a.kind == HOIST_COLL_ALLGATHER || a.kind == HOIST_COLL_ALLTOALL
+				? len * (uint64_t)c->size
+				: len;
+	uint64_t cb = a.kind == HOIST_COLL_ALLTOALL ? dlen : len; /* a contribution */
+	a.eager = !a.bad && cb <= HOIST_NC_EAGER;
+	if (a.eager && cb && (a.kind != HOIST_COLL_BROADCAST || me == root))
+		memcpy(s->data, src, cb);
+	s->a = a;
+	c->nc_m = m;
+	*rec = (struct hoist_nc_rec){.m = m,
+				     .state = NC_ARRIVED,
+				     .kind = a.kind,
+				     .type = a.type,
+				     .op = a.op,
+				     .eager = a.eager,
+				     .root = root,
+				     .len = len,
+				     .dlen = dlen,
+				     .dst = dst,
+				     .req = r};
+	r->m = m;
+	c->colls_node++;
+	/* the last to arrive checks that the daemon lives (it cannot fail the
+	 * job when it is gone): it fails the collective for all instead. One
+	 * poll() per millisecond at most: it is a system call, and a
+	 * collective of 8 B takes well under a microsecond */
+	if (all_reached(c, 0, m, me) && daemon_check_due(c) && (rc = hoist__check_daemon(c))) {
+		__atomic_store_n(&c->nb_line->nb_error, rc, __ATOMIC_SEQ_CST);
+		hoist_futex_wake(&c->nb_line->nb_gen);
+		wake_all(c);
+		rec_end(rec, rc);
+		return 0;
+	}
+	publish(c, &hdr(c, me)->arrived, m);
+	if (a.eager && a.kind == HOIST_COLL_BROADCAST && me == root) {
+		/* its data is safe in its slot and it reads nothing: complete
+		 * now, check the parameters later */
+		memmove(dst, src, len);
+		rec->state = NC_EARLY;
+		rec->req = NULL;
+		r->finished = 1;
+		r->rc = 0;
+	}
+	return 0;
+}
+
+int hoist__nc_progress(struct hoist_ctx *c, struct hoist_req *r, int blocking)
+{
+	if (!r->finished)
+		progress_upto(c, r->m, blocking);
+	return r->finished;
+}
+
+void hoist__nc_setup(struct hoist_ctx *c)
+{
+	/* every PE of a one-node job, HOIST_DIRECT or not, whether or not it
+	 * will take part: the allocations after it stay symmetric */
+	if (c->size < 2 || c->npeers != (uint32_t)c->size)
+		return;
+	int64_t off = symheap_alloc(&c->heap, HOIST_NC_BYTES);
+	if (off < 0 || !c->direct)
+		return; /* the same on every PE: no node collectives */
+	/* the block is fresh heap (nothing is allocated before the job's
+	 * first barrier but what that barrier belonged to): its words are 0 */
+	c->nc_off = (uint64_t)off;
+	c->nc_on = 1; /* the peers are mapped by the first collective (nc_map) */
+}
+
+/* The first node collective: map every peer's heap (the node barrier has
+ * the lowest rank's) and see that every PE stored HOIST_DIRECT=1 at attach;
+ * else every PE that gets here sees the same and all take the daemon path
+ * (0, nc_on cleared). A PE that cannot map a peer fails every node
+ * collective, its own (nc_err) and the others' (nc_error). */
+static int nc_map(struct hoist_ctx *c)
+{
+	c->nc_base = calloc((size_t)c->size, sizeof(*c->nc_base));
+	c->nc_rec = calloc(S, sizeof(*c->nc_rec));
+	int rc = c->nc_base && c->nc_rec && c->nb_line ? 0 : -ENOMEM;
+	int all_direct = 1;
+	for (int p = 0; !rc && p < c->size; p++) {
+		struct hoist_peer *peer = hoist__peer_find(c, p);
+		if (!peer)
+			rc = -EPROTO;
+		else if (p == c->rank)
+			c->nc_base[p] = c->heap_base;
+		else if (!(rc = hoist__peer_map(c, peer)))
+			c->nc_base[p] = peer->base;
+		if (!rc && !__atomic_load_n(&hoist_heap_wake_of(c->nc_base[p], c->heap_bytes)->direct,
+					    __ATOMIC_ACQUIRE))
+			all_direct = 0;
+	}
+	if (!rc && all_direct)
+		return 0;
+	hoist__nc_release(c);
+	if (!rc) {
+		c->nc_on = 0;
+		return 0;
+	}
+	c->nc_err = rc;
+	if (c->nb_line) {
+		__atomic_store_n(&c->nb_line->nc_error, rc, __ATOMIC_SEQ_CST);
+		wake_all(c);
+	}
+	return rc;
+}
+
+void hoist__nc_release(struct hoist_ctx *c)
+{
+	if (c->nc_rec)
+		for (unsigned i = 0; i < S; i++)
+			free(c->nc_rec[i].tmp);
+	free(c->nc_rec);
+	free(c->nc_base);
+	c->nc_rec = NULL;
+	c->nc_base = NULL;
+}

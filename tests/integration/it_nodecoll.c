@@ -1,0 +1,224 @@
+/*
+ * it_nodecoll: the node collectives (client/nodecoll.c). In a job whose PEs
+ * are all on one daemon (HOIST_DIRECT=1) every collective after the first
+ * barrier runs among the PEs through their heaps; the daemon sees none.
+ *
+ *   it_nodecoll        (it_coll checks every kind, type, op and size against
+ *                      a model; this test checks what is particular to the
+ *                      node path)
+ *     - reuse: 400 broadcasts of 8 B from PE 0 back to back into the same
+ *       dst (eager: the root returns at once and runs ahead by up to
+ *       HOIST_NC_SLOTS), one PE dawdling now and then: each must see its
+ *       own round's value, so the root never overwrites a slot a slow PE
+ *       still reads;
+ *     - reuse, read in place: 60 allgathers of 4 KiB per PE (above the
+ *       eager limit: read from the PEs' src directly); one PE per round
+ *       starts, sleeps, then waits, the others overwrite their src the
+ *       moment their blocking call returns: the slow PE must still get the
+ *       round's blocks (no PE returns before everyone read its src);
+ *     - in place, above and below the eager limit: allreduce with dst ==
+ *       src, alltoall of 8 B and of 1 KiB per pair;
+ *     - split phase: 3 * HOIST_NC_SLOTS allreduces in flight, waited for
+ *       in reverse order (a start beyond the slots completes the oldest);
+ *     - the path: colls_node counts every collective, and the daemon's
+ *       own counter of collective descriptors (hoistctl stats: colls) of
+ *       this PE stays 0. IT_NC_WANT=daemon (HOIST_DIRECT=0): the reverse.
+ *   it_nodecoll kill   the last rank waits until every other PE arrived at
+ *     a node collective (their arrived words), then SIGKILLs itself: each
+ *     other PE's allreduce must end with an error, not hang; it prints
+ *     "NODECOLL-KILL-OK" (nodecoll_kill.sh counts them).
+ */
+#include <inttypes.h>
+#include <signal.h>
+
+#include "internal.h"
+#include "it_common.h"
+
+#define BCASTS 400
+#define GATHERS 60
+#define BIG 4096u
+
+static int me, n;
+static uint64_t ncoll; /* collectives this PE called */
+
+/* colls of this PE in the daemon's stats (hoistctl stats --json), or -1 */
+static long daemon_colls(void)
+{
+	char cmd[2048];
+	snprintf(cmd, sizeof(cmd),
+		 "'%s' --runtime-dir '%s' stats --json | python3 -c \"import json,sys\n"
+		 "d=json.load(sys.stdin)\n"
+		 "for c in d.get('clients', []):\n"
+		 "    if c.get('job') == '%s' and c.get('rank') == %d:\n"
+		 "        print(c['counters']['colls'])\"",
+		 getenv("HOIST_HOISTCTL"), getenv("HOIST_RUNTIME_DIR"), getenv("HOIST_JOB"), me);
+	long v = -1;
+	FILE *f = popen(cmd, "r");
+	if (f) {
+		if (fscanf(f, "%ld", &v) != 1)
+			v = -1;
+		pclose(f);
+	}
+	return v;
+}
+
+static void part_bcast_reuse(uint64_t *dst, uint64_t *src)
+{
+	for (int r = 1; r <= BCASTS; r++) {
+		IT_WHERE("broadcast %d", r);
+		if (me == 0)
+			*src = 0xb0000000u + (uint64_t)r;
+		else if (r % 16 == me % 16 && r % 3 == 0)
+			usleep(500); /* a slow reader: the root runs ahead */
+		IT_OK(hoist_broadcast(dst, src, sizeof(*dst), 0), "broadcast %d", r);
+		ncoll++;
+		if (*dst != 0xb0000000u + (uint64_t)r)
+			IT_FAIL("broadcast %d: got %#" PRIx64 " (a later round's value: the root "
+				"overwrote a slot still read)", r, *dst);
+	}
+}
+
+static void part_gather_reuse(unsigned char *dst, unsigned char *src)
+{
+	for (int r = 1; r <= GATHERS; r++) {
+		IT_WHERE("allgather %d", r);
+		it_fill(src, BIG, it_hash(0x9a7, (uint64_t)me, (uint64_t)r, 0, 0));
+		if (r % n == me) { /* slow: arrive, dawdle, then read */
+			hoist_req_t *q = NULL;
+			IT_OK(hoist_allgather_start(dst, src, BIG, &q), "allgather %d start", r);
+			usleep(2000);
+			IT_OK(hoist_wait(q), "allgather %d wait", r);
+		} else {
+			IT_OK(hoist_allgather(dst, src, BIG), "allgather %d", r);
+			memset(src, 0xee, BIG); /* at once: src is ours again */
+		}
+		ncoll++;
+		for (int p = 0; p < n; p++) {
+			size_t off = it_check_fill(dst + (size_t)p * BIG, BIG,
+						   it_hash(0x9a7, (uint64_t)p, (uint64_t)r, 0, 0));
+			if (off != BIG)
+				IT_FAIL("allgather %d: block of PE %d wrong at %zu (its src changed "
+					"before this PE read it)", r, p, off);
+		}
+	}
+}
+
+static void part_in_place(int64_t *v, unsigned char *a2a)
+{
+	/* allreduce dst == src: 4 (eager) and 1024 elements (8 KiB, read in place) */
+	for (size_t cnt = 4; cnt <= 1024; cnt *= 256) {
+		IT_WHERE("allreduce in place %zu", cnt);
+		for (size_t i = 0; i < cnt; i++)
+			v[i] = (int64_t)(i + 1) * (me + 1);
+		IT_OK(hoist_allreduce(v, v, cnt, HOIST_INT64, HOIST_SUM), "in place %zu", cnt);
+		ncoll++;
+		for (size_t i = 0; i < cnt; i++)
+			if (v[i] != (int64_t)(i + 1) * n * (n + 1) / 2) {
+				IT_FAIL("allreduce in place %zu: [%zu] = %" PRId64, cnt, i, v[i]);
+				break;
+			}
+	}
+	/* alltoall dst == src, 8 B (eager) and 1 KiB per pair (a PE's 2+ KiB: read in place) */
+	for (size_t len = 8; len <= 1024; len *= 128) {
+		IT_WHERE("alltoall in place %zu", len);
+		for (int q = 0; q < n; q++)
+			it_fill(a2a + (size_t)q * len, len, it_hash(0xa2a, (uint64_t)me, (uint64_t)q, len, 0));
+		IT_OK(hoist_alltoall(a2a, a2a, len), "alltoall in place %zu", len);
+		ncoll++;
+		for (int p = 0; p < n; p++)
+			if (it_check_fill(a2a + (size_t)p * len, len,
+					  it_hash(0xa2a, (uint64_t)p, (uint64_t)me, len, 0)) != len)
+				IT_FAIL("alltoall in place %zu: block from PE %d wrong", len, p);
+	}
+}
+
+static void part_split(int64_t *d, int64_t *s)
+{
+	enum { K = 3 * HOIST_NC_SLOTS };
+	hoist_req_t *q[K];
+	for (int i = 0; i < K; i++) {
+		s[i] = (int64_t)(i + 1) * 1000 + me;
+		IT_OK(hoist_allreduce_start(&d[i], &s[i], 1, HOIST_INT64, HOIST_SUM, &q[i]), "start %d", i);
+		ncoll++;
+	}
+	for (int i = K - 1; i >= 0; i--) {
+		IT_OK(hoist_wait(q[i]), "wait %d", i);
+		int64_t want = (int64_t)(i + 1) * 1000 * n + (int64_t)n * (n - 1) / 2;
+		if (d[i] != want)
+			IT_FAIL("split %d: %" PRId64 ", want %" PRId64, i, d[i], want);
+	}
+}
+
+static int kill_test(void)
+{
+	struct hoist_ctx *c = hoist__ctx();
+	int64_t *s = it_malloc(64), *d = it_malloc(64); /* the first barrier */
+	*s = me;
+	IT_OK(hoist_allreduce(d, s, 1, HOIST_INT64, HOIST_SUM), "a first allreduce");
+	if (!c->nc_on || !c->nc_base) { /* mapped by the first collective */
+		IT_FAIL("no node collectives in a one-node job of %d PEs", n);
+		return 1;
+	}
+	if (me == n - 1) {
+		/* everyone else arrived at the next one: die */
+		uint32_t want = c->nc_m + 1;
+		IT_WHERE("victim: wait for the others' arrival at %u", want);
+		for (int p = 0; p < n - 1; p++) {
+			struct hoist_nc_hdr *h = (struct hoist_nc_hdr *)(c->nc_base[p] + c->nc_off);
+			while (__atomic_load_n(&h->arrived, __ATOMIC_ACQUIRE) != want)
+				usleep(1000);
+		}
+		usleep(20000); /* let them sleep */
+		kill(getpid(), SIGKILL);
+	}
+	IT_WHERE("survivor: allreduce while the last rank dies");
+	int rc = hoist_allreduce(d, s, 1, HOIST_INT64, HOIST_SUM);
+	if (rc == 0)
+		IT_FAIL("the allreduce completed though rank %d died before arriving", n - 1);
+	else
+		it_log("allreduce ended with %s", it_errname(rc));
+	hoist_finalize();
+	if (it_failures)
+		return 1;
+	fprintf(stderr, "[it_nodecoll rank %d] NODECOLL-KILL-OK %s\n", me, it_errname(rc));
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	it_init("it_nodecoll", &me, &n);
+	it_watchdog(50);
+	if (argc > 1 && !strcmp(argv[1], "kill"))
+		return kill_test();
+	const char *want = getenv("IT_NC_WANT");
+	int want_node = !want || strcmp(want, "daemon") != 0;
+	struct hoist_ctx *c = hoist__ctx();
+	uint64_t *b8 = it_malloc(64);
+	unsigned char *gd = it_malloc((size_t)n * BIG), *gs = it_malloc(BIG);
+	int64_t *v = it_malloc(1024 * sizeof(int64_t));
+	unsigned char *a2a = it_malloc((size_t)n * 1024);
+	int64_t *sd = it_malloc(3 * HOIST_NC_SLOTS * sizeof(int64_t));
+	int64_t *ss = it_malloc(3 * HOIST_NC_SLOTS * sizeof(int64_t));
+	uint64_t node0 = c->colls_node;
+
+	part_bcast_reuse(b8, b8 + 1);
+	part_gather_reuse(gd, gs);
+	part_in_place(v, a2a);
+	part_split(sd, ss);
+
+	IT_OK(hoist_barrier(), "the end");
+	if (want_node != (c->nc_on && c->nc_base && !c->nc_err))
+		IT_FAIL("node collectives %s, want them %s", c->nc_on ? "on" : "off",
+			want_node ? "on" : "off");
+	uint64_t node = c->colls_node - node0;
+	long dc = daemon_colls();
+	it_log("%" PRIu64 " collectives: %" PRIu64 " on the node path, the daemon executed %ld", ncoll,
+	       node, dc);
+	if (want_node && (node != ncoll || dc != 0))
+		IT_FAIL("%" PRIu64 " collectives: %" PRIu64 " took the node path, the daemon executed "
+			"%ld (want all, 0)", ncoll, node, dc);
+	if (!want_node && (node != 0 || dc != (long)ncoll))
+		IT_FAIL("HOIST_DIRECT=0: %" PRIu64 " collectives: %" PRIu64 " took the node path, the "
+			"daemon executed %ld (want 0, all)", ncoll, node, dc);
+	return it_finish();
+}
