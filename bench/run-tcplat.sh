@@ -4,7 +4,7 @@
 # (issue 16: "get 8 B across two daemons ... goal <= 1.15x").
 #
 #   bash bench/run-tcplat.sh [--build DIR] [--reps N] [--time-ms T]
-#                            [--base-hoistd PATH] [-- hoistd-flags...]
+#                            [--base-hoistd PATH]... [-- hoistd-flags...]
 #
 # Builds nothing: DIR (default build/ of the repository) must hold
 # bench/hoist-amo-bench, bench/tcp-raw, launcher/hoistrun, daemon/hoistd.
@@ -14,10 +14,11 @@
 #   hoist hoistrun -n 2 --nodes 2 hoist-amo-bench --test get,fadd,putq
 #         (fresh daemons): 8 B hoist_get, 8 B fetch-add, 8 B put + quiet,
 #         PE 0 -> PE 1 on the other daemon, ns per operation
-#   base  (only with --base-hoistd) the same job with another hoistd, e.g.
-#         a copy built before a change: before and after in the same run
+#   b1, b2, ... (one per --base-hoistd, repeatable) the same job with
+#         another hoistd, e.g. a copy built before a change, or a script
+#         that runs hoistd with other flags: before and after in one run
 # Flags after "--" go to every hoistd of the hoist rows (hoistrun
-# --hoistd-arg), e.g. -- --tcp-busy-poll-us 0.
+# --hoistd-arg), e.g. -- --tcp-busy-poll-us 20.
 # A row shows the median over the reps, [min-max], and the ratio of the
 # median to the median busy-poll round trip. The load average is printed
 # before and after. A wrong result (the programs check every value) fails
@@ -28,7 +29,7 @@ repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build="$repo/build"
 reps=7
 time_ms=300
-base=
+bases=()
 daemon_flags=()
 orig_args=("$@")
 
@@ -39,7 +40,7 @@ while [ $# -gt 0 ]; do
 	--build) build=$(cd "$2" 2>/dev/null && pwd || echo "$2"); shift 2 ;;
 	--reps) reps=$2; shift 2 ;;
 	--time-ms) time_ms=$2; shift 2 ;;
-	--base-hoistd) base=$2; shift 2 ;;
+	--base-hoistd) bases+=("$2"); shift 2 ;;
 	-h|--help) usage; exit 0 ;;
 	--) shift; daemon_flags=("$@"); break ;;
 	*) echo "run-tcplat.sh: unknown option '$1'" >&2; usage >&2; exit 2 ;;
@@ -53,7 +54,7 @@ amo="$build/bench/hoist-amo-bench"
 tcpraw="$build/bench/tcp-raw"
 hoistd="$build/daemon/hoistd"
 hoistrun="$build/launcher/hoistrun"
-for f in "$amo" "$tcpraw" "$hoistd" "$hoistrun" ${base:+"$base"}; do
+for f in "$amo" "$tcpraw" "$hoistd" "$hoistrun" "${bases[@]}"; do
 	if [ ! -x "$f" ]; then
 		echo "run-tcplat.sh: $f is missing; build first" >&2
 		exit 1
@@ -83,14 +84,19 @@ for ((r = 1; r <= reps; r++)); do
 	"$tcpraw" --test rtt-busy --reps 1 --scale 0.25 --tsv |
 		awk -F'\t' '$2 == "tcp RTT 8 B (busy-poll)" { print "tcp\trtt\t" $4 }' >>"$out"
 	hoist_job hoist "$hoistd"
-	[ -n "$base" ] && hoist_job base "$base"
+	for ((b = 0; b < ${#bases[@]}; b++)); do
+		hoist_job "b$((b + 1))" "${bases[$b]}"
+	done
 done
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
 printf '# hoist across 2 daemons on loopback vs raw TCP busy-poll round trip, %s CPUs (%s)\n' \
 	"$(nproc)" "$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)"
-printf '# reps=%s interleaved, time-ms=%s, hoistd flags: %s%s\n' "$reps" "$time_ms" \
-	"${daemon_flags[*]:-(defaults)}" "${base:+, base hoistd: $base}"
+printf '# reps=%s interleaved, time-ms=%s, hoistd flags: %s; hoist: %s\n' "$reps" "$time_ms" \
+	"${daemon_flags[*]:-(defaults)}" "$hoistd"
+for ((b = 0; b < ${#bases[@]}; b++)); do
+	printf '# b%d: %s\n' $((b + 1)) "${bases[$b]}"
+done
 printf '# load average before: %s, after: %s\n' "$load_before" "$load_after"
 awk -F'\t' '
 function med(a, n) { return (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
