@@ -1446,7 +1446,10 @@ static struct peer *peer_for(struct daemon *d, int32_t node)
  * flight any more, and when the time is up; every 8th round it also runs
  * the loop's epoll once without waiting, so requests of other daemons are
  * served meanwhile. tcp_busy_polls counts the polls, tcp_busy_poll_hits
- * those that found a connection readable. */
+ * those that found a connection readable. Off by default (0): with more
+ * busy threads than CPUs the thread that does not yield keeps the CPU the
+ * peer daemon or the PE needs, and gets measured slower (bench/README.md,
+ * run-tcplat.sh). */
 
 static void busy_arm(struct daemon *d)
 {
