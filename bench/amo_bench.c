@@ -15,6 +15,8 @@
  *          hoist_quiet, million operations per second
  *   get    for context: 8-byte hoist_get latency (a plain round trip
  *          through the same path), ns per operation
+ *   putq   8-byte hoist_put to PE 1 followed by hoist_quiet (the put's
+ *          remote completion: one round trip), ns per put+quiet
  *   wake   wait-until wake-up latency for a remote put: ping-pong of 8-byte
  *          hoist_put, each side sleeping in hoist_wait_until (EQ) on its own
  *          word until the other's put lands; half the round trip, ns
@@ -36,7 +38,7 @@
 #include "bench.h"
 #include "hoist.h"
 
-enum { T_FADD = 1, T_CSWAP = 2, T_ADD = 4, T_WAKE = 8, T_GET = 16, T_ALL = 31 };
+enum { T_FADD = 1, T_CSWAP = 2, T_ADD = 4, T_WAKE = 8, T_GET = 16, T_PUTQ = 32, T_ALL = 63 };
 enum { CTL_WAKE = 1, CTL_END = 2 }; /* the control word: seq * 16 + kind */
 #define WAKE_STOP UINT64_MAX
 
@@ -47,6 +49,7 @@ struct words {
 	LINE int64_t cswap;
 	LINE int64_t add;
 	LINE int64_t get;
+	LINE int64_t putq;
 	LINE uint64_t ctl;  /* PE 0 -> PE 1: what to do */
 	LINE uint64_t ping; /* PE 0 -> PE 1 (wake) */
 	LINE uint64_t pong; /* PE 1 -> PE 0 (wake) */
@@ -110,6 +113,26 @@ static double run_get(long n)
 			die("get returned a wrong value", (int)v);
 	}
 	return (double)(bench_now_ns() - t0) / (double)n;
+}
+
+/* n puts of 8 B, each followed by a quiet; the last value is checked */
+static double run_putq(int64_t *val, long n)
+{
+	uint64_t t0 = bench_now_ns();
+	for (long i = 0; i < n; i++) {
+		int64_t v = ++*val;
+		OK(hoist_put(1, &w->putq, &v, sizeof(v)));
+		OK(hoist_quiet());
+	}
+	double ns = (double)(bench_now_ns() - t0) / (double)n;
+	int64_t got;
+	OK(hoist_get(&got, 1, &w->putq, sizeof(got)));
+	if (got != *val) {
+		fprintf(stderr, "amo-bench: put+quiet left %lld, want %lld\n", (long long)got,
+			(long long)*val);
+		exit(1);
+	}
+	return ns;
 }
 
 static double run_cswap(int64_t *cur, long n)
@@ -203,9 +226,10 @@ int main(int argc, char **argv)
 					 : !strcmp(t, "add")   ? T_ADD
 					 : !strcmp(t, "wake")  ? T_WAKE
 					 : !strcmp(t, "get")   ? T_GET
+					 : !strcmp(t, "putq")  ? T_PUTQ
 							       : (die("unknown test", 0), 0);
 		} else {
-			fprintf(stderr, "usage: amo-bench [--test fadd,cswap,add,get,wake] [--time-ms T] "
+			fprintf(stderr, "usage: amo-bench [--test fadd,cswap,add,get,putq,wake] [--time-ms T] "
 					"[--smoke]\n");
 			return 2;
 		}
@@ -233,7 +257,7 @@ int main(int argc, char **argv)
 		}
 	} else {
 		uint64_t seq = 0, wseq = 0;
-		int64_t fadd_next = 0, cswap_cur = 0, add_total = 0;
+		int64_t fadd_next = 0, cswap_cur = 0, add_total = 0, putq_val = 0;
 		if (tests & T_FADD) {
 			double est = run_fadd(&fadd_next, smoke ? 10 : 200);
 			double v = run_fadd(&fadd_next, sized(est, 100, 5000000));
@@ -256,6 +280,10 @@ int main(int argc, char **argv)
 		if (tests & T_GET) {
 			double est = run_get(smoke ? 10 : 200);
 			printf("row get ns %.1f\n", run_get(sized(est, 100, 5000000)));
+		}
+		if (tests & T_PUTQ) {
+			double est = run_putq(&putq_val, smoke ? 10 : 200);
+			printf("row putq ns %.1f\n", run_putq(&putq_val, sized(est, 100, 5000000)));
 		}
 		if (tests & T_WAKE) {
 			ctl(&seq, CTL_WAKE);

@@ -56,6 +56,12 @@
 	X(tcp_lanes, UINT, "1", 1, 16,                                                             \
 	  "tcp connections per peer; requests spread over them, puts/gets of 256 KiB or more "   \
 	  "striped; more than 1: order per peer is not kept, the conflict stage orders")          \
+	X(tcp_busy_poll_us, UINT, "0", 0, 10000,                                                   \
+	  "after a request goes out and while its reply is awaited, the progress thread reads "  \
+	  "the reply's connection directly, without epoll or yielding the CPU, for up to this "   \
+	  "long (ended at once by client descriptors or commands); 0: off. Off by default: on a " \
+	  "machine with more busy threads than CPUs not yielding made gets slower; try 10-20 "    \
+	  "where each daemon has a CPU of its own")                                                \
 	X(max_outstanding_puts, UINT, "4096", 1, 1u << 24,                                         \
 	  "deferred puts per client at most; reaching it waits for completions")                   \
 	X(phase_max, UINT, "32", 1, 4096, "phases whose gets are remembered, per client (LRU)")    \

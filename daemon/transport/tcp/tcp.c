@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "am.h"
+#include "cmdq.h"
 #include "loop.h"
 #include "overlap.h"
 #include "pack.h"
@@ -35,6 +36,7 @@
 #define ACCEPT_PAUSE_NS (100000000ull) /* out of descriptors: accept again after 100 ms */
 
 static void conn_free(struct daemon *d, struct netconn *c);
+static void busy_arm(struct daemon *d);
 static void conn_event(struct daemon *d, struct netconn *c, uint32_t ev);
 static void conn_release(struct netconn *c);
 static void tcp_peer_lost(struct daemon *d, struct peer *p, const char *why);
@@ -1429,6 +1431,109 @@ static struct peer *peer_for(struct daemon *d, int32_t node)
 	return &n->peers[node];
 }
 
+/* ---- busy polling for replies (setting tcp_busy_poll_us) ----------------
+ * A request (put, get, pack, atomic) just went out and its reply is what a
+ * client waits for. The progress loop's idle passes look at every
+ * descriptor through epoll_wait and yield the CPU every few passes; a
+ * yield on a loaded machine can give the CPU away for a whole time slice
+ * while the reply sits in the socket. For tcp_busy_poll_us after the last
+ * request was queued, the transport's poll reads the connections the
+ * replies come on (the lanes with requests in flight; with atomics in
+ * flight also the connections the peers opened to us, which carry
+ * W_AMO_REPLY) with a one-byte MSG_PEEK, and hands a readable one to its
+ * event handler at once. It stops as soon as the pass has anything else to
+ * do (a client posted descriptors, a command came), when nothing is in
+ * flight any more, and when the time is up; every 8th round it also runs
+ * the loop's epoll once without waiting, so requests of other daemons are
+ * served meanwhile. tcp_busy_polls counts the polls, tcp_busy_poll_hits
+ * those that found a connection readable. Off by default (0): with more
+ * busy threads than CPUs the thread that does not yield keeps the CPU the
+ * peer daemon or the PE needs, and gets measured slower (bench/README.md,
+ * run-tcplat.sh). */
+
+static void busy_arm(struct daemon *d)
+{
+	uint64_t us = d->cfg.tcp_busy_poll_us;
+	if (us)
+		d->net.busy_until_ns = now_ns() + us * 1000u;
+}
+
+/* The pass has other work than waiting for a reply. */
+static int busy_other_work(struct daemon *d)
+{
+	if (cmdq_pending(&d->to_progress))
+		return 1;
+	for (struct client *c = d->active; c; c = c->prog_next)
+		if (!c->broken && hoist_load_acquire(&c->ctrl->sq_tail) != c->sq_head)
+			return 1;
+	return 0;
+}
+
+/* c's socket has bytes (or its end: the handler then sees the close). */
+static int busy_peek(const struct netconn *c)
+{
+	char b;
+	if (c->dead || c->phase != PH_UP)
+		return 0;
+	ssize_t r = recv(c->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+	return r >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+}
+
+static int busy_hit(struct daemon *d, struct netconn *c)
+{
+	STAT_INC(&d->pst, tcp_busy_poll_hits);
+	c->short_read = 0; /* the bytes are there: read them */
+	conn_ready(d, c, EPOLLIN);
+	return 1;
+}
+
+static int net_poll(struct daemon *d)
+{
+	struct net *n = &d->net;
+	if (!n->busy_until_ns)
+		return 0;
+	if (now_ns() >= n->busy_until_ns) {
+		n->busy_until_ns = 0;
+		return 0;
+	}
+	if (busy_other_work(d))
+		return 0; /* drain first; the window stays open */
+	STAT_INC(&d->pst, tcp_busy_polls);
+	for (unsigned round = 1;; round++) {
+		int awaited = 0;
+		for (int32_t i = 0; i < n->nnodes; i++) {
+			struct peer *p = &n->peers[i];
+			for (uint32_t k = 0; k < p->nlanes; k++) {
+				struct lane *l = &p->lanes[k];
+				if (!l->conn || l->ring_head == l->ring_tail)
+					continue;
+				awaited = 1;
+				if (busy_peek(l->conn))
+					return busy_hit(d, l->conn);
+			}
+		}
+		if (xp_amo_inflight(d)) {
+			for (struct netconn *c = n->incoming; c; c = c->next) {
+				awaited = 1;
+				if (busy_peek(c))
+					return busy_hit(d, c);
+			}
+		}
+		if (!awaited)
+			break;
+		if ((round & 7) == 0) {
+			int work = loop_wait(n->loop, 0);
+			if (work)
+				return work;
+		}
+		if (now_ns() >= n->busy_until_ns || busy_other_work(d))
+			break;
+		hoist_cpu_relax();
+	}
+	n->busy_until_ns = 0;
+	return 0;
+}
+
 /* ---- packs (wire.h: W_PACK) ---------------------------------------------
  * The open pack of a peer collects puts and gets for its PEs; it leaves
  * (on the lane its first operation reserved a ring slot on) when full,
@@ -1458,6 +1563,7 @@ static int pack_close(struct daemon *d, int32_t node)
 	*f = (struct inflight){.tag = tag, .type = W_PACK, .pk = pk->slots, .npk = pk->nelem};
 	pack_count_sent(&p->st, pk);
 	pack_reset(pk);
+	busy_arm(d);
 	return 0;
 }
 
@@ -1588,6 +1694,7 @@ static int lane_request(struct daemon *d, struct peer *p, struct lane *l, const 
 	STAT_INC(&p->st, ops_out);
 	STAT_ADD(&p->st, bytes_out, len);
 	STAT_INC(&d->pst, tcp_requests);
+	busy_arm(d);
 	return 0;
 }
 
@@ -1690,7 +1797,10 @@ static int net_am_send(struct daemon *d, int32_t node, uint8_t type, const void 
 		return rc;
 	STAT_INC(&d->pst, tcp_requests);
 	/* lane 0: the messages to a node stay in order among themselves */
-	return frame_queue(p->lanes[0].conn, type, 0, ext, hlen, payload, plen);
+	rc = frame_queue(p->lanes[0].conn, type, 0, ext, hlen, payload, plen);
+	if (rc == 0 && type == W_AMO)
+		busy_arm(d); /* its W_AMO_REPLY comes back */
+	return rc;
 }
 
 /* Client c left: the lane's requests forget it, and a reply's data being
@@ -1743,6 +1853,7 @@ const struct transport_ops tcp_transport = {
 	.rma = net_rma,
 	.am_send = net_am_send,
 	.flush = net_flush,
+	.poll = net_poll, /* tcp_busy_poll_us */
 	.timers = net_timers,
 	.orphan = net_orphan_client,
 	.pack_release = net_pack_release,
