@@ -229,6 +229,14 @@ struct hoist_ctrl {
 	HOIST_ALIGNED_LINE uint64_t p2p_waits;
 	uint64_t p2p_sleeps;
 	uint64_t p2p_wakeups;
+	/* client: waits for the daemon (completions, barrier epochs;
+	 * client/wait.c): sched_yield calls of their spin phase, those that
+	 * came back only after HOIST_YIELD_LONG_US (another thread had the
+	 * CPU that long: the spin ended and the wait slept at once), and
+	 * futex sleeps. The daemon reports them in its client rows. */
+	uint64_t wait_yields;
+	uint64_t wait_long_yields;
+	uint64_t wait_sleeps;
 };
 
 _Static_assert(sizeof(struct hoist_sqe) == 64, "SQE must be one cache line");
