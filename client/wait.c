@@ -217,7 +217,8 @@ int hoist__wait_epoch(struct hoist_ctx *c, uint32_t target)
 }
 
 /* Node barrier k (sync.c): spin, then yield (two cores, several PEs: the
- * last one to arrive needs a CPU), then sleep on nb_gen in slices that
+ * last one to arrive needs a CPU; a yield back late ends the yielding as
+ * in wait_step, and counts the same), then sleep on nb_gen in slices that
  * recheck the job's error, the daemon's epoch and the daemon's liveness.
  * The daemon's epoch: it counts every PE's notify too, so when it reached
  * this barrier every PE arrived and its puts completed; a PE that never
@@ -229,6 +230,7 @@ int hoist__wait_node_barrier(struct hoist_ctx *c, uint32_t k)
 	struct hoist_heap_wake *l = c->nb_line;
 	struct hoist_ctrl *ctrl = c->ring.ctrl;
 	uint64_t start = 0;
+	int sleepy = 0; /* as in wait_step: a late yield, now or lately */
 	for (unsigned spins = 0;; spins++) {
 		/* pairs with the releasing store of the last PE to arrive
 		 * (sync.c): every PE's stores before its arrival are visible */
@@ -249,11 +251,22 @@ int hoist__wait_node_barrier(struct hoist_ctx *c, uint32_t k)
 		if ((int32_t)(e - c->barrier_target) >= 0)
 			return 0;
 		uint64_t t = mono_ns();
-		if (!start)
+		if (!start) {
 			start = t;
-		if (t - start < (uint64_t)c->spin_us * 1000u) {
+			if (c->crowded) {
+				c->crowded--;
+				sleepy = 1;
+			}
+		}
+		if (!sleepy && t - start < (uint64_t)c->spin_us * 1000u) {
 			sched_yield(); /* the one we wait for may need our CPU */
-			continue;
+			uint64_t dt = mono_ns() - t;
+			count(&ctrl->wait_yields);
+			if (!c->yield_long_us || dt < (uint64_t)c->yield_long_us * 1000u)
+				continue;
+			count(&ctrl->wait_long_yields);
+			sleepy = 1;
+			c->crowded = CROWDED_WAITS;
 		}
 		/* the notifies went without a doorbell: before a long wait let
 		 * a sleeping daemon count them (phases, prefetches) */
@@ -262,6 +275,7 @@ int hoist__wait_node_barrier(struct hoist_ctx *c, uint32_t k)
 		int rc = 0;
 		if (__atomic_load_n(&l->nb_gen, __ATOMIC_SEQ_CST) == g &&
 		    !__atomic_load_n(&l->nb_error, __ATOMIC_SEQ_CST)) {
+			count(&ctrl->wait_sleeps);
 			rc = hoist_futex_wait(&l->nb_gen, g, SLEEP_SLICE_NS);
 			rc = rc == -ETIMEDOUT ? hoist__check_daemon(c) : 0;
 		}

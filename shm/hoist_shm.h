@@ -229,8 +229,8 @@ struct hoist_ctrl {
 	HOIST_ALIGNED_LINE uint64_t p2p_waits;
 	uint64_t p2p_sleeps;
 	uint64_t p2p_wakeups;
-	/* client: waits for the daemon (completions, barrier epochs;
-	 * client/wait.c): sched_yield calls of their spin phase, those that
+	/* client: waits for the daemon (completions, barrier epochs) and
+	 * node barriers (client/wait.c): sched_yield calls of their spin phase, those that
 	 * came back only after HOIST_YIELD_LONG_US (another thread had the
 	 * CPU that long: the spin ended and the wait slept at once), and
 	 * futex sleeps. The daemon reports them in its client rows. */
