@@ -61,8 +61,10 @@ static void set_need_wakeup(struct daemon *d, int on)
 {
 	for (struct client *c = d->active; c; c = c->prog_next) {
 		uint32_t f = hoist_load_relaxed(&c->ctrl->sq_flags);
-		hoist_store_relaxed(&c->ctrl->sq_flags, on ? (f | HOIST_SQ_NEED_WAKEUP)
-							    : (f & ~HOIST_SQ_NEED_WAKEUP));
+		/* a new sleep: a new generation, which each client rings for once */
+		hoist_store_relaxed(&c->ctrl->sq_flags,
+				    on ? ((f + HOIST_SQ_SLEEP_GEN) | HOIST_SQ_NEED_WAKEUP)
+				       : (f & ~HOIST_SQ_NEED_WAKEUP));
 	}
 }
 

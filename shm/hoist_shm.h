@@ -188,6 +188,10 @@ struct hoist_cqe {
 
 /* ctrl.sq_flags (written by the daemon) */
 #define HOIST_SQ_NEED_WAKEUP 0x1u /* daemon sleeps: ring the doorbell */
+/* Added to sq_flags each time the daemon sets HOIST_SQ_NEED_WAKEUP (bits
+ * 8-31 count its sleeps): a client rings once per sleep, not once per
+ * descriptor posted while the daemon has not woken yet (client/ring.h). */
+#define HOIST_SQ_SLEEP_GEN   0x100u
 /* ctrl.cq_flags (written by the client) */
 #define HOIST_CQ_WAITING    0x1u /* client sleeps on the cq_tail futex */
 #define HOIST_EPOCH_WAITING 0x2u /* client sleeps on the barrier_epoch futex */
