@@ -4,7 +4,8 @@
  * The answer (make progress, quiet if that frees something, retry) lives
  * here and only here; quiet with it, so nothing below calls up.
  *
- * Waiting spins for spin_us, then sleeps on a futex in the control page
+ * Waiting spins and yields for spin_us (a yield that comes back late cuts
+ * that short: see wait_step), then sleeps on a futex in the control page
  * (cq_tail for completions, barrier_epoch for barriers) after announcing it
  * with a flag the daemon checks after each publish (Dekker, see
  * hoist_shm.h). Sleeps are bounded so a vanished daemon is noticed.
