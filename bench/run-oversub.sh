@@ -89,7 +89,7 @@ print(" ".join("%s=%d" % (k, tot[k]) for k in want if k in tot))
 }
 
 echo "# hoist-oversub-bench on $(nproc) CPUs ($(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)), reps=$reps rounds=$rounds, $(date -u +%FT%TZ)"
-echo "# settings: HOIST_SPIN_US=${HOIST_SPIN_US:-default} HOISTD_SPIN_US=${HOISTD_SPIN_US:-default} HOIST_WAIT_POLICY=${HOIST_WAIT_POLICY:-default}"
+echo "# settings: HOIST_SPIN_US=${HOIST_SPIN_US:-default} HOISTD_SPIN_US=${HOISTD_SPIN_US:-default} HOIST_YIELD_LONG_US=${HOIST_YIELD_LONG_US:-default} HOISTD_YIELD_LONG_US=${HOISTD_YIELD_LONG_US:-default}"
 
 IFS=, read -r -a list <<<"$scenarios"
 for sc in "${list[@]}"; do
