@@ -24,8 +24,12 @@
 #include <stdint.h>
 
 #define HOIST_SHM_MAGIC   0x314d53545349484fULL /* "OHISTSM1" little endian */
-#define HOIST_ABI_VERSION 4u /* 3: AttachReply.accepted (two-stage attach reply);
-				* 4: HOIST_OP_AMO, sqe.amo_op/amo_type */
+#define HOIST_ABI_VERSION 5u /* 3: AttachReply.accepted (two-stage attach reply);
+				* 4: HOIST_OP_AMO, sqe.amo_op/amo_type;
+				* 5: sq_flags' sleep generation (a client of 5
+				* rings once per generation: with a daemon that
+				* does not bump it, it would ring once at all),
+				* ctrl wait_yields/wait_long_yields/wait_sleeps */
 #define HOIST_CACHELINE   64
 #define HOIST_CTRL_BYTES  4096u
 
