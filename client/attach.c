@@ -283,6 +283,7 @@ HOIST_API int hoist_init_with(unsigned flags)
 		c->auto_overlap = env.auto_overlap;
 		c->direct = env.direct;
 		c->wait_poll_ms = env.wait_poll_ms;
+		c->yield_long_us = env.yield_long_us;
 		snprintf(c->job_key, sizeof(c->job_key), "%s", env.job);
 		c->ring.sq = hoist_ctrl_sq(ctrl);
 		c->ring.cq = hoist_ctrl_cq(ctrl);

@@ -30,7 +30,8 @@
  * Single producer (this PE, single-threaded library), single consumer
  * (the daemon's progress thread). Per descriptor the fast path is one
  * release store of sq_tail and one relaxed load of sq_flags; no fence, no
- * read-modify-write, no system call unless the daemon announced it sleeps.
+ * read-modify-write, no system call unless the daemon announced it sleeps
+ * (then one, per sleep of the daemon: hoist_ring_wake).
  */
 #ifndef HOIST_CLIENT_RING_H
 #define HOIST_CLIENT_RING_H
@@ -50,6 +51,7 @@ struct hoist_ring {
 	uint32_t sq_tail;      /* local copy of what we published */
 	uint32_t sq_head_seen; /* last daemon head we read */
 	uint32_t cq_head;
+	uint32_t rang_flags;   /* sq_flags when we last rang the doorbell */
 	int doorbell;          /* eventfd of the daemon's progress thread */
 };
 
@@ -71,6 +73,20 @@ static inline void hoist_ring_doorbell(struct hoist_ring *r)
 	(void)w; /* EAGAIN: counter saturated, the daemon wakes anyway */
 }
 
+/* sq_flags f says the daemon sleeps: ring, once per sleep. The daemon
+ * bumps the sleep generation (HOIST_SQ_SLEEP_GEN) each time it sets the
+ * flag, and the eventfd stays readable until it woke and read it, so a
+ * second doorbell for the same f wakes nobody: it was a write(2) per
+ * descriptor posted while a daemon that had no CPU yet did not wake (put
+ * injection with the progress thread asleep, issue 16). */
+static inline void hoist_ring_wake(struct hoist_ring *r, uint32_t f)
+{
+	if ((f & HOIST_SQ_NEED_WAKEUP) && f != r->rang_flags) {
+		r->rang_flags = f;
+		hoist_ring_doorbell(r);
+	}
+}
+
 /* Publish the SQE hoist_ring_sqe_get handed out. */
 static inline void hoist_ring_submit(struct hoist_ring *r)
 {
@@ -83,8 +99,7 @@ static inline void hoist_ring_submit(struct hoist_ring *r)
 	 * A stale flag here is covered twice: the daemon keeps looking at the
 	 * rings for a grace period after it sets the flag, and every call that
 	 * waits for the daemon first runs hoist_ring_kick() with the fence. */
-	if (hoist_load_relaxed(&ctrl->sq_flags) & HOIST_SQ_NEED_WAKEUP)
-		hoist_ring_doorbell(r);
+	hoist_ring_wake(r, hoist_load_relaxed(&ctrl->sq_flags));
 }
 
 /* Before waiting for the daemon: wake it if it announced it sleeps. The
@@ -94,8 +109,7 @@ static inline void hoist_ring_submit(struct hoist_ring *r)
 static inline void hoist_ring_kick(struct hoist_ring *r)
 {
 	hoist_smp_mb();
-	if (hoist_load_relaxed(&r->ctrl->sq_flags) & HOIST_SQ_NEED_WAKEUP)
-		hoist_ring_doorbell(r);
+	hoist_ring_wake(r, hoist_load_relaxed(&r->ctrl->sq_flags));
 }
 
 /* Hand every CQE the daemon posted to fn(arg, cqe), in order, then give

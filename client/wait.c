@@ -4,7 +4,8 @@
  * The answer (make progress, quiet if that frees something, retry) lives
  * here and only here; quiet with it, so nothing below calls up.
  *
- * Waiting spins for spin_us, then sleeps on a futex in the control page
+ * Waiting spins and yields for spin_us (a yield that comes back late cuts
+ * that short: see wait_step), then sleeps on a futex in the control page
  * (cq_tail for completions, barrier_epoch for barriers) after announcing it
  * with a flag the daemon checks after each publish (Dekker, see
  * hoist_shm.h). Sleeps are bounded so a vanished daemon is noticed.
@@ -73,36 +74,81 @@ int hoist__reap(struct hoist_ctx *c)
 	return n;
 }
 
-/* One round of "nothing yet": spin, yield, or sleep on *word != seen. */
+/* One round of "nothing yet": spin, yield, or sleep on *word != seen.
+ *
+ * The policy, for more runnable threads than CPUs (2 PEs + the progress
+ * thread on 2 CPUs, more PEs, a CPU hog; bench/run-oversub.sh):
+ *  - 64 rounds of cpu_relax: the daemon answers a descriptor in well under
+ *    a microsecond when it has a CPU of its own;
+ *  - then, until HOIST_SPIN_US has passed, a sched_yield every 16th round,
+ *    or every round once a yield gave the CPU away (it came back after
+ *    YIELD_GAVE_NS: someone, maybe the daemon, was waiting for this CPU).
+ *    Each yield is timed;
+ *  - a yield that came back only after HOIST_YIELD_LONG_US (default 20)
+ *    means a thread that does not hand the CPU back soon shares it (a hog,
+ *    a PE computing): yielding on would give it a slice each time, so the
+ *    wait sleeps at once, and so do the next CROWDED_WAITS waits after
+ *    their 64 relaxes, without a yield (then one probes with yields
+ *    again). The futex sleep wins the CPU back sooner: the daemon's
+ *    wake-up preempts a thread that never sleeps, a yield waits for the
+ *    end of its slice (10.6 us per get through the daemon with one hog,
+ *    issue 16; a whole slice when they share one CPU, it_oversub);
+ *  - else after HOIST_SPIN_US: the futex sleep, announced by flag.
+ * The counts go to the control page (wait_yields, wait_long_yields,
+ * wait_sleeps), which hoistctl stats reports per client. */
+#define YIELD_GAVE_NS 2000u
+#define CROWDED_WAITS 64u
+
 struct waiter {
 	uint64_t start;
 	unsigned spins;
+	int gave;   /* the last yield gave the CPU away */
+	int sleepy; /* a yield came back late: this wait sleeps from now on */
 };
+
+/* only this client writes them; the daemon reads them for its stats */
+static void count(uint64_t *ctr)
+{
+	__atomic_store_n(ctr, __atomic_load_n(ctr, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
+}
 
 static int wait_step(struct hoist_ctx *c, struct waiter *w, uint32_t *word, uint32_t seen,
 		     uint32_t flag)
 {
+	struct hoist_ctrl *ctrl = c->ring.ctrl;
 	if (++w->spins < 64) {
 		hoist_cpu_relax();
 		return 0;
 	}
 	uint64_t t = mono_ns();
-	if (!w->start)
+	if (!w->start) {
 		w->start = t;
-	if (t - w->start < (uint64_t)c->spin_us * 1000u) {
-		/* two cores and several PEs: let the daemon run */
-		if ((w->spins & 15) == 0)
-			sched_yield();
-		else
-			hoist_cpu_relax();
-		return 0;
+		if (c->crowded) { /* a recent yield came back late */
+			c->crowded--;
+			w->sleepy = 1;
+		}
 	}
-	struct hoist_ctrl *ctrl = c->ring.ctrl;
+	if (!w->sleepy && t - w->start < (uint64_t)c->spin_us * 1000u) {
+		if (!w->gave && (w->spins & 15) != 0) {
+			hoist_cpu_relax();
+			return 0;
+		}
+		sched_yield();
+		uint64_t dt = mono_ns() - t;
+		count(&ctrl->wait_yields);
+		w->gave = dt >= YIELD_GAVE_NS;
+		if (!c->yield_long_us || dt < (uint64_t)c->yield_long_us * 1000u)
+			return 0;
+		count(&ctrl->wait_long_yields);
+		w->sleepy = 1;
+		c->crowded = CROWDED_WAITS;
+	}
 	uint32_t f = hoist_load_relaxed(&ctrl->cq_flags);
 	hoist_store_relaxed(&ctrl->cq_flags, f | flag);
 	hoist_smp_mb(); /* pairs with the daemon's fence in client_wake() */
 	int rc = 0;
 	if (hoist_load_relaxed(word) == seen) {
+		count(&ctrl->wait_sleeps);
 		rc = hoist_futex_wait(word, seen, SLEEP_SLICE_NS);
 		if (rc == -ETIMEDOUT)
 			rc = hoist__check_daemon(c);
@@ -172,7 +218,8 @@ int hoist__wait_epoch(struct hoist_ctx *c, uint32_t target)
 }
 
 /* Node barrier k (sync.c): spin, then yield (two cores, several PEs: the
- * last one to arrive needs a CPU), then sleep on nb_gen in slices that
+ * last one to arrive needs a CPU; a yield back late ends the yielding as
+ * in wait_step, and counts the same), then sleep on nb_gen in slices that
  * recheck the job's error, the daemon's epoch and the daemon's liveness.
  * The daemon's epoch: it counts every PE's notify too, so when it reached
  * this barrier every PE arrived and its puts completed; a PE that never
@@ -184,6 +231,7 @@ int hoist__wait_node_barrier(struct hoist_ctx *c, uint32_t k)
 	struct hoist_heap_wake *l = c->nb_line;
 	struct hoist_ctrl *ctrl = c->ring.ctrl;
 	uint64_t start = 0;
+	int sleepy = 0; /* as in wait_step: a late yield, now or lately */
 	for (unsigned spins = 0;; spins++) {
 		/* pairs with the releasing store of the last PE to arrive
 		 * (sync.c): every PE's stores before its arrival are visible */
@@ -204,11 +252,22 @@ int hoist__wait_node_barrier(struct hoist_ctx *c, uint32_t k)
 		if ((int32_t)(e - c->barrier_target) >= 0)
 			return 0;
 		uint64_t t = mono_ns();
-		if (!start)
+		if (!start) {
 			start = t;
-		if (t - start < (uint64_t)c->spin_us * 1000u) {
+			if (c->crowded) {
+				c->crowded--;
+				sleepy = 1;
+			}
+		}
+		if (!sleepy && t - start < (uint64_t)c->spin_us * 1000u) {
 			sched_yield(); /* the one we wait for may need our CPU */
-			continue;
+			uint64_t dt = mono_ns() - t;
+			count(&ctrl->wait_yields);
+			if (!c->yield_long_us || dt < (uint64_t)c->yield_long_us * 1000u)
+				continue;
+			count(&ctrl->wait_long_yields);
+			sleepy = 1;
+			c->crowded = CROWDED_WAITS;
 		}
 		/* the notifies went without a doorbell: before a long wait let
 		 * a sleeping daemon count them (phases, prefetches) */
@@ -217,6 +276,7 @@ int hoist__wait_node_barrier(struct hoist_ctx *c, uint32_t k)
 		int rc = 0;
 		if (__atomic_load_n(&l->nb_gen, __ATOMIC_SEQ_CST) == g &&
 		    !__atomic_load_n(&l->nb_error, __ATOMIC_SEQ_CST)) {
+			count(&ctrl->wait_sleeps);
 			rc = hoist_futex_wait(&l->nb_gen, g, SLEEP_SLICE_NS);
 			rc = rc == -ETIMEDOUT ? hoist__check_daemon(c) : 0;
 		}

@@ -12,6 +12,18 @@
  * epoll (loop.h): the doorbell eventfd, the command queue and the
  * transport's descriptors. Clients ring the doorbell only when they see
  * the flag.
+ *
+ * With more runnable threads than CPUs (PEs waiting for this thread on
+ * its CPU, a CPU hog; bench/run-oversub.sh) the spin yields, and each
+ * yield is timed: one that gave the CPU away (back after YIELD_GAVE_NS)
+ * makes the next idle passes yield every pass rather than every 64th, so
+ * a PE that shares this CPU gets it at once; one back only after
+ * yield_long_us (default 20) means a thread that keeps the CPU for whole
+ * slices shares it: the spin ends and the thread sleeps, and so do the
+ * next CROWDED_RUNS idle runs without spinning (then one probes again),
+ * so a doorbell's wake-up (which preempts such a thread) brings it back,
+ * not the end of the other thread's slice (counters prog_yields,
+ * prog_long_yields).
  */
 #include "daemon.h"
 
@@ -33,6 +45,8 @@
 
 #define GRACE_NS (20u * 1000u) /* looking on after announcing sleep */
 #define SLEEP_MAX_MS 100       /* longest sleep without a doorbell */
+#define YIELD_GAVE_NS 2000u    /* a yield this long ran someone else */
+#define CROWDED_RUNS 64u       /* idle runs that sleep at once after a late yield */
 
 static unsigned poll_all(struct daemon *d)
 {
@@ -47,8 +61,10 @@ static void set_need_wakeup(struct daemon *d, int on)
 {
 	for (struct client *c = d->active; c; c = c->prog_next) {
 		uint32_t f = hoist_load_relaxed(&c->ctrl->sq_flags);
-		hoist_store_relaxed(&c->ctrl->sq_flags, on ? (f | HOIST_SQ_NEED_WAKEUP)
-							    : (f & ~HOIST_SQ_NEED_WAKEUP));
+		/* a new sleep: a new generation, which each client rings for once */
+		hoist_store_relaxed(&c->ctrl->sq_flags,
+				    on ? ((f + HOIST_SQ_SLEEP_GEN) | HOIST_SQ_NEED_WAKEUP)
+				       : (f & ~HOIST_SQ_NEED_WAKEUP));
 	}
 }
 
@@ -79,8 +95,11 @@ static void *progress_main(void *arg)
 {
 	struct daemon *d = arg;
 	uint64_t spin_ns = d->cfg.spin_us * 1000u;
-	uint64_t last_work = now_ns();
+	uint64_t yield_long_ns = d->cfg.yield_long_us * 1000u;
+	uint64_t idle_since = 0; /* the first clock read of this idle run */
 	unsigned idle = 0, passes = 0;
+	int gave = 0;         /* the last idle yield gave the CPU away */
+	unsigned crowded = 0; /* idle runs left that sleep without spinning */
 	/* a network transport runs (more than one node); with one node only
 	 * the rings, the commands and the doorbell need looking at */
 	int net = d->net.enabled;
@@ -108,28 +127,40 @@ static void *progress_main(void *arg)
 		if (work) {
 			STAT_INC(&d->pst, loops_busy);
 			idle = 0;
+			idle_since = 0;
 			continue;
 		}
 		/* read the clock (and maybe yield) only every few idle passes;
 		 * with peers a pass costs an epoll_wait, so fewer of them: a PE
 		 * waiting for this core should not wait ~20 us for it */
-		if ((++idle & (net ? 7u : 63u)) != 0) {
+		++idle;
+		if (!gave && (idle & (net ? 7u : 63u)) != 0) {
 			hoist_cpu_relax();
 			continue;
 		}
 		uint64_t t = now_ns();
-		if (idle == (net ? 8u : 64u))
-			last_work = t;
+		if (!idle_since) {
+			idle_since = t;
+			if (crowded) /* a recent yield came back late: sleep */
+				crowded--;
+		}
 		if (net) {
 			d->xport->timers(d, t);
 			xp_amo_wake(d); /* none are left waiting through a sleep */
 		}
 		reg_timers(d, t); /* registrations whose grace period ended */
-		if (t - last_work < spin_ns) {
+		if (!crowded && t - idle_since < spin_ns) {
 			/* a PE waiting for us may share this core: let it run */
 			sched_yield();
-			continue;
+			uint64_t dt = now_ns() - t;
+			STAT_INC(&d->pst, prog_yields);
+			gave = dt >= YIELD_GAVE_NS;
+			if (!yield_long_ns || dt < yield_long_ns)
+				continue;
+			STAT_INC(&d->pst, prog_long_yields);
+			crowded = CROWDED_RUNS;
 		}
+		gave = 0;
 		/* Going to sleep: announce it, then keep looking for a grace
 		 * period. Clients fence only before they wait (hoist__kick), so a
 		 * descriptor published just now may have missed the flag; it
@@ -144,6 +175,7 @@ static void *progress_main(void *arg)
 		if (found) {
 			set_need_wakeup(d, 0);
 			idle = 0;
+			idle_since = 0;
 			continue;
 		}
 		STAT_INC(&d->pst, sleeps);
@@ -165,6 +197,7 @@ static void *progress_main(void *arg)
 		__atomic_store_n(&d->heartbeat, d->heartbeat + 1, __ATOMIC_RELAXED);
 		set_need_wakeup(d, 0);
 		idle = 0;
+		idle_since = 0;
 	}
 	/* stopping: tell every client the daemon is gone */
 	for (struct client *c = d->active; c; c = c->prog_next) {

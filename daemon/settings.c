@@ -389,7 +389,14 @@ static const char *const example_detail[SET__COUNT] = {
 	[SET_runtime_dir] = "It holds hoistd.sock and stats.sock. Per-user: $XDG_RUNTIME_DIR/hoist, "
 			    "else /tmp/hoist-<uid>.",
 	[SET_log_level] = "The log goes to stderr (the journal under systemd).",
-	[SET_spin_us] = "Higher: lower latency, more CPU.",
+	[SET_spin_us] = "Higher: lower latency, more CPU. In the window the idle thread yields: "
+			"every 64th pass, every pass once a yield ran another thread (a PE "
+			"sharing its CPU).",
+	[SET_yield_long_us] = "With more runnable threads than CPUs a yield can hand the CPU to a "
+			      "thread that keeps it for a whole slice (a CPU hog); sleeping then "
+			      "brings the thread back sooner (a doorbell's wake-up preempts such a "
+			      "thread). hoistctl stats: prog_yields, prog_long_yields. Clients: "
+			      "HOIST_YIELD_LONG_US, the same for their waits.",
 	[SET_staging_bytes] = "It holds small put payloads and get bounce buffers.",
 	[SET_max_heap_bytes] = "Clients ask with HOIST_HEAP_SIZE (default 64m).",
 	[SET_batch] = "Fairness versus batching.",

@@ -32,6 +32,9 @@
 	X(p2p_waits, COUNTER, "hoist_wait_until* calls that had to wait (the client counts)")              \
 	X(p2p_sleeps, COUNTER, "sleeps of those waits on the heap wake line (the client counts)")         \
 	X(p2p_wakeups, COUNTER, "of those sleeps, the ones a writer ended (the client counts)")           \
+	X(wait_yields, COUNTER, "sched_yield calls of waits for the daemon and node barriers (the client counts)")            \
+	X(wait_long_yields, COUNTER, "of those, yields back only after HOIST_YIELD_LONG_US: the wait slept at once (the client counts)") \
+	X(wait_sleeps, COUNTER, "futex sleeps of waits for the daemon and node barriers (the client counts)")                 \
 	X(batches, COUNTER, "drain passes that found work")                                                 \
 	X(deferred_puts, COUNTER, "remote puts completed lazily (automatic overlap)")                       \
 	X(conflicts, COUNTER, "accesses that overlapped an outstanding put (ordered after it)")             \
@@ -79,6 +82,8 @@
 	X(loops_busy, COUNTER, "progress passes that found work")                                           \
 	X(sleeps, COUNTER, "times the progress thread went to sleep")                                       \
 	X(doorbells, COUNTER, "doorbell wakeups of the progress thread")                                    \
+	X(prog_yields, COUNTER, "sched_yield calls of the idle progress thread in its spin_us window")       \
+	X(prog_long_yields, COUNTER, "of those, yields back only after yield_long_us: it slept at once")     \
 	X(commands, COUNTER, "control-plane commands handled")                                              \
 	X(coll_done, COUNTER, "collectives completed on this node (once per collective, not per PE)")       \
 	X(coll_failed, COUNTER, "collectives failed (invalid, mismatched, or a PE or node lost)")           \

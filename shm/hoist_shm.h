@@ -24,8 +24,12 @@
 #include <stdint.h>
 
 #define HOIST_SHM_MAGIC   0x314d53545349484fULL /* "OHISTSM1" little endian */
-#define HOIST_ABI_VERSION 4u /* 3: AttachReply.accepted (two-stage attach reply);
-				* 4: HOIST_OP_AMO, sqe.amo_op/amo_type */
+#define HOIST_ABI_VERSION 5u /* 3: AttachReply.accepted (two-stage attach reply);
+				* 4: HOIST_OP_AMO, sqe.amo_op/amo_type;
+				* 5: sq_flags' sleep generation (a client of 5
+				* rings once per generation: with a daemon that
+				* does not bump it, it would ring once at all),
+				* ctrl wait_yields/wait_long_yields/wait_sleeps */
 #define HOIST_CACHELINE   64
 #define HOIST_CTRL_BYTES  4096u
 
@@ -188,6 +192,10 @@ struct hoist_cqe {
 
 /* ctrl.sq_flags (written by the daemon) */
 #define HOIST_SQ_NEED_WAKEUP 0x1u /* daemon sleeps: ring the doorbell */
+/* Added to sq_flags each time the daemon sets HOIST_SQ_NEED_WAKEUP (bits
+ * 8-31 count its sleeps): a client rings once per sleep, not once per
+ * descriptor posted while the daemon has not woken yet (client/ring.h). */
+#define HOIST_SQ_SLEEP_GEN   0x100u
 /* ctrl.cq_flags (written by the client) */
 #define HOIST_CQ_WAITING    0x1u /* client sleeps on the cq_tail futex */
 #define HOIST_EPOCH_WAITING 0x2u /* client sleeps on the barrier_epoch futex */
@@ -229,6 +237,14 @@ struct hoist_ctrl {
 	HOIST_ALIGNED_LINE uint64_t p2p_waits;
 	uint64_t p2p_sleeps;
 	uint64_t p2p_wakeups;
+	/* client: waits for the daemon (completions, barrier epochs) and
+	 * node barriers (client/wait.c): sched_yield calls of their spin phase, those that
+	 * came back only after HOIST_YIELD_LONG_US (another thread had the
+	 * CPU that long: the spin ended and the wait slept at once), and
+	 * futex sleeps. The daemon reports them in its client rows. */
+	uint64_t wait_yields;
+	uint64_t wait_long_yields;
+	uint64_t wait_sleeps;
 };
 
 _Static_assert(sizeof(struct hoist_sqe) == 64, "SQE must be one cache line");

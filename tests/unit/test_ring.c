@@ -1,7 +1,8 @@
 /*
  * SPSC ring semantics of the shared-memory ABI (shm/hoist_shm.h only):
  * layout, wrap-around of the free-running 32-bit counters, full/empty, and
- * a producer and a consumer in two processes sharing a memfd.
+ * a producer and a consumer in two processes sharing a memfd; and the
+ * client's doorbell (client/ring.h): once per sleep of the daemon.
  */
 #include <check.h>
 #include <errno.h>
@@ -18,7 +19,9 @@
 #include <unistd.h>
 
 #include "hoist_shm.h"
+#include "ring.h" /* client/ring.h: the client's side, for the doorbell */
 #include "ring_util.h"
+#include <sys/eventfd.h>
 
 /* ---- layout ------------------------------------------------------------ */
 
@@ -407,6 +410,63 @@ START_TEST(test_two_processes)
 }
 END_TEST
 
+/* ---- doorbell ---------------------------------------------------------- */
+
+/* Doorbells the client rang since the last look (the eventfd's counter). */
+static uint64_t rung(int efd)
+{
+	uint64_t v = 0;
+	return read(efd, &v, sizeof(v)) == (ssize_t)sizeof(v) ? v : 0;
+}
+
+static void post(struct hoist_ring *r, int n)
+{
+	for (int i = 0; i < n; i++) {
+		struct hoist_sqe *sqe;
+		ck_assert_int_eq(hoist_ring_sqe_get(r, &sqe), 0);
+		*sqe = (struct hoist_sqe){.opcode = HOIST_OP_NOP};
+		hoist_ring_submit(r);
+		r->sq_head_seen = r->sq_tail; /* as if the daemon took it */
+	}
+}
+
+/* While the daemon sleeps (HOIST_SQ_NEED_WAKEUP) a client rings once,
+ * however many descriptors it posts and waits it starts (hoist_ring_kick);
+ * once more for each new sleep (the daemon bumps HOIST_SQ_SLEEP_GEN); never
+ * while it is awake. Issue 16: a put stream to a daemon that had no CPU to
+ * wake up on paid a write(2) per put. */
+START_TEST(test_doorbell_once_per_sleep)
+{
+	alignas(HOIST_CACHELINE) static struct hoist_ctrl ctrl;
+	alignas(HOIST_CACHELINE) static struct hoist_sqe sq[8];
+	memset(&ctrl, 0, sizeof(ctrl));
+	int efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	ck_assert_int_ge(efd, 0);
+	struct hoist_ring r = {.ctrl = &ctrl, .sq = sq, .sq_mask = 7, .doorbell = efd};
+
+	post(&r, 5); /* awake */
+	hoist_ring_kick(&r);
+	ck_assert_uint_eq(rung(efd), 0);
+
+	/* the daemon goes to sleep (progress.c set_need_wakeup) */
+	ctrl.sq_flags = (ctrl.sq_flags + HOIST_SQ_SLEEP_GEN) | HOIST_SQ_NEED_WAKEUP;
+	post(&r, 100);
+	hoist_ring_kick(&r);
+	post(&r, 100);
+	ck_assert_uint_eq(rung(efd), 1);
+
+	/* it woke (read the eventfd, cleared the flag) and sleeps again */
+	ctrl.sq_flags &= ~HOIST_SQ_NEED_WAKEUP;
+	post(&r, 3);
+	ck_assert_uint_eq(rung(efd), 0);
+	ctrl.sq_flags = (ctrl.sq_flags + HOIST_SQ_SLEEP_GEN) | HOIST_SQ_NEED_WAKEUP;
+	hoist_ring_kick(&r);
+	post(&r, 100);
+	ck_assert_uint_eq(rung(efd), 1);
+	close(efd);
+}
+END_TEST
+
 static Suite *ring_suite(void)
 {
 	Suite *s = suite_create("ring");
@@ -422,6 +482,10 @@ static Suite *ring_suite(void)
 	tcase_add_test(tc, test_full);
 	tcase_add_test(tc, test_full_across_wrap);
 	tcase_add_test(tc, test_wrap_counters);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("doorbell");
+	tcase_add_test(tc, test_doorbell_once_per_sleep);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("xproc");
