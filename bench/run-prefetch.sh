@@ -5,11 +5,12 @@
 #
 #   bash bench/run-prefetch.sh [--reps N] [--gets 64,128,...] [--sizes 8,256,4096]
 #                              [--inner-reps N] [--blocking] [--build DIR] [--keep DIR]
-#                              [--plot-dir DIR | --no-plot]
+#                              [--daemon-arg ARG]... [--plot-dir DIR | --no-plot]
 #
 # Starts 2 hoistd on loopback (tests/multinode/cluster.sh: TCP between them,
 # --prefetch-arena-bytes=64m so that 4096 x 4 KiB fit a half; phase_max_gets
-# is at its default, 4096) and runs bench/prefetch_init.c (hoist-prefetch-init)
+# is at its default, 4096; --daemon-arg adds a setting, e.g. for a build
+# whose default is smaller: --daemon-arg=--phase-max-gets=8192) and runs bench/prefetch_init.c (hoist-prefetch-init)
 # on 4 PEs (2 per daemon): rank 0's phase, started by one barrier call site,
 # holds G gets of S bytes from PE 2 on the other daemon. Every (S, G) is its
 # own job (a fresh client: the phase's first run is its only recording run),
@@ -42,10 +43,11 @@ gets="64,128,256,512,1024,2048,4096"
 sizes="8,256,4096"
 blocking=0
 keep=
+dargs=()
 plot_dir="$repo/bench/plots"
 orig_args=("$@")
 
-usage() { sed -n '2,34p' "$self" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,36p' "$self" | sed 's/^# \{0,1\}//'; }
 
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -54,6 +56,8 @@ while [ $# -gt 0 ]; do
 	--gets) gets=$2; shift 2 ;;
 	--sizes) sizes=$2; shift 2 ;;
 	--blocking) blocking=1; shift ;;
+	--daemon-arg) dargs+=("--daemon-arg=$2"); shift 2 ;;
+	--daemon-arg=*) dargs+=("$1"); shift ;;
 	--build) build=$(cd "$2" && pwd); shift 2 ;;
 	--keep) keep=$2; shift 2 ;;
 	--plot-dir) plot_dir=$2; shift 2
@@ -81,7 +85,7 @@ if [ -z "${RP_INNER:-}" ]; then
 	export HOIST_HOISTCTL="$build/daemon/hoistctl" RP_INNER=1 RP_BUILD="$build"
 	export CLUSTER_TIMEOUT=${CLUSTER_TIMEOUT:-3000}
 	exec bash "$repo/tests/multinode/cluster.sh" 2 \
-		--daemon-arg=--prefetch-arena-bytes=67108864 -- bash "$self" "${orig_args[@]}"
+		--daemon-arg=--prefetch-arena-bytes=67108864 "${dargs[@]}" -- bash "$self" "${orig_args[@]}"
 fi
 
 # ---- inside: HOIST_DIRS, HOIST_DIR_0/1 set by cluster.sh ------------------------
