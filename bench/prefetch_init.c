@@ -3,9 +3,15 @@
  * cost per prefetch stay flat as the number queued at a phase start grows
  * (G = 1 .. 4096), or is there a cliff?
  *
- *   hoistrun -n 4 --nodes 2 --hoistd-arg=--phase-max-gets=8192 \
+ *   hoistrun -n 4 --nodes 2 --hoistd-arg=--prefetch-arena-bytes=64m \
  *            hoist-prefetch-init [--sizes 8,256,4096] [--gets 1,4,...] [--reps 7]
  *            [--manual]
+ *
+ * (bench/run-prefetch.sh runs it once per (S, G), so that every phase has
+ * exactly one recording run; bench/run-kernels.sh runs all (S, G) in one
+ * job, where the first run of each (S, G) is predicted from the previous
+ * one: G - G' gets of a larger G miss once, and a new size misses all of
+ * the first G of its list - 4096 per size in the default list.)
  *
  * Rank 0 alone fetches; its phase (started by ONE barrier call site) holds
  * G gets of S bytes from PE np/2 (the first PE of the other daemon), at
@@ -16,15 +22,16 @@
  * return of hoist_barrier:
  *   first_us  until the first get is served: what the daemon's prefetch
  *             initiation adds to the critical path (the barrier releases
- *             the clients first, then issues up to prefetch_chunk
- *             prefetches per node; the first get has to wait for that and
- *             for its own prefetch to land);
+ *             the clients first, then issues the first window of
+ *             prefetch_chunk prefetches per node, the run having been
+ *             prepared at the notify; the first get waits for that and for
+ *             its own prefetch to land);
  *   per_get_us  until the last get is served, divided by G: initiation,
  *             transfer and serving of one prefetch, amortised.
  * Run with HOIST_AUTO=1 (prefetch), HOIST_AUTO=0 (every get a round trip)
  * and HOIST_AUTO=0 --manual (G hoist_get_nbi then one hoist_quiet: what the
  * network path can do, pipelined by hand). A flat per_get_us over G and a
- * first_us that stops growing at the chunk size (64) mean no cliff.
+ * first_us that does not grow with G mean no cliff.
  * Output: one line per (S, G): size=S gets=G first_us=... per_get_us=...
  * (medians) and the data is checked (errors=...).
  */

@@ -67,14 +67,17 @@
 	X(max_outstanding_puts, UINT, "4096", 1, 1u << 24,                                         \
 	  "deferred puts per client at most; reaching it waits for completions")                   \
 	X(phase_max, UINT, "32", 1, 4096, "phases whose gets are remembered, per client (LRU)")    \
-	X(phase_max_gets, UINT, "1024", 1, 65536, "gets remembered per phase")                     \
+	X(phase_max_gets, UINT, "4096", 1, 65536,                                                  \
+	  "gets remembered per phase (more are misses every run: pf_miss_full)")                 \
 	X(phase_period_max, UINT, "3", 1, 3,                                                       \
 	  "longest period of a phase's gets predicted (its last this many runs are kept; "      \
 	  "1: the last run predicts the next)")                                                    \
 	X(prefetch_chunk, UINT, "64", 1, 65536,                                                    \
-	  "prefetches in flight per destination node; the next chunk leaves when one lands")      \
+	  "prefetches in flight per destination node (a window, filled again whenever half of it " \
+	  "has landed)")                                                                           \
 	X(prefetch_arena_bytes, SIZE, "8m", 4096, 1ull << 32,                                      \
-	  "per-client prefetch buffer (two halves for alternate phases)")                          \
+	  "per-client prefetch buffer (two halves for alternate phases; what a phase's gets do "  \
+	  "not fit in a half is not prefetched: pf_skip_room)")                                    \
 	X(coll_ring_bytes, SIZE, "64k", 0, 1ull << 40,                                            \
 	  "allreduces of at least this many bytes over 3 or more nodes use the ring")              \
 	X(coalesce, UINT, "1", 0, 1,                                                               \

@@ -46,10 +46,16 @@
 	X(pf_hits, COUNTER, "gets served from a landed prefetch")                                           \
 	X(pf_waits, COUNTER, "gets served from a prefetch they waited for")                                 \
 	X(pf_fast_hits, COUNTER, "gets the client served itself from a landed prefetch (no round trip)")   \
-	X(pf_late, COUNTER, "predicted gets whose chunk had not left yet")                                  \
-	X(pf_misses, COUNTER, "gets that no prefetch predicted (recorded for next time)")                   \
+	X(pf_late, COUNTER, "predicted gets not prefetched in time: not issued yet and no room to issue it on demand (fetched as normal gets)") \
+	X(pf_demand, COUNTER, "predicted gets that found their prefetch not issued yet and issued it at once (then waited for it)") \
+	X(pf_misses, COUNTER, "gets that no prefetch predicted (recorded for next time); by reason: pf_miss_*") \
+	X(pf_miss_cold, COUNTER, "misses in a phase's first run (nothing recorded yet)")                  \
+	X(pf_miss_new, COUNTER, "misses of gets the phase's last run did not do (the pattern changed or grew)") \
+	X(pf_miss_invalid, COUNTER, "predicted gets whose prediction an own put invalidated (fetched for real)") \
+	X(pf_miss_full, COUNTER, "misses not recorded: the phase already holds phase_max_gets gets")     \
 	X(pf_wasted, COUNTER, "prefetches nobody used (mispredictions, dropped)")                           \
 	X(pf_skipped, COUNTER, "predictions not prefetched (same node, unprofitable, no room)")            \
+	X(pf_skip_room, COUNTER, "... of them because the arena half (prefetch_arena_bytes / 2) was full") \
 	X(pf_periodic, COUNTER, "phase runs predicted from a run before the last (a period of 2 or more, e.g. a double buffer)") \
 	X(pf_backoffs, COUNTER, "times a phase's prefetch was stopped: its predictions went mostly unused in 2 runs in a row") \
 	X(pf_dry, COUNTER, "runs of backed-off phases: predicted and checked, nothing prefetched") \

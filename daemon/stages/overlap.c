@@ -284,45 +284,78 @@ static int half_of(uint64_t gen)
 	return (int)(gen & 1);
 }
 
-/* Issue up to a chunk of queued prefetches for one node. */
-static void issue_chunk(struct daemon *d, struct client *c, int32_t node)
+/* Issue slot i's prefetch (entry e of the run). 0: issued, 1: no credit
+ * now (XP_STALL, the slot stays queued), -1: failed (PF_FAILED). */
+static int issue_one(struct daemon *d, struct client *c, uint32_t i, const struct phase_get *e)
+{
+	struct overlap *o = c->ov;
+	struct pf_slot *s = &o->slots[i];
+	/* into the arena; not a client operation (not counted, never packed:
+	 * it completes on its own) */
+	struct xp_req rq = {.kind = XP_GET, .flags = XP_RF_ALONE, .laddr = o->arena + s->arena_off,
+			    .lmr = c->mr, .node = s->node, .job = c->job->id, .pe = e->pe,
+			    .seg = HOIST_SEG_HEAP, .off = e->off, .len = e->len,
+			    .ck = {.client = c, .pe = e->pe, .opcode = HOIST_OP_GET,
+				   .op = {.prefetch = 1, .slot = i, .gen = o->gen}}};
+	int err = 0;
+	enum xp_result r = d->xport->rma(d, &rq, &err);
+	if (r == XP_STALL)
+		return 1;
+	if (r == XP_ERROR) {
+		s->state = PF_FAILED;
+		s->res = err;
+		return -1;
+	}
+	s->state = PF_ISSUED;
+	o->node_out[s->node]++;
+	o->half_inflight[half_of(o->gen)]++;
+	STAT_INC(&c->st, pf_issued);
+	return 0;
+}
+
+/* Keep a node's window of prefetches in flight full without a bubble: once
+ * no more than half of prefetch_chunk are in flight to it, issue queued
+ * ones, in the order of the last run's gets, until prefetch_chunk are. (A
+ * whole chunk at a time, the next one when the last of the previous had
+ * landed, left the link idle for a round trip per chunk.) */
+static void issue_window(struct daemon *d, struct client *c, int32_t node)
 {
 	struct overlap *o = c->ov;
 	uint32_t n;
 	struct phase_get *g = phase_current(&o->ph, &n);
-	if (!g || o->node_out[node])
+	if (!g || !o->in_phase || o->node_out[node] > o->chunk / 2)
 		return;
 	uint32_t issued = 0;
 	uint32_t i = o->node_cursor[node];
-	for (; i < n && i < o->nslots && issued < o->chunk; i++) {
+	for (; i < n && i < o->nslots && o->node_out[node] < o->chunk; i++) {
 		struct pf_slot *s = &o->slots[i];
 		if (s->state != PF_QUEUED || s->node != node)
 			continue;
-		/* into the arena; not a client operation (not counted, never
-		 * packed: it completes on its own) */
-		struct xp_req rq = {.kind = XP_GET, .flags = XP_RF_ALONE, .laddr = o->arena + s->arena_off,
-				    .lmr = c->mr, .node = node, .job = c->job->id, .pe = g[i].pe,
-				    .seg = HOIST_SEG_HEAP, .off = g[i].off, .len = g[i].len,
-				    .ck = {.client = c, .pe = g[i].pe, .opcode = HOIST_OP_GET,
-					   .op = {.prefetch = 1, .slot = i, .gen = o->gen}}};
-		int err = 0;
-		enum xp_result r = d->xport->rma(d, &rq, &err);
-		if (r == XP_STALL)
-			break; /* no credit: the next landing retries */
-		if (r == XP_ERROR) {
-			s->state = PF_FAILED;
-			s->res = err;
-			continue;
+		int r = issue_one(d, c, i, &g[i]);
+		if (r > 0) {
+			/* no credit: the next landing retries; with none in
+			 * flight to land, the client's next get or landing
+			 * does (o->stalled) */
+			if (!o->node_out[node])
+				o->stalled = 1;
+			break;
 		}
-		s->state = PF_ISSUED;
-		o->node_out[node]++;
-		o->half_inflight[half_of(o->gen)]++;
-		issued++;
-		STAT_INC(&c->st, pf_issued);
+		issued += r == 0;
 	}
 	o->node_cursor[node] = i;
 	if (issued)
 		STAT_INC(&c->st, pf_chunks);
+}
+
+static void retry_stalled(struct daemon *d, struct client *c)
+{
+	struct overlap *o = c->ov;
+	if (!o->stalled)
+		return;
+	o->stalled = 0;
+	for (int32_t node = 0; node < o->nnodes; node++)
+		if (node != d->net.self)
+			issue_window(d, c, node);
 }
 
 void overlap_prefetch_done(struct daemon *d, struct client *c, uint32_t slot, uint64_t gen,
@@ -339,10 +372,10 @@ void overlap_prefetch_done(struct daemon *d, struct client *c, uint32_t slot, ui
 		return;
 	s->state = res ? PF_FAILED : PF_READY;
 	s->res = res;
+	uint32_t n;
+	struct phase_get *g = phase_current(&o->ph, &n);
 	if (!res && !s->waiting) {
 		/* publish it for the client's own lookup */
-		uint32_t n;
-		struct phase_get *g = phase_current(&o->ph, &n);
 		struct hoist_pf_slot *t = &o->table[slot];
 		if (g && slot < n && !(g[slot].flags & (PHASE_F_INVALID | PHASE_F_USED))) {
 			t->gen = (uint32_t)o->gen;
@@ -354,13 +387,11 @@ void overlap_prefetch_done(struct daemon *d, struct client *c, uint32_t slot, ui
 			hoist_store_release(&t->state, HOIST_PF_READY);
 		}
 	}
-	if (o->node_out[s->node] && --o->node_out[s->node] == 0)
-		issue_chunk(d, c, s->node); /* the chunk is done: the next one */
-	if (s->waiting) { /* a get was waiting for exactly this */
+	if (o->node_out[s->node])
+		o->node_out[s->node]--;
+	if (s->waiting) { /* a get was waiting for exactly this: it goes first */
 		s->waiting = 0;
 		s->state = PF_TAKEN;
-		uint32_t n;
-		struct phase_get *g = phase_current(&o->ph, &n);
 		if (!res)
 			memcpy(s->w_dst, o->arena + s->arena_off, g[slot].len);
 		c->outstanding--;
@@ -368,6 +399,8 @@ void overlap_prefetch_done(struct daemon *d, struct client *c, uint32_t slot, ui
 			progress_cqe(c, s->w_user_data, res, s->w_opcode);
 		STAT_INC(&c->st, pf_waits);
 	}
+	issue_window(d, c, s->node); /* half the window landed: refill it */
+	retry_stalled(d, c);
 }
 
 static uint64_t served_now(struct client *c)
@@ -409,42 +442,35 @@ static void phase_stats_end(struct client *c)
 	__atomic_store_n(&row->history, phase_history_size(&o->ph, o->cur_phase), __ATOMIC_RELAXED);
 }
 
-void overlap_phase_start(struct daemon *d, struct client *c)
+/* The next run of phase `id`, prepared at the notify that names it (the
+ * barrier's wait hides this O(gets) work; the phase start then only issues
+ * the first window): its predictions, which of them to prefetch and where
+ * in the arena half the run will use. */
+static void prepare_run(struct daemon *d, struct client *c, uint64_t id)
 {
 	struct overlap *o = c->ov;
-	if (!o || !o->next_set)
-		return;
-	o->next_set = 0;
-	o->gen++;
-	o->in_phase = 1;
-	o->cur_phase = o->next_phase;
-	o->run_start[0] = served_now(c);
-	o->run_start[1] = STAT_READ(&c->st, pf_misses);
-	o->run_start[2] = STAT_READ(&c->st, pf_wasted);
-	o->phase_start_ns = now_ns();
-	o->used = 0;
-	memset(o->node_out, 0, (size_t)o->nnodes * sizeof(*o->node_out));
-	memset(o->node_cursor, 0, (size_t)o->nnodes * sizeof(*o->node_cursor));
-	STAT_INC(&c->st, phases);
-	for (uint32_t i = 0; i < o->nslots; i++)
-		hoist_store_relaxed(&o->table[i].state, HOIST_PF_EMPTY);
 	uint32_t n;
-	struct phase_get *g = phase_begin(&o->ph, o->next_phase, &n);
-	/* an earlier misprediction may still land in this half: use none of it */
-	int usable = o->half_inflight[half_of(o->gen)] == 0;
+	struct phase_get *g = phase_begin(&o->ph, id, &n);
+	o->prepared = 1;
+	o->table_n = n < o->nslots ? n : o->nslots;
+	o->used = 0;
 	if (o->ph.period > 1)
 		STAT_INC(&c->st, pf_periodic);
 	if (o->ph.dry) /* backed off: only checked against the gets */
 		STAT_INC(&c->st, pf_dry);
 	struct job *j = c->job;
-	for (uint32_t i = 0; i < n && i < o->nslots; i++) {
+	int half = half_of(o->gen + 1);
+	for (uint32_t i = 0; i < o->table_n; i++) {
 		struct pf_slot *s = &o->slots[i];
 		memset(s, 0, sizeof(*s));
 		int32_t node = j->node_of[g[i].pe];
-		if (node == d->net.self || (g[i].cookie & COOKIE_UNPROFITABLE) || !usable ||
-		    o->used + g[i].len > o->half_bytes || j->pe_gone[g[i].pe]) {
+		int room = o->used + g[i].len <= o->half_bytes;
+		if (node == d->net.self || (g[i].cookie & COOKIE_UNPROFITABLE) || !room ||
+		    j->pe_gone[g[i].pe]) {
 			s->state = PF_NONE;
 			STAT_INC(&c->st, pf_skipped);
+			if (!room)
+				STAT_INC(&c->st, pf_skip_room);
 			continue;
 		}
 		if (o->ph.dry) {
@@ -453,18 +479,49 @@ void overlap_phase_start(struct daemon *d, struct client *c)
 		}
 		s->state = PF_QUEUED;
 		s->node = node;
-		s->arena_off = (uint64_t)half_of(o->gen) * o->half_bytes + o->used;
+		s->arena_off = (uint64_t)half * o->half_bytes + o->used;
 		o->used += (g[i].len + 63) & ~(uint64_t)63;
+	}
+}
+
+void overlap_phase_start(struct daemon *d, struct client *c)
+{
+	struct overlap *o = c->ov;
+	if (!o || !o->next_set)
+		return;
+	o->next_set = 0;
+	if (!o->prepared) /* cannot happen: the notify prepared it */
+		prepare_run(d, c, o->next_phase);
+	o->prepared = 0;
+	o->gen++;
+	o->in_phase = 1;
+	o->stalled = 0;
+	o->cur_phase = o->next_phase;
+	o->run_start[0] = served_now(c);
+	o->run_start[1] = STAT_READ(&c->st, pf_misses);
+	o->run_start[2] = STAT_READ(&c->st, pf_wasted);
+	o->phase_start_ns = now_ns();
+	memset(o->node_out, 0, (size_t)o->nnodes * sizeof(*o->node_out));
+	memset(o->node_cursor, 0, (size_t)o->nnodes * sizeof(*o->node_cursor));
+	STAT_INC(&c->st, phases);
+	if (o->half_inflight[half_of(o->gen)]) {
+		/* an earlier misprediction may still land in this half: use
+		 * none of it */
+		for (uint32_t i = 0; i < o->table_n; i++)
+			if (o->slots[i].state == PF_QUEUED) {
+				o->slots[i].state = PF_NONE;
+				STAT_INC(&c->st, pf_skipped);
+			}
+		return;
 	}
 	for (int32_t node = 0; node < o->nnodes; node++)
 		if (node != d->net.self)
-			issue_chunk(d, c, node);
+			issue_window(d, c, node);
 }
 
 void overlap_notify(struct daemon *d, struct client *c, uint64_t next_phase)
 {
 	struct overlap *o = c->ov;
-	(void)d;
 	if (!o)
 		return;
 	if (o->in_phase) {
@@ -497,16 +554,61 @@ void overlap_notify(struct daemon *d, struct client *c, uint64_t next_phase)
 			for (uint32_t b = 0; o->ph.s[k].used && b < o->ph.period_max; b++)
 				h += o->ph.s[k].bn[b]; /* the runs kept */
 		__atomic_store_n(&c->st.pf_history, h, __ATOMIC_RELAXED);
+	} else if (o->prepared) {
+		/* a run prepared by an earlier notify never started (its
+		 * barrier failed): it did nothing, keep its predictions */
+		phase_abandon(&o->ph);
+		o->prepared = 0;
 	}
+	/* what the client may still see of the ended run goes; only the
+	 * entries a run can have published are touched */
+	for (uint32_t i = 0; i < o->table_n; i++)
+		hoist_store_relaxed(&o->table[i].state, HOIST_PF_EMPTY);
 	o->next_phase = next_phase;
 	o->next_set = 1;
+	prepare_run(d, c, next_phase);
+}
+
+/* A get the phase table did not match: why (pf_miss_*), and, recorded,
+ * whether prefetching it next time can pay for its extra copy. */
+static void count_miss(struct daemon *d, struct client *c, uint32_t n_before, uint64_t len,
+		       int32_t node)
+{
+	struct overlap *o = c->ov;
+	STAT_INC(&c->st, pf_misses);
+	switch ((enum phase_miss)o->ph.miss) {
+	case PHASE_MISS_COLD:
+		STAT_INC(&c->st, pf_miss_cold);
+		break;
+	case PHASE_MISS_NEW:
+		STAT_INC(&c->st, pf_miss_new);
+		break;
+	case PHASE_MISS_INVALID:
+		STAT_INC(&c->st, pf_miss_invalid);
+		break;
+	case PHASE_MISS_FULL:
+		STAT_INC(&c->st, pf_miss_full);
+		break;
+	case PHASE_MISS_NONE:
+	case PHASE_MISS_IDLE:
+		break;
+	}
+	uint32_t n;
+	struct phase_get *g = phase_current(&o->ph, &n);
+	if (g && n > n_before) { /* recorded: is it worth prefetching? */
+		uint64_t lead = now_ns() - o->phase_start_ns;
+		uint64_t copy = COPY_FIXED_NS + len / 1024 * COPY_NS_PER_KIB;
+		if (node == d->net.self || lead < copy)
+			g[n - 1].cookie |= COOKIE_UNPROFITABLE;
+		else
+			g[n - 1].cookie &= ~(uint64_t)COOKIE_UNPROFITABLE;
+	}
 }
 
 int overlap_get(struct daemon *d, struct client *c, const struct hoist_sqe *sqe, int32_t node,
 		int *res)
 {
 	struct overlap *o = c->ov;
-	(void)d;
 	if (check(c, sqe->pe, sqe->remote_off, sqe->len, 0))
 		return 3; /* behind an unfinished put: wait */
 	if (o->gconf.cap && o->gconf.count >= o->gconf.cap) {
@@ -515,27 +617,26 @@ int overlap_get(struct daemon *d, struct client *c, const struct hoist_sqe *sqe,
 	}
 	if (!o->in_phase)
 		return 0;
+	retry_stalled(d, c);
 	uint32_t n_before;
 	phase_current(&o->ph, &n_before);
 	int i = phase_get(&o->ph, sqe->pe, sqe->remote_off, sqe->len);
 	if (i < 0) {
-		STAT_INC(&c->st, pf_misses);
-		uint32_t n;
-		struct phase_get *g = phase_current(&o->ph, &n);
-		if (g && n > n_before) { /* recorded: is it worth prefetching? */
-			uint64_t lead = now_ns() - o->phase_start_ns;
-			uint64_t copy = COPY_FIXED_NS + sqe->len / 1024 * COPY_NS_PER_KIB;
-			if (node == d->net.self || lead < copy)
-				g[n - 1].cookie |= COOKIE_UNPROFITABLE;
-			else
-				g[n - 1].cookie &= ~(uint64_t)COOKIE_UNPROFITABLE;
-		}
+		count_miss(d, c, n_before, sqe->len, node);
 		return 0;
 	}
 	if ((uint32_t)i >= o->nslots)
 		return 0;
 	struct pf_slot *s = &o->slots[i];
 	char *dst = client_buf(c, sqe);
+	if (s->state == PF_QUEUED) {
+		/* the client got ahead of the window: this one leaves now,
+		 * out of turn, and the get waits for it alone */
+		uint32_t n;
+		struct phase_get *g = phase_current(&o->ph, &n);
+		if (issue_one(d, c, (uint32_t)i, &g[i]) == 0)
+			STAT_INC(&c->st, pf_demand);
+	}
 	switch (s->state) {
 	case PF_READY:
 		memcpy(dst, o->arena + s->arena_off, sqe->len);
@@ -552,7 +653,7 @@ int overlap_get(struct daemon *d, struct client *c, const struct hoist_sqe *sqe,
 		s->w_opcode = sqe->opcode;
 		c->outstanding++;
 		return 2;
-	case PF_QUEUED: /* its chunk has not left yet: fetch it now instead */
+	case PF_QUEUED: /* no credit to issue it on demand: fetch it normally */
 		s->state = PF_TAKEN;
 		STAT_INC(&c->st, pf_late);
 		return 0;
@@ -587,26 +688,23 @@ int overlap_get_box(struct daemon *d, struct client *c, int32_t pe, uint64_t off
 	/* a sparse box would move up to stride/len times the data */
 	if (!o->in_phase || !len || len > 4 * payload || len > o->half_bytes)
 		return 0;
+	retry_stalled(d, c);
 	uint32_t n_before;
 	phase_current(&o->ph, &n_before);
 	i = phase_get(&o->ph, pe, off, len);
 	if (i < 0) {
-		STAT_INC(&c->st, pf_misses);
-		uint32_t n;
-		struct phase_get *g = phase_current(&o->ph, &n);
-		if (g && n > n_before) { /* recorded: is it worth prefetching? */
-			uint64_t lead = now_ns() - o->phase_start_ns;
-			uint64_t copy = COPY_FIXED_NS + len / 1024 * COPY_NS_PER_KIB;
-			if (node == d->net.self || lead < copy)
-				g[n - 1].cookie |= COOKIE_UNPROFITABLE;
-			else
-				g[n - 1].cookie &= ~(uint64_t)COOKIE_UNPROFITABLE;
-		}
+		count_miss(d, c, n_before, len, node);
 		return 0;
 	}
 	if ((uint32_t)i >= o->nslots)
 		return 0;
 	s = &o->slots[i];
+	if (s->state == PF_QUEUED) { /* ahead of the window: issue it now */
+		uint32_t n;
+		struct phase_get *g = phase_current(&o->ph, &n);
+		if (issue_one(d, c, (uint32_t)i, &g[i]) == 0)
+			STAT_INC(&c->st, pf_demand);
+	}
 	if (s->state == PF_ISSUED) {
 		/* in flight: the descriptor stalls (the client waits for this
 		 * get anyway) and comes back here until the box has landed; the
@@ -626,7 +724,7 @@ landed:
 		hoist_store_relaxed(&o->table[i].state, HOIST_PF_EMPTY);
 		STAT_INC(&c->st, pf_hits);
 		return 1;
-	case PF_QUEUED:
+	case PF_QUEUED: /* no credit to issue it on demand: fetch it normally */
 		s->state = PF_TAKEN;
 		STAT_INC(&c->st, pf_late);
 		return 0;

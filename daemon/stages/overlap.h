@@ -23,15 +23,22 @@
  *   answered. A cap on outstanding puts
  *   stalls the client until completions retire some.
  * - Phase prefetch: a barrier notify (or hoist_phase) names the phase that
- *   starts next. When it starts (the barrier completed, here, before the
- *   client returns from its wait), the gets recorded for it last time
- *   (phase.c) are issued as prefetches into the client's prefetch arena,
- *   in chunks of prefetch_chunk per destination node: the next chunk for a
- *   node leaves when the previous one has landed. A get that matches a
- *   landed prefetch is served from the arena without touching the network;
- *   one that matches a prefetch in flight waits for it; a miss is issued
- *   normally and recorded. An own put overlapping a prediction invalidates
- *   it. At the notify that ends the phase, unused predictions are dropped.
+ *   starts next; the notify also prepares that run (predictions, arena
+ *   places: O(gets), hidden behind the barrier). When it starts (the
+ *   barrier completed, here, right after the clients were woken), the gets
+ *   recorded for it last time (phase.c) are issued as prefetches into the
+ *   client's prefetch arena in the order of the last run's gets, through a
+ *   window of prefetch_chunk per destination node: once half of a node's
+ *   window has landed it is filled again, so the link never idles between
+ *   chunks and the first get waits for its own prefetch only, whatever the
+ *   number queued behind it. A get that matches a landed prefetch is
+ *   served from the arena without touching the network; one that matches a
+ *   prefetch in flight waits for that one; one whose prefetch has not left
+ *   yet (the client got ahead of the window) issues it at once and waits
+ *   for it (pf_demand); a miss is issued normally and recorded, counted by
+ *   reason (pf_miss_cold/new/invalid/full). An own put overlapping a
+ *   prediction invalidates it. At the notify that ends the phase, unused
+ *   predictions are dropped.
  *   Gets whose lead time (get time minus phase start, measured when
  *   recorded) cannot pay for the extra copy are not prefetched; nor are
  *   gets from PEs of this node (one copy is already all they cost).
@@ -110,7 +117,10 @@ struct overlap {
 	uint32_t *node_out;     /* [nnodes] prefetches in flight this phase */
 	uint32_t *node_cursor;  /* [nnodes] next entry to consider */
 	int32_t nnodes;
-	uint32_t chunk;
+	uint32_t chunk;         /* window per node (prefetch_chunk) */
+	uint32_t table_n;       /* slots the prepared/current run may publish */
+	uint8_t prepared;       /* the notify prepared the next run (phase_begin) */
+	uint8_t stalled;        /* a window stalled with nothing in flight to retry it */
 };
 
 int overlap_create(struct daemon *d, struct client *c); /* 0 or -errno */
@@ -157,9 +167,12 @@ int overlap_get(struct daemon *d, struct client *c, const struct hoist_sqe *sqe,
 int overlap_get_box(struct daemon *d, struct client *c, int32_t pe, uint64_t off, uint64_t len,
 		    uint64_t payload, int32_t node, const char **box);
 
-/* Notify: remember the next phase, drop this phase's mispredictions. */
+/* Notify: drop this phase's mispredictions, and prepare the next phase's
+ * run (its predictions, which to prefetch, their arena places), so that the
+ * start only issues. */
 void overlap_notify(struct daemon *d, struct client *c, uint64_t next_phase);
-/* The next phase starts (barrier completed, or hoist_phase). */
+/* The next phase starts (barrier completed, or hoist_phase): the first
+ * window of prefetches per node leaves. */
 void overlap_phase_start(struct daemon *d, struct client *c);
 /* A prefetch landed (or failed). */
 void overlap_prefetch_done(struct daemon *d, struct client *c, uint32_t slot, uint64_t gen,

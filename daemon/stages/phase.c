@@ -235,8 +235,10 @@ struct phase_get *phase_begin(struct phase_table *t, uint64_t id, uint32_t *n)
 
 int phase_get(struct phase_table *t, int32_t pe, uint64_t off, uint64_t len)
 {
+	t->miss = PHASE_MISS_NONE;
 	if (t->cur == PH_NIL) {
 		PH_INC(t->st.misses);
+		t->miss = PHASE_MISS_IDLE;
 		return -1;
 	}
 	struct phase_slot *s = &t->s[t->cur];
@@ -249,6 +251,7 @@ int phase_get(struct phase_table *t, int32_t pe, uint64_t off, uint64_t len)
 		t->order[t->nused++] = i;
 		if (g[i].flags & PHASE_F_INVALID) {
 			PH_INC(t->st.misses);
+			t->miss = PHASE_MISS_INVALID;
 			return -1;
 		}
 		PH_INC(t->st.hits);
@@ -257,8 +260,12 @@ int phase_get(struct phase_table *t, int32_t pe, uint64_t off, uint64_t len)
 	PH_INC(t->st.misses);
 	if (s->n >= t->max_gets) {
 		PH_INC(t->st.full);
+		t->miss = PHASE_MISS_FULL;
 		return -1;
 	}
+	t->miss = t->npred ? PHASE_MISS_NEW : PHASE_MISS_COLD;
+	if (!t->npred)
+		PH_INC(t->st.cold);
 	i = s->n++;
 	g[i].pe = pe;
 	g[i].flags = PHASE_F_USED | PHASE_F_NEW;
@@ -294,7 +301,30 @@ uint32_t phase_invalidate(struct phase_table *t, int32_t pe, uint64_t off, uint6
 	return n;
 }
 
+static uint32_t end_run(struct phase_table *t, int judge);
+
 uint32_t phase_end(struct phase_table *t)
+{
+	return end_run(t, 1);
+}
+
+uint32_t phase_abandon(struct phase_table *t)
+{
+	if (t->cur == PH_NIL)
+		return 0;
+	struct phase_get *g = slab(t, t->cur);
+	t->s[t->cur].n = t->npred; /* nothing was appended: no get ran */
+	t->nused = 0;
+	for (uint32_t i = 0; i < t->npred; i++) {
+		g[i].flags |= PHASE_F_USED;
+		t->order[t->nused++] = i;
+	}
+	uint32_t kept = t->npred;
+	end_run(t, 0);
+	return kept;
+}
+
+static uint32_t end_run(struct phase_table *t, int judge)
 {
 	if (t->cur == PH_NIL)
 		return 0;
@@ -322,7 +352,7 @@ uint32_t phase_end(struct phase_table *t)
 	if (s->nsig <= t->period_max)
 		s->nsig++;
 	/* judged by its predictions: mostly unused is bad */
-	if (t->npred) {
+	if (judge && t->npred) {
 		if (2 * wasted > t->npred) {
 			if (s->bad < PHASE_BAD_RUNS && ++s->bad == PHASE_BAD_RUNS && !s->backoff) {
 				s->backoff = 1;

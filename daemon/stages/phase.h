@@ -48,6 +48,16 @@
 #define PHASE_F_INVALID 2u /* an own put overlapped it before its get */
 #define PHASE_F_NEW 4u     /* appended in this run (a miss) */
 
+/* Why phase_get returned -1 (t->miss): */
+enum phase_miss {
+	PHASE_MISS_NONE = 0,
+	PHASE_MISS_COLD,    /* the run had no predictions (first run of the phase): recorded */
+	PHASE_MISS_NEW,     /* the run had predictions, this get was not among them: recorded */
+	PHASE_MISS_INVALID, /* predicted, but an own put invalidated the entry */
+	PHASE_MISS_FULL,    /* not predicted and not recorded: the run holds max_gets entries */
+	PHASE_MISS_IDLE,    /* no phase current */
+};
+
 struct phase_get {
 	int32_t pe;
 	uint32_t flags;  /* PHASE_F_*, the table's */
@@ -77,6 +87,7 @@ struct phase_stats {
 	uint64_t predicted;   /* entries returned by phase_begin */
 	uint64_t hits;        /* gets matched to a valid prediction */
 	uint64_t misses;      /* gets not matched, or matched to an invalid one */
+	uint64_t cold;        /* ... of them in runs without predictions (first runs) */
 	uint64_t wasted;      /* predicted entries never used, dropped at phase_end */
 	uint64_t invalidated; /* entries marked invalid by an own put */
 	uint64_t evicted;     /* phases dropped to make room (LRU) */
@@ -100,6 +111,7 @@ struct phase_table {
 	uint32_t period;       /* the prediction's: the run that many back (0: none) */
 	uint8_t matched;       /* the period was found (not the p = 1 guess) */
 	uint8_t dry;           /* backed off: predicted, not to be prefetched */
+	uint8_t miss;          /* enum phase_miss of the last phase_get */
 	uint32_t nused;        /* entries in order[] */
 	uint32_t *order;       /* [max_gets] entry indices in the order of their gets */
 	uint32_t gnbuckets;    /* (pe, off, len) hash of unused predicted entries */
@@ -132,7 +144,8 @@ struct phase_get *phase_begin(struct phase_table *t, uint64_t id, uint32_t *n);
  * it used; or -1: no phase current, no such entry (the get is appended to
  * the history unless the phase holds max_gets entries), or the entry was
  * invalidated (it is marked used and stays in the history: the pattern was
- * right, the prefetched data is stale; the caller gets it for real). */
+ * right, the prefetched data is stale; the caller gets it for real). On -1,
+ * t->miss says why (enum phase_miss). */
 int phase_get(struct phase_table *t, int32_t pe, uint64_t off, uint64_t len);
 
 /* An own put to pe of [off, off+len): mark the predicted entries that
@@ -147,6 +160,12 @@ uint32_t phase_invalidate(struct phase_table *t, int32_t pe, uint64_t off, uint6
  * The run is judged for the back-off. Returns the number dropped (0 if no
  * phase is current). */
 uint32_t phase_end(struct phase_table *t);
+
+/* End a run that never ran (begun, then its start was called off, e.g. a
+ * failed barrier): its predictions are kept as the latest run, as if all
+ * were used in their order; nothing counts as wasted and the back-off
+ * state is unchanged. Returns the entries kept. */
+uint32_t phase_abandon(struct phase_table *t);
 
 /* The current run's entries (predicted then appended), NULL and *n = 0
  * between phases. */

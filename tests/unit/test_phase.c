@@ -589,6 +589,65 @@ START_TEST(test_random_vs_model)
 }
 END_TEST
 
+/* Why a get missed (t->miss): the first run (cold), a get the last run did
+ * not do (new), an invalidated prediction, a full run; a hit says none. */
+START_TEST(test_miss_reasons)
+{
+	struct phase_table t;
+	ck_assert_int_eq(phase_init(&t, 4, 3), 0);
+	uint32_t n;
+	ck_assert_int_eq(phase_get(&t, 1, 0, 8), -1);
+	ck_assert_uint_eq(t.miss, PHASE_MISS_IDLE);
+	phase_begin(&t, 9, &n);
+	ck_assert_int_eq(phase_get(&t, 1, 0, 8), -1);
+	ck_assert_uint_eq(t.miss, PHASE_MISS_COLD);
+	ck_assert_int_eq(phase_get(&t, 1, 8, 8), -1);
+	ck_assert_uint_eq(t.st.cold, 2);
+	phase_end(&t);
+	phase_begin(&t, 9, &n);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_uint_eq(phase_invalidate(&t, 1, 8, 1), 1);
+	ck_assert_int_eq(phase_get(&t, 1, 0, 8), 0);
+	ck_assert_uint_eq(t.miss, PHASE_MISS_NONE);
+	ck_assert_int_eq(phase_get(&t, 1, 8, 8), -1);
+	ck_assert_uint_eq(t.miss, PHASE_MISS_INVALID);
+	ck_assert_int_eq(phase_get(&t, 1, 16, 8), -1);
+	ck_assert_uint_eq(t.miss, PHASE_MISS_NEW);
+	ck_assert_int_eq(phase_get(&t, 1, 24, 8), -1); /* 3 entries held: full */
+	ck_assert_uint_eq(t.miss, PHASE_MISS_FULL);
+	ck_assert_uint_eq(t.st.full, 1);
+	ck_assert_uint_eq(t.st.cold, 2);
+	phase_fini(&t);
+}
+END_TEST
+
+/* A run begun but never run (its start was called off): abandoned, the
+ * phase keeps its predictions, in order, with nothing wasted and its
+ * back-off state unchanged; phase_end instead would drop them all. */
+START_TEST(test_abandon)
+{
+	struct phase_table t;
+	ck_assert_int_eq(phase_init(&t, 4, 16), 0);
+	const struct g3 gs[] = {{1, 64, 8}, {1, 0, 8}, {2, 32, 8}};
+	const int miss[] = {-1, -1, -1};
+	uint32_t n;
+	phase_begin(&t, 5, &n);
+	run_gets(&t, gs, 3, miss);
+	phase_end(&t);
+	phase_begin(&t, 5, &n);
+	ck_assert_uint_eq(n, 3);
+	ck_assert_uint_eq(phase_abandon(&t), 3);
+	ck_assert_uint_eq(phase_abandon(&t), 0); /* nothing current */
+	ck_assert_uint_eq(t.st.wasted, 0);
+	struct phase_get *p = phase_begin(&t, 5, &n);
+	expect_entries(p, n, gs, 3);
+	ck_assert_uint_eq(phase_end(&t), 3); /* unused now: dropped */
+	p = phase_begin(&t, 5, &n);
+	ck_assert_uint_eq(n, 0);
+	phase_fini(&t);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("phase");
@@ -605,6 +664,8 @@ int main(void)
 	tcase_add_test(tc, test_period3);
 	tcase_add_test(tc, test_backoff);
 	tcase_add_test(tc, test_shifting_window);
+	tcase_add_test(tc, test_miss_reasons);
+	tcase_add_test(tc, test_abandon);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }
