@@ -121,8 +121,12 @@ static enum exec_result execute(struct daemon *d, struct client *c, const struct
 		*res = barrier_notify(d, c);
 		return EXEC_DONE;
 	case HOIST_OP_PHASE:
-		if (!c->job->prog_ready)
-			return EXEC_STALL; /* prefetch targets need the node map */
+		/* prefetch targets need the node map; and, as for a barrier's
+		 * notify, the ending phase's operations complete first: a get
+		 * waiting for its prefetch in flight (overlap_get) is finished
+		 * by that prefetch's landing, which a new phase would disown */
+		if (c->outstanding || !c->job->prog_ready)
+			return EXEC_STALL;
 		overlap_notify(d, c, sqe->remote_off);
 		overlap_phase_start(d, c);
 		return EXEC_DONE;

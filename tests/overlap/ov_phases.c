@@ -14,7 +14,10 @@
  *         5 a double buffer: iterations alternate between the first and the
  *           second half of the blocks (period 2, blocks/2 gets),
  *         6 the same over thirds (period 3, blocks/3 gets),
- *         7 blocks/2 gets of 64 bytes at random places, new every iteration
+ *         7 blocks/2 gets of 64 bytes at random places, new every iteration,
+ *         8 the get phase is named by hoist_phase (not a barrier): its gets
+ *           are nbi, and a second hoist_phase follows them at once, while
+ *           the gets may still wait for their prefetches; then a quiet
  */
 #include <hoist.h>
 #include <inttypes.h>
@@ -42,7 +45,8 @@ int main(int argc, char **argv)
 	size_t words = bytes / 8;
 	uint64_t *heap = hoist_malloc((size_t)blocks * bytes);
 	uint64_t *buf = malloc(bytes);
-	if (!heap || !buf)
+	uint64_t *all = mode == 8 ? malloc((size_t)blocks * bytes) : NULL;
+	if (!heap || !buf || (mode == 8 && !all))
 		return 3;
 	int target = (me + (n > 1 ? n / 2 : 0)) % n; /* across the node boundary */
 	uint64_t sum = 0;
@@ -54,6 +58,35 @@ int main(int argc, char **argv)
 		if ((rc = hoist_barrier())) {
 			fprintf(stderr, "pe %d barrier: %s\n", me, hoist_strerror(rc));
 			return 4;
+		}
+		if (mode == 8) {
+			if ((rc = hoist_phase(0x8000)))
+				return 9;
+			for (int b = 0; b < blocks; b++)
+				if ((rc = hoist_get_nbi(&all[(size_t)b * words], target, &heap[(size_t)b * words], bytes))) {
+					fprintf(stderr, "pe %d get_nbi: %s\n", me, hoist_strerror(rc));
+					return 6;
+				}
+			/* a phase boundary while those gets may wait for prefetches
+			 * in flight: they must still complete */
+			if ((rc = hoist_phase(0x8001)) || (rc = hoist_quiet())) {
+				fprintf(stderr, "pe %d phase/quiet: %s\n", me, hoist_strerror(rc));
+				return 9;
+			}
+			for (int b = 0; b < blocks && !bad; b++)
+				for (size_t w = 0; w < words; w++) {
+					uint64_t got = all[(size_t)b * words + w];
+					if (got != val(it, target, b, w)) {
+						fprintf(stderr, "pe %d iter %d block %d word %zu: %" PRIx64 " want %" PRIx64 "\n",
+							me, it, b, w, got, val(it, target, b, w));
+						bad = 1;
+						break;
+					}
+					sum = sum * 31 + got;
+				}
+			if ((rc = hoist_barrier()))
+				return 7;
+			continue;
 		}
 		int shift = mode == 2 ? (it / 3) % 2 : 0; /* pattern changes */
 		int ngets = mode == 5 || mode == 7 ? blocks / 2 : mode == 6 ? blocks / 3 : blocks;
@@ -115,6 +148,7 @@ int main(int argc, char **argv)
 	printf("pe %d checksum %016" PRIx64 " %s\n", me, sum, bad ? "BAD" : "ok");
 	hoist_free(heap);
 	free(buf);
+	free(all);
 	rc = hoist_finalize();
 	return bad ? 1 : (rc ? 8 : 0);
 }

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# phase_nbi.sh PROG: under `cluster.sh 2`. ov_phases mode 8: a phase named
+# by hoist_phase whose nbi gets wait for their prefetches in flight when
+# the next hoist_phase arrives. The daemon holds that boundary until the
+# client's operations completed (as a barrier's notify), so the gets
+# complete with the right data and the quiet returns; without it the new
+# phase orphaned the waiting gets and the quiet never returned.
+set -u
+prog=$1
+: "${HOIST_DIRS:?run me under cluster.sh}"
+ITERS=12 BLOCKS=32 NP=4
+waits() {
+	for d in "$HOIST_DIR_0" "$HOIST_DIR_1"; do "$HOIST_HOISTCTL" --runtime-dir "$d" stats --json; done |
+		python3 -c "
+import json, sys
+dec, s, tot, i = json.JSONDecoder(), sys.stdin.read(), 0, 0
+while i < len(s):
+    while i < len(s) and s[i].isspace(): i += 1
+    if i >= len(s): break
+    o, i = dec.raw_decode(s, i)
+    tot += o['daemon']['pf_waits'] + o['daemon']['pf_hits']
+print(tot)"
+}
+a=$(waits) || exit 1
+out=$(HOIST_AUTO=1 "$HOIST_HOISTRUN" -n $NP --runtime-dirs "$HOIST_DIRS" --timeout $((100 * ${HOIST_TEST_SCALE:-1})) "$prog" $ITERS $BLOCKS 16384 8) || {
+	echo "[phase_nbi.sh] FAIL: the job failed (a quiet that never returned ends in hoistrun's timeout)" >&2
+	exit 1
+}
+[[ $(grep -c " ok$" <<<"$out") -eq $NP ]] || { echo "[phase_nbi.sh] FAIL: $out" >&2; exit 1; }
+b=$(waits) || exit 1
+# the gets met their prefetches (served or waited for): the path was taken
+[[ $((b - a)) -gt 0 ]] || { echo "[phase_nbi.sh] FAIL: no get met a prefetch" >&2; exit 1; }
+echo "[phase_nbi.sh] ok: $((b - a)) gets met their prefetch"
