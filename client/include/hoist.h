@@ -137,7 +137,10 @@ int hoist_is_symmetric(const void *ptr, size_t n);
 /* Start a new program phase named id, for programs that synchronise by
  * other means than hoist_barrier (whose call site names the phase after
  * it). The daemon records each phase's gets and, when the phase runs
- * again, prefetches them (HOIST_AUTO=1, the default). 0 or -errno. */
+ * again, prefetches them (HOIST_AUTO=1, the default). Returns at once; the
+ * daemon starts the new phase once the caller's earlier puts and gets
+ * completed (as for a barrier), so later operations queue behind it.
+ * 0 or -errno. */
 int hoist_phase(uint64_t id);
 
 /* Node-local direct access. If pe runs on the same node as the caller
