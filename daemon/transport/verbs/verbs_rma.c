@@ -177,6 +177,8 @@ enum xp_result verbs_rma(struct daemon *d, const struct xp_req *rq, int *err)
 			STAT_INC(&d->vst, rdma_bounced);
 		}
 		STAT_INC(&d->vst, rdma_writes);
+		STAT_INC(&d->vst, rdma_msgs_out);
+		STAT_ADD(&d->vst, rdma_bytes_out, rq->len);
 		break;
 	case XP_GET: {
 		struct ibv_mr *mr = local_mr(rq->lmr, rq->laddr, rq->len);
@@ -185,6 +187,8 @@ enum xp_result verbs_rma(struct daemon *d, const struct xp_req *rq, int *err)
 		o->wr.opcode = IBV_WR_RDMA_READ;
 		o->sge = (struct ibv_sge){.addr = (uintptr_t)rq->laddr, .length = len, .lkey = mr->lkey};
 		STAT_INC(&d->vst, rdma_reads);
+		STAT_INC(&d->vst, rdma_msgs_out);
+		STAT_ADD(&d->vst, rdma_bytes_in, rq->len);
 		break;
 	}
 	case XP_AMO:
