@@ -99,14 +99,26 @@ static void remove_at(struct addr_cache *c, uint32_t *slot)
 	c->count--;
 }
 
+void addr_cache_count(struct addr_cache *c, int hit)
+{
+	if (hit)
+		AC_INC(c->st.hits);
+	else
+		AC_INC(c->st.misses);
+}
+
 const struct addr_entry *addr_cache_lookup(struct addr_cache *c, const struct addr_key *k)
 {
+	const struct addr_entry *e = addr_cache_find(c, k);
+	addr_cache_count(c, e != NULL);
+	return e;
+}
+
+const struct addr_entry *addr_cache_find(struct addr_cache *c, const struct addr_key *k)
+{
 	uint32_t i = c->cap ? *find_slot(c, k) : AC_NIL;
-	if (i == AC_NIL) {
-		AC_INC(c->st.misses);
+	if (i == AC_NIL)
 		return NULL;
-	}
-	AC_INC(c->st.hits);
 	if (c->lru_head != i) {
 		lru_unlink(c, i);
 		lru_push_front(c, i);

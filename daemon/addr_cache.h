@@ -62,6 +62,12 @@ void addr_cache_fini(struct addr_cache *c);
 /* The entry, moved to the front (counts a hit), or NULL (counts a miss).
  * The pointer is valid until the next insert/invalidate. */
 const struct addr_entry *addr_cache_lookup(struct addr_cache *c, const struct addr_key *k);
+/* addr_cache_lookup without counting, for a transport whose access may
+ * stall after the lookup and come back (verbs: the ring or bounce buffer
+ * full, a resolve in flight): it counts once per access with
+ * addr_cache_count when the access is sent (hit) or asks (miss). */
+const struct addr_entry *addr_cache_find(struct addr_cache *c, const struct addr_key *k);
+void addr_cache_count(struct addr_cache *c, int hit);
 /* Insert or update (an older generation never replaces a newer one);
  * evicts the least recently used entry when full. */
 void addr_cache_insert(struct addr_cache *c, const struct addr_entry *in);

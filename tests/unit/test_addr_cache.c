@@ -43,6 +43,13 @@ START_TEST(test_hit_miss)
 	ck_assert_uint_eq(got->base, e.base);
 	ck_assert_uint_eq(c.st.hits, 1);
 	ck_assert_uint_eq(c.st.misses, 1);
+	/* find: the same entry, counted only when the transport says so */
+	ck_assert_ptr_eq(addr_cache_find(&c, &k), got);
+	ck_assert_uint_eq(c.st.hits + c.st.misses, 2);
+	addr_cache_count(&c, 1);
+	addr_cache_count(&c, 0);
+	ck_assert_uint_eq(c.st.hits, 2);
+	ck_assert_uint_eq(c.st.misses, 2);
 	struct addr_key other = key(2, 3); /* same PE, other job */
 	ck_assert_ptr_null(addr_cache_lookup(&c, &other));
 	addr_cache_fini(&c);

@@ -355,7 +355,9 @@ static struct vres *res_find(struct verbs *v, const struct addr_key *k, struct v
 }
 
 /* Address-cache miss: the answer (XP_DONE, *out), the question on its way
- * (XP_STALL), or XP_ERROR (*err). */
+ * (XP_STALL), or XP_ERROR (*err). A question sent counts the access's miss
+ * (addr_cache_misses == rdma_resolves); its retries, and other accesses to
+ * the key while the question is out, wait for the same answer. */
 enum xp_result vresolve_miss(struct daemon *d, const struct addr_key *k, int32_t node,
 			     struct addr_entry *out, int *err)
 {
@@ -393,6 +395,7 @@ enum xp_result vresolve_miss(struct daemon *d, const struct addr_key *k, int32_t
 	r->next = v->res;
 	v->res = r;
 	STAT_INC(&d->vst, rdma_resolves);
+	addr_cache_count(&d->net.cache, 0); /* the access's miss (verbs_rma) */
 	return XP_STALL;
 }
 

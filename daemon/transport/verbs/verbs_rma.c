@@ -134,7 +134,10 @@ enum xp_result verbs_rma(struct daemon *d, const struct xp_req *rq, int *err)
 	}
 	struct addr_key key = {.job = rq->job, .pe = rq->pe, .seg = rq->seg};
 	struct addr_entry miss;
-	const struct addr_entry *e = addr_cache_lookup(&n->cache, &key);
+	/* counted once per access (this one may stall below and come back):
+	 * a hit when it is posted, a miss when its resolve is sent */
+	const struct addr_entry *e = addr_cache_find(&n->cache, &key);
+	int hit = e != NULL;
 	if (!e) {
 		enum xp_result r = vresolve_miss(d, &key, node, &miss, err);
 		if (r != XP_DONE)
@@ -198,6 +201,8 @@ enum xp_result verbs_rma(struct daemon *d, const struct xp_req *rq, int *err)
 	o->kind = vk;
 	o->ck = rq->ck;
 	cn->tail++;
+	if (hit)
+		addr_cache_count(&n->cache, 1);
 	STAT_INC(&p->st, ops_out);
 	STAT_ADD(&p->st, bytes_out, rq->len);
 	return XP_STARTED;
