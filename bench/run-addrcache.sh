@@ -36,7 +36,8 @@
 #              never above 2%; goal <= 1%)
 #   wall%      the same seen from outside: (us/iter - on's us/iter of the
 #              same repetition) / us/iter
-# and the load average before and after. A wrong stencil result (errors !=
+# and the load average before and after (--verbs: the guest's in the table,
+# the host's around it). A wrong stencil result (errors !=
 # 0) or a failed run makes it exit 1. --keep DIR keeps the raw rows.
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)
@@ -48,7 +49,7 @@ warm=
 verbs=0
 keep=
 orig=("$@")
-usage() { sed -n '2,40p' "$self" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,41p' "$self" | sed 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
 	case $1 in
 	--build) build=$(cd "$2" && pwd -P); shift 2 ;;
@@ -72,8 +73,12 @@ done
 if [ "$verbs" = 1 ] && [ "${RXE_VM:-0}" != 1 ]; then
 	export RXE_VM_NDEV=4 RXE_VM_TIMEOUT=${RXE_VM_TIMEOUT:-1800}
 	echo "reproduce: bash bench/run-addrcache.sh ${orig[*]}"
-	exec "$repo/tests/rxe/run-in-vm.sh" "$self" --build "$build" --reps "$reps" \
-		--iters "$iters" --warm "$warm" --verbs ${keep:+--keep "$keep"}
+	echo "host load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+	rc=0
+	"$repo/tests/rxe/run-in-vm.sh" "$self" --build "$build" --reps "$reps" \
+		--iters "$iters" --warm "$warm" --verbs ${keep:+--keep "$keep"} || rc=$?
+	echo "host load average after: $(cut -d' ' -f1-3 /proc/loadavg) (the table's are the guest's)"
+	exit "$rc"
 fi
 [ "$verbs" = 1 ] || echo "reproduce: bash bench/run-addrcache.sh ${orig[*]}"
 
