@@ -23,8 +23,11 @@ static int key_eq(const struct addr_key *a, const struct addr_key *b)
 int addr_cache_init(struct addr_cache *c, uint32_t cap)
 {
 	memset(c, 0, sizeof(*c));
-	if (cap == 0 || cap > (1u << 24))
+	c->lru_head = c->lru_tail = c->free_head = AC_NIL;
+	if (cap > (1u << 24))
 		return -EINVAL;
+	if (cap == 0)
+		return 0; /* off: no table; lookup misses, insert keeps nothing */
 	uint32_t nb = 1;
 	while (nb < cap * 2)
 		nb <<= 1;
@@ -37,7 +40,6 @@ int addr_cache_init(struct addr_cache *c, uint32_t cap)
 	memset(c->buckets, 0xff, nb * sizeof(*c->buckets));
 	c->cap = cap;
 	c->nbuckets = nb;
-	c->lru_head = c->lru_tail = AC_NIL;
 	for (uint32_t i = 0; i < cap; i++)
 		c->e[i].hnext = i + 1 < cap ? i + 1 : AC_NIL;
 	c->free_head = 0;
@@ -77,6 +79,7 @@ static void lru_push_front(struct addr_cache *c, uint32_t i)
 		c->lru_tail = i;
 }
 
+/* Only with a table (cap >= 1): the callers check c->cap first. */
 static uint32_t *find_slot(struct addr_cache *c, const struct addr_key *k)
 {
 	uint32_t *p = &c->buckets[key_hash(k) & (c->nbuckets - 1)];
@@ -96,14 +99,26 @@ static void remove_at(struct addr_cache *c, uint32_t *slot)
 	c->count--;
 }
 
+void addr_cache_count(struct addr_cache *c, int hit)
+{
+	if (hit)
+		AC_INC(c->st.hits);
+	else
+		AC_INC(c->st.misses);
+}
+
 const struct addr_entry *addr_cache_lookup(struct addr_cache *c, const struct addr_key *k)
 {
-	uint32_t i = *find_slot(c, k);
-	if (i == AC_NIL) {
-		AC_INC(c->st.misses);
+	const struct addr_entry *e = addr_cache_find(c, k);
+	addr_cache_count(c, e != NULL);
+	return e;
+}
+
+const struct addr_entry *addr_cache_find(struct addr_cache *c, const struct addr_key *k)
+{
+	uint32_t i = c->cap ? *find_slot(c, k) : AC_NIL;
+	if (i == AC_NIL)
 		return NULL;
-	}
-	AC_INC(c->st.hits);
 	if (c->lru_head != i) {
 		lru_unlink(c, i);
 		lru_push_front(c, i);
@@ -113,6 +128,8 @@ const struct addr_entry *addr_cache_lookup(struct addr_cache *c, const struct ad
 
 void addr_cache_insert(struct addr_cache *c, const struct addr_entry *in)
 {
+	if (!c->cap)
+		return; /* off */
 	uint32_t *slot = find_slot(c, &in->key);
 	uint32_t i = *slot;
 	if (i != AC_NIL) {
@@ -148,6 +165,8 @@ void addr_cache_insert(struct addr_cache *c, const struct addr_entry *in)
 
 int addr_cache_invalidate(struct addr_cache *c, const struct addr_key *k, uint32_t gen)
 {
+	if (!c->cap)
+		return 0;
 	uint32_t *slot = find_slot(c, k);
 	if (*slot == AC_NIL)
 		return 0;
@@ -186,4 +205,11 @@ uint32_t addr_cache_invalidate_job(struct addr_cache *c, uint64_t job)
 uint32_t addr_cache_invalidate_node(struct addr_cache *c, int32_t node)
 {
 	return invalidate_where(c, 0, 0, node);
+}
+
+void addr_cache_resolved(struct addr_cache *c, uint64_t ns)
+{
+	AC_INC(c->st.resolves);
+	__atomic_store_n(&c->st.resolve_ns, __atomic_load_n(&c->st.resolve_ns, __ATOMIC_RELAXED) + ns,
+			 __ATOMIC_RELAXED);
 }

@@ -5,7 +5,11 @@
  * operation as an active message and the reply fills the entry.
  *
  * Single-threaded (progress thread). Fixed capacity, no allocation after
- * init: a hash table of indices over a preallocated entry array.
+ * init: a hash table of indices over a preallocated entry array. Capacity
+ * 0 is the cache switched off (setting addr_cache_entries = 0): every
+ * lookup misses and inserts keep nothing, so every remote access is
+ * resolved by its target (tcp: sent by name; verbs: a W_VRESOLVE round
+ * trip first).
  */
 #ifndef HOISTD_ADDR_CACHE_H
 #define HOISTD_ADDR_CACHE_H
@@ -32,6 +36,10 @@ struct addr_entry {
 
 struct addr_cache_stats {
 	uint64_t hits, misses, inserts, evictions, invalidations;
+	/* misses that waited for an answer from the target's daemon before
+	 * the access could be sent (verbs' W_VRESOLVE) and the summed time
+	 * from question to answer; tcp sends a miss by name instead */
+	uint64_t resolves, resolve_ns;
 };
 
 struct addr_cache {
@@ -48,11 +56,18 @@ struct addr_cache {
 
 #define AC_NIL 0xffffffffu
 
-int addr_cache_init(struct addr_cache *c, uint32_t cap); /* 0 or -errno; cap >= 1 */
+/* 0 or -errno; cap 0: off (nothing cached, every lookup a miss) */
+int addr_cache_init(struct addr_cache *c, uint32_t cap);
 void addr_cache_fini(struct addr_cache *c);
 /* The entry, moved to the front (counts a hit), or NULL (counts a miss).
  * The pointer is valid until the next insert/invalidate. */
 const struct addr_entry *addr_cache_lookup(struct addr_cache *c, const struct addr_key *k);
+/* addr_cache_lookup without counting, for a transport whose access may
+ * stall after the lookup and come back (verbs: the ring or bounce buffer
+ * full, a resolve in flight): it counts once per access with
+ * addr_cache_count when the access is sent (hit) or asks (miss). */
+const struct addr_entry *addr_cache_find(struct addr_cache *c, const struct addr_key *k);
+void addr_cache_count(struct addr_cache *c, int hit);
 /* Insert or update (an older generation never replaces a newer one);
  * evicts the least recently used entry when full. */
 void addr_cache_insert(struct addr_cache *c, const struct addr_entry *in);
@@ -62,5 +77,8 @@ int addr_cache_invalidate(struct addr_cache *c, const struct addr_key *k, uint32
 /* Drop every entry of a job (job ended) or of a node (peer lost). */
 uint32_t addr_cache_invalidate_job(struct addr_cache *c, uint64_t job);
 uint32_t addr_cache_invalidate_node(struct addr_cache *c, int32_t node);
+/* A miss's resolve answered after ns nanoseconds (the transport measures
+ * it: question sent to answer received). */
+void addr_cache_resolved(struct addr_cache *c, uint64_t ns);
 
 #endif

@@ -50,7 +50,11 @@
 	  "a peer connection that has not completed the keyed handshake by then is dropped")       \
 	X(max_pending_peers, UINT, "256", 1, 65536,                                                \
 	  "incoming peer connections still in their handshake at most; beyond, the oldest goes")   \
-	X(addr_cache_entries, UINT, "1024", 1, 1048576, "remote-address cache entries (LRU)")      \
+	X(addr_cache_entries, UINT, "1024", 0, 1048576,                                            \
+	  "remote-address cache entries (LRU; seed 001): a hit sends a put/get to another node "  \
+	  "by address (tcp: direct, verbs: RDMA), a miss has the target resolve it (tcp: sent by "  \
+	  "name; verbs: a resolve round trip first). 0: off, every access resolved; fewer "      \
+	  "entries than (PE, segment) pairs a node reaches: LRU evictions")                      \
 	X(credit_window, UINT, "256", 1, 65536,                                                    \
 	  "requests in flight per peer (tcp: per connection) at most")                             \
 	X(tcp_buffer_bytes, SIZE, "8m", 65536, 1ull << 32,                                         \

@@ -64,6 +64,8 @@ void stats_client_pull(struct client *c)
 	X(addr_cache_inserts, COUNTER, "remote-address cache inserts")                             \
 	X(addr_cache_evictions, COUNTER, "remote-address cache entries evicted (LRU)")             \
 	X(addr_cache_invalidations, COUNTER, "remote-address cache entries invalidated")           \
+	X(addr_cache_resolves, COUNTER, "remote-address cache misses whose access first waited for the target daemon's answer (verbs: W_VRESOLVE round trip; tcp sends a miss by name, 0)") \
+	X(addr_cache_resolve_ns, COUNTER, "nanoseconds those waits took, summed (question sent to answer received; concurrent ones each counted)") \
 	X(pinned_available, GAUGE, "pinned-bytes budget left (pinned_limit - pinned_bytes)")                              \
 	X(node_id, GAUGE, "this daemon's index in the node list")                                  \
 	X(nodes, GAUGE, "nodes in the cluster (1: this node only)")
@@ -287,6 +289,8 @@ static int build_header(struct daemon *d, struct stats_stream *ss)
 	ex.addr_cache_inserts = __atomic_load_n(&acs->inserts, __ATOMIC_RELAXED);
 	ex.addr_cache_evictions = __atomic_load_n(&acs->evictions, __ATOMIC_RELAXED);
 	ex.addr_cache_invalidations = __atomic_load_n(&acs->invalidations, __ATOMIC_RELAXED);
+	ex.addr_cache_resolves = __atomic_load_n(&acs->resolves, __ATOMIC_RELAXED);
+	ex.addr_cache_resolve_ns = __atomic_load_n(&acs->resolve_ns, __ATOMIC_RELAXED);
 	uint64_t pin_used = STAT_READ(&d->vst, pinned_bytes), pin_lim = STAT_READ(&d->vst, pinned_limit);
 	ex.pinned_available = pin_lim > pin_used ? pin_lim - pin_used : 0;
 	ex.node_id = (uint64_t)d->net.self;

@@ -138,6 +138,11 @@
 	X(rdma_cm_retries, COUNTER, "connection attempts retried (REJECTED, unreachable)")                  \
 	X(rdma_disconnects, COUNTER, "connections torn down")                                               \
 	X(rdma_pings, COUNTER, "heartbeat pings sent (SEND; answered by the peer daemon)")                  \
+	X(rdma_msgs_out, COUNTER, "work requests to other daemons, every kind: SENDs (daemon messages, packs, replies, resolves), RDMA WRITEs and READs; heartbeat pings and pongs not (tcp_msgs_out's counterpart)") \
+	X(rdma_bytes_out, COUNTER, "bytes those carry out: a SEND's frame (header, extension, payload), a WRITE's data") \
+	X(rdma_msgs_in, COUNTER, "SENDs received from other daemons, every kind; heartbeat pings and pongs not (the peers' WRITEs and READs are one-sided: this CPU never sees them)") \
+	X(rdma_bytes_in, COUNTER, "bytes those carried in, plus the data this daemon's READs fetch (counted when posted)") \
+	X(rdma_conns, GAUGE, "rdma connections (queue pairs) to and from other daemons now, being made included (one outgoing per peer this node sent to, and the peers' incoming ones)") \
 	X(pinned_bytes, GAUGE, "bytes registered (pinned) for client segments now")                      \
 	X(pinned_limit, GAUGE, "pinned-bytes budget (memlock_bytes or RLIMIT_MEMLOCK)")                  \
 	X(pinned_refused, COUNTER, "attaches refused by the pinned-bytes budget")                          \

@@ -22,8 +22,10 @@
 #     (amo_packed, amo_served_packed);
 #  2. both daemons really used verbs: transport_verbs == 1, RDMA WRITEs,
 #     READs, SENDs, receives and resolves counted, no tcp request, the peer
-#     "up" with connects >= 1; the one-entry address cache missed, hit and
-#     evicted; within 5 s of a job's end some daemon dropped a cached entry
+#     "up" with connects >= 1; the wire counts: 2 connections held
+#     (rdma_conns), every SEND counted at both ends (rdma_msgs_out less
+#     WRITEs and READs == the peer's rdma_msgs_in), bytes both ways; the
+#     one-entry address cache missed, hit and evicted; within 5 s of a job's end some daemon dropped a cached entry
 #     of a PE that left (addr_cache_invalidations);
 #  3. memlock: a client asking a 512 MiB heap is refused with -ENOMEM by a
 #     daemon with a 400 MiB budget, and hoist_error_detail() names the limit
@@ -118,6 +120,28 @@ import json, sys
 d = json.load(sys.stdin)["daemon"]
 print("[verbs_scenario] node '$i':", " ".join("%s=%s" % (k, d[k]) for k in sorted(d) if k.startswith(("rdma_", "pinned_"))))' >&2
 done
+# the wire counts (tcp_msgs_*/tcp_bytes_*/tcp_conns' counterparts): each
+# daemon holds its outgoing connection and its peer's incoming one, and
+# every SEND one daemon posted (rdma_msgs_out less its WRITEs and READs,
+# which the peer's CPU never sees) the other received (rdma_msgs_in)
+for i in 0 1; do
+	stats "${dirs[$i]}" | python3 "$S" check "d['rdma_conns'] == 2" \
+		"d['rdma_msgs_out'] > d['rdma_writes'] + d['rdma_reads']" "d['rdma_msgs_in'] > 0" \
+		"d['rdma_bytes_out'] > 0" "d['rdma_bytes_in'] > 0" ||
+		FAIL "wire counters of node $i after the jobs (above)"
+done
+stats "${dirs[0]}" >"$CLUSTER_BASE/wire0.json" && stats "${dirs[1]}" >"$CLUSTER_BASE/wire1.json" &&
+	python3 - "$CLUSTER_BASE/wire0.json" "$CLUSTER_BASE/wire1.json" <<'PY' || FAIL "SENDs counted at one end only (above)"
+import json, sys
+d = [json.load(open(f))["daemon"] for f in sys.argv[1:]]
+bad = 0
+for i in (0, 1):
+    sent = d[i]["rdma_msgs_out"] - d[i]["rdma_writes"] - d[i]["rdma_reads"]
+    got = d[1 - i]["rdma_msgs_in"]
+    print("[verbs_scenario] node %d sent %d SENDs, node %d received %d" % (i, sent, 1 - i, got), file=sys.stderr)
+    bad |= sent != got
+sys.exit(bad)
+PY
 stats "${dirs[0]}" | python3 "$S" check "d['rdma_wrs'] > d['rdma_doorbells']" \
 	"d['rdma_signaled'] < d['rdma_wrs']" || FAIL "node 0 never posted several work requests with one doorbell"
 grep -q "transport: verbs" "${dirs[0]}/hoistd.log" || FAIL "daemon 0 did not log 'transport: verbs'"

@@ -43,10 +43,48 @@ START_TEST(test_hit_miss)
 	ck_assert_uint_eq(got->base, e.base);
 	ck_assert_uint_eq(c.st.hits, 1);
 	ck_assert_uint_eq(c.st.misses, 1);
+	/* find: the same entry, counted only when the transport says so */
+	ck_assert_ptr_eq(addr_cache_find(&c, &k), got);
+	ck_assert_uint_eq(c.st.hits + c.st.misses, 2);
+	addr_cache_count(&c, 1);
+	addr_cache_count(&c, 0);
+	ck_assert_uint_eq(c.st.hits, 2);
+	ck_assert_uint_eq(c.st.misses, 2);
 	struct addr_key other = key(2, 3); /* same PE, other job */
 	ck_assert_ptr_null(addr_cache_lookup(&c, &other));
 	addr_cache_fini(&c);
-	ck_assert_int_eq(addr_cache_init(&c, 0), -EINVAL);
+	ck_assert_int_eq(addr_cache_init(&c, (1u << 24) + 1), -EINVAL);
+}
+END_TEST
+
+/* Capacity 0 is the cache switched off (addr_cache_entries = 0): every
+ * lookup misses, an insert keeps nothing, invalidations find nothing, and
+ * resolve times still add up. */
+START_TEST(test_off)
+{
+	struct addr_cache c;
+	ck_assert_int_eq(addr_cache_init(&c, 0), 0);
+	struct addr_entry e = ent(1, 3, 2, 1);
+	struct addr_key k = key(1, 3);
+	for (int i = 0; i < 5; i++) {
+		addr_cache_insert(&c, &e);
+		ck_assert_ptr_null(addr_cache_lookup(&c, &k));
+	}
+	ck_assert_uint_eq(c.st.misses, 5);
+	ck_assert_uint_eq(c.st.hits, 0);
+	ck_assert_uint_eq(c.st.inserts, 0);
+	ck_assert_uint_eq(c.st.evictions, 0);
+	ck_assert_uint_eq(c.count, 0);
+	ck_assert_int_eq(addr_cache_invalidate(&c, &k, UINT32_MAX), 0);
+	ck_assert_uint_eq(addr_cache_invalidate_job(&c, 1), 0);
+	ck_assert_uint_eq(addr_cache_invalidate_node(&c, 2), 0);
+	ck_assert_uint_eq(c.st.invalidations, 0);
+	addr_cache_resolved(&c, 1500);
+	addr_cache_resolved(&c, 500);
+	ck_assert_uint_eq(c.st.resolves, 2);
+	ck_assert_uint_eq(c.st.resolve_ns, 2000);
+	addr_cache_fini(&c);
+	addr_cache_fini(&c); /* twice is harmless */
 }
 END_TEST
 
@@ -193,6 +231,7 @@ int main(void)
 	Suite *s = suite_create("addr_cache");
 	TCase *tc = tcase_create("core");
 	tcase_add_test(tc, test_hit_miss);
+	tcase_add_test(tc, test_off);
 	tcase_add_test(tc, test_lru_eviction);
 	tcase_add_test(tc, test_generations);
 	tcase_add_test(tc, test_invalidate_job_and_node);

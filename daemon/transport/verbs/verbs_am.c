@@ -47,6 +47,12 @@ int vsend_frame(struct daemon *d, struct vconn *cn, const void *msg, uint32_t le
 	o->wr.opcode = IBV_WR_SEND;
 	cn->tail++;
 	STAT_INC(&d->vst, rdma_sends);
+	struct wire_hdr h;
+	memcpy(&h, msg, sizeof(h)); /* every frame starts with one (am_frame_pk) */
+	if (h.type != W_PING && h.type != W_PONG) { /* they come with time, not with work */
+		STAT_INC(&d->vst, rdma_msgs_out);
+		STAT_ADD(&d->vst, rdma_bytes_out, len);
+	}
 	return 0;
 }
 
@@ -255,6 +261,8 @@ static void resolve_reply(struct daemon *d, int32_t from, uint64_t tag, const st
 	for (struct vres *x = VS(d)->res; x; x = x->next) {
 		if (x->tag != tag || x->node != from || x->state != RES_WAIT)
 			continue;
+		/* what the miss cost: the round trip its access waited for */
+		addr_cache_resolved(&d->net.cache, now_ns() - x->sent_ns);
 		if (r->r.status == 0 && r->r.entry.valid && r->r.entry.node == from) {
 			x->entry = (struct addr_entry){.key = x->key, .node = from,
 						       .base = r->r.entry.base, .len = r->r.entry.len,
@@ -283,6 +291,10 @@ void vam_recv(struct daemon *d, int32_t from, const char *buf, uint32_t len)
 	const char *ext = buf + sizeof(h), *payload = ext + h.hlen;
 	struct peer *p = &d->net.peers[from];
 	STAT_INC(&d->vst, rdma_recvs);
+	if (h.type != W_PING && h.type != W_PONG) {
+		STAT_INC(&d->vst, rdma_msgs_in);
+		STAT_ADD(&d->vst, rdma_bytes_in, len);
+	}
 	/* only the daemon's own messages prove it alive: the kernel (rxe) or
 	 * the NIC answers RDMA for a stopped process */
 	p->link.last_heard_ns = now_ns();
@@ -343,7 +355,9 @@ static struct vres *res_find(struct verbs *v, const struct addr_key *k, struct v
 }
 
 /* Address-cache miss: the answer (XP_DONE, *out), the question on its way
- * (XP_STALL), or XP_ERROR (*err). */
+ * (XP_STALL), or XP_ERROR (*err). A question sent counts the access's miss
+ * (addr_cache_misses == rdma_resolves); its retries, and other accesses to
+ * the key while the question is out, wait for the same answer. */
 enum xp_result vresolve_miss(struct daemon *d, const struct addr_key *k, int32_t node,
 			     struct addr_entry *out, int *err)
 {
@@ -381,6 +395,7 @@ enum xp_result vresolve_miss(struct daemon *d, const struct addr_key *k, int32_t
 	r->next = v->res;
 	v->res = r;
 	STAT_INC(&d->vst, rdma_resolves);
+	addr_cache_count(&d->net.cache, 0); /* the access's miss (verbs_rma) */
 	return XP_STALL;
 }
 

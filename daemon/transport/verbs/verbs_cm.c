@@ -143,7 +143,7 @@ static void on_connect_request(struct daemon *d, struct rdma_cm_id *id, const vo
 	if (rc) {
 		hlog_warn("cannot create a queue pair for node %d: %s", req.node, strerror(-rc));
 		cn->id = NULL;
-		v->slots[cn->slot] = NULL;
+		vconn_unslot(d, cn);
 		free(cn);
 		why = "cannot create a queue pair";
 		goto refuse;

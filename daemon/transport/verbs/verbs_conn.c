@@ -61,7 +61,17 @@ struct vconn *vconn_new(struct daemon *d, int32_t node, int outgoing)
 		}
 	}
 	v->slots[s] = cn;
+	STAT_INC(&d->vst, rdma_conns);
 	return cn;
+}
+
+void vconn_unslot(struct daemon *d, struct vconn *cn)
+{
+	struct verbs *v = VS(d);
+	if (v->slots[cn->slot] != cn)
+		return;
+	v->slots[cn->slot] = NULL;
+	STAT_ADD(&d->vst, rdma_conns, (uint64_t)-1);
 }
 
 static uint64_t wr_id_of(const struct vconn *cn, uint64_t seq)
@@ -79,7 +89,7 @@ int vconnect_start(struct daemon *d, int32_t node)
 		return -ENOMEM;
 	if (rdma_create_id(v->ch, &cn->id, cn, RDMA_PS_TCP)) {
 		int rc = -errno;
-		v->slots[cn->slot] = NULL;
+		vconn_unslot(d, cn);
 		free(cn->ring);
 		free(cn->bounce);
 		free(cn);
@@ -158,7 +168,7 @@ void vconn_close(struct daemon *d, struct vconn *cn, int res)
 		vp->out = NULL;
 	if (vp && vp->in == cn)
 		vp->in = NULL;
-	v->slots[cn->slot] = NULL;
+	vconn_unslot(d, cn);
 	if (cn->state == VC_UP)
 		STAT_INC(&d->vst, rdma_disconnects);
 	if (cn->id) {

@@ -154,6 +154,7 @@ struct verbs {
 /* verbs_conn.c */
 void vpinned_add(struct daemon *d, int64_t delta);
 struct vconn *vconn_new(struct daemon *d, int32_t node, int outgoing);
+void vconn_unslot(struct daemon *d, struct vconn *cn); /* its slot freed (rdma_conns) */
 int vconnect_start(struct daemon *d, int32_t node);
 struct vconn *vconn_ready(struct daemon *d, int32_t node, int *rc);
 void vop_deliver(struct daemon *d, int32_t node, const struct vop *o, int res);

@@ -134,7 +134,10 @@ enum xp_result verbs_rma(struct daemon *d, const struct xp_req *rq, int *err)
 	}
 	struct addr_key key = {.job = rq->job, .pe = rq->pe, .seg = rq->seg};
 	struct addr_entry miss;
-	const struct addr_entry *e = addr_cache_lookup(&n->cache, &key);
+	/* counted once per access (this one may stall below and come back):
+	 * a hit when it is posted, a miss when its resolve is sent */
+	const struct addr_entry *e = addr_cache_find(&n->cache, &key);
+	int hit = e != NULL;
 	if (!e) {
 		enum xp_result r = vresolve_miss(d, &key, node, &miss, err);
 		if (r != XP_DONE)
@@ -177,6 +180,8 @@ enum xp_result verbs_rma(struct daemon *d, const struct xp_req *rq, int *err)
 			STAT_INC(&d->vst, rdma_bounced);
 		}
 		STAT_INC(&d->vst, rdma_writes);
+		STAT_INC(&d->vst, rdma_msgs_out);
+		STAT_ADD(&d->vst, rdma_bytes_out, rq->len);
 		break;
 	case XP_GET: {
 		struct ibv_mr *mr = local_mr(rq->lmr, rq->laddr, rq->len);
@@ -185,6 +190,8 @@ enum xp_result verbs_rma(struct daemon *d, const struct xp_req *rq, int *err)
 		o->wr.opcode = IBV_WR_RDMA_READ;
 		o->sge = (struct ibv_sge){.addr = (uintptr_t)rq->laddr, .length = len, .lkey = mr->lkey};
 		STAT_INC(&d->vst, rdma_reads);
+		STAT_INC(&d->vst, rdma_msgs_out);
+		STAT_ADD(&d->vst, rdma_bytes_in, rq->len);
 		break;
 	}
 	case XP_AMO:
@@ -194,6 +201,8 @@ enum xp_result verbs_rma(struct daemon *d, const struct xp_req *rq, int *err)
 	o->kind = vk;
 	o->ck = rq->ck;
 	cn->tail++;
+	if (hit)
+		addr_cache_count(&n->cache, 1);
 	STAT_INC(&p->st, ops_out);
 	STAT_ADD(&p->st, bytes_out, rq->len);
 	return XP_STARTED;
