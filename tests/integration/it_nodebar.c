@@ -18,7 +18,7 @@
  *   it_nodebar kill   the last rank waits until every other PE arrived at a
  *     node barrier (it reads the arrival count), then SIGKILLs itself: each
  *     other PE's wait must end with an error, not hang; it prints
- *     "NODEBAR-KILL-OK" (nodebar_kill.sh counts them).
+ *     "NODEBAR-KILL-OK" (node_kill.sh counts them).
  */
 #include <inttypes.h>
 #include <signal.h>

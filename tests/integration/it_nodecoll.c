@@ -26,7 +26,7 @@
  *   it_nodecoll kill   the last rank waits until every other PE arrived at
  *     a node collective (their arrived words), then SIGKILLs itself: each
  *     other PE's allreduce must end with an error, not hang; it prints
- *     "NODECOLL-KILL-OK" (nodecoll_kill.sh counts them).
+ *     "NODECOLL-KILL-OK" (node_kill.sh counts them).
  */
 #include <inttypes.h>
 #include <signal.h>

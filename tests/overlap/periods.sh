@@ -15,21 +15,7 @@ fail=0
 FAIL() { echo "[periods.sh] FAIL: $*" >&2; fail=1; }
 ITERS=14 BLOCKS=12 NP=4
 keys="pf_issued pf_hits pf_waits pf_fast_hits pf_misses pf_wasted pf_periodic pf_backoffs pf_dry"
-snap() { # $1: prefix; every key summed over both daemons
-	local out
-	out=$(for d in "$HOIST_DIR_0" "$HOIST_DIR_1"; do "$HOIST_HOISTCTL" --runtime-dir "$d" stats --json; done |
-		python3 -c "
-import json, sys
-dec, s, tot = json.JSONDecoder(), sys.stdin.read(), {}
-i = 0
-while i < len(s):
-    while i < len(s) and s[i].isspace(): i += 1
-    if i >= len(s): break
-    o, i = dec.raw_decode(s, i)
-    for k in '$keys'.split(): tot[k] = tot.get(k, 0) + o['daemon'][k]
-print(' '.join('$1_%s=%d' % kv for kv in tot.items()))") || return 1
-	eval "$out"
-}
+. "$(dirname "$0")/snap.sh"
 run() { HOIST_AUTO=1 "$HOIST_HOISTRUN" -n $NP --runtime-dirs "$HOIST_DIRS" --timeout 100 "$prog" $ITERS $BLOCKS 4096 "$1" >/dev/null; }
 served() { echo $((${2}_pf_hits - ${1}_pf_hits + ${2}_pf_waits - ${1}_pf_waits + ${2}_pf_fast_hits - ${1}_pf_fast_hits)); }
 

@@ -17,21 +17,7 @@ fail=0
 FAIL() { echo "[tail.sh] FAIL: $*" >&2; fail=1; }
 ITERS=4 G=4096 BYTES=256 NP=4
 keys="pf_hits pf_waits pf_fast_hits pf_demand pf_late pf_misses pf_miss_cold pf_miss_new pf_miss_full pf_miss_invalid pf_skip_room pf_issued pf_wasted"
-snap() { # $1: prefix; every key summed over both daemons
-	local out
-	out=$(for d in "$HOIST_DIR_0" "$HOIST_DIR_1"; do "$HOIST_HOISTCTL" --runtime-dir "$d" stats --json; done |
-		python3 -c "
-import json, sys
-dec, s, tot = json.JSONDecoder(), sys.stdin.read(), {}
-i = 0
-while i < len(s):
-    while i < len(s) and s[i].isspace(): i += 1
-    if i >= len(s): break
-    o, i = dec.raw_decode(s, i)
-    for k in '$keys'.split(): tot[k] = tot.get(k, 0) + o['daemon'][k]
-print(' '.join('$1_%s=%d' % kv for kv in tot.items()))") || return 1
-	eval "$out"
-}
+. "$(dirname "$0")/snap.sh"
 snap a || { echo "[tail.sh] FAIL: no stats (a counter missing?)" >&2; exit 1; }
 HOIST_AUTO=1 "$HOIST_HOISTRUN" -n $NP --runtime-dirs "$HOIST_DIRS" --timeout 300 "$prog" $ITERS $G $BYTES 0 >/dev/null ||
 	FAIL "the run failed (or read wrong data)"
