@@ -151,7 +151,7 @@ int hoist__env_read(struct hoist_env *e, char *err, size_t errlen)
 		return env_bad("HOIST_WAIT_POLL_MS", "a whole number of milliseconds from 1", err, errlen);
 	if (hw)
 		e->wait_poll_ms = (uint32_t)wp;
-	e->yield_long_us = 20;
+	e->yield_long_us = 200;
 	int yl;
 	int hy = env_int("HOIST_YIELD_LONG_US", &yl, err, errlen);
 	if (hy < 0)

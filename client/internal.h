@@ -218,7 +218,7 @@ struct hoist_env {
 	int direct;        /* HOIST_DIRECT, default 1 */
 	int reply_timeout_ms; /* HOIST_ATTACH_TIMEOUT_MS, default 10000 */
 	uint32_t wait_poll_ms; /* HOIST_WAIT_POLL_MS, default 50 */
-	uint32_t yield_long_us; /* HOIST_YIELD_LONG_US, default 20; 0: off */
+	uint32_t yield_long_us; /* HOIST_YIELD_LONG_US, default 200; 0: off */
 	const char *job_from; /* where the job key came from, in words */
 };
 /* 0, or -EINVAL with err saying which variable holds what. */

@@ -18,7 +18,7 @@
 	X(log_level, LEVEL, "info", 0, 3, "log verbosity: error | warn | info | debug")            \
 	X(spin_us, UINT, "50", 0, 1000000,                                                         \
 	  "microseconds the progress thread spins after its last work before it sleeps")          \
-	X(yield_long_us, UINT, "20", 0, 1000000,                                                   \
+	X(yield_long_us, UINT, "200", 0, 1000000,                                                  \
 	  "a yield of the idle progress thread that takes this long ends its spin: it sleeps (0: never)") \
 	X(sq_entries, UINT, "1024", 8, 65536, "submission ring entries per client (power of two)") \
 	X(cq_entries, UINT, "2048", 8, 131072, "completion ring entries per client (power of two)") \

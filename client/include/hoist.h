@@ -38,7 +38,7 @@
  *                       HOIST_INIT_SYMMETRIC_DATA); 0 (default): it is not
  *   HOIST_SPIN_US       how long a waiting call spins before it sleeps
  *   HOIST_YIELD_LONG_US a wait's yield back only after this long (default
- *                       20 us; 0: never) means a thread that keeps the CPU
+ *                       200 us; 0: never) means a thread that keeps the CPU
  *                       shares it: the wait (and the next 64) sleep at once
  *   HOIST_AUTO          1 (default): puts complete lazily, gets of repeated
  *                       phases are prefetched; 0: every put completes
