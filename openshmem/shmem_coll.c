@@ -60,11 +60,19 @@ int shm__team_init(void)
 	return 0;
 }
 
+/* the active-set broadcast's scratch over SHMEM_TEAM_WORLD (bcast_aset) */
+static char *bcast_tmp;
+static size_t bcast_cap;
+
 void shm__team_fini(void)
 {
 	for (int c = nchunks - 1; c >= 0; c--) /* hoist_free is collective: same order */
 		hoist_free(chunks[c]);
 	nchunks = 0;
+	if (bcast_tmp)
+		hoist_free(bcast_tmp);
+	bcast_tmp = NULL;
+	bcast_cap = 0;
 }
 
 int shm__team_nslots(void) { return nchunks * SHM_TSLOTS_CHUNK; }
@@ -603,14 +611,27 @@ static void bcast_aset(void *dest, const void *source, size_t nbytes, int PE_roo
 	}
 	if (nbytes == 0)
 		return;
-	char *tmp = hoist_malloc(nbytes);
-	if (!tmp) {
-		shm__err(-ENOMEM);
-		return;
+	/* the broadcast lands in a symmetric scratch that every PE keeps (it
+	 * grows, collectively, when a call needs more: every PE passes the
+	 * same nelems); a hoist_malloc/hoist_free per call were two barriers
+	 * per broadcast. Each PE's scratch is written only within its own
+	 * call (the node path copies into it, the daemon only once this PE
+	 * posted the collective), so it is free again when the call returns */
+	if (nbytes > bcast_cap) {
+		size_t want = bcast_cap ? bcast_cap : 64;
+		while (want < nbytes)
+			want *= 2;
+		if (bcast_tmp)
+			hoist_free(bcast_tmp);
+		bcast_cap = 0;
+		if (!(bcast_tmp = hoist_malloc(want))) {
+			shm__err(-ENOMEM);
+			return;
+		}
+		bcast_cap = want;
 	}
-	if (!shm__err(hoist_broadcast(tmp, source, nbytes, PE_root)) && shm__me != PE_root)
-		memcpy(dest, tmp, nbytes);
-	hoist_free(tmp);
+	if (!shm__err(hoist_broadcast(bcast_tmp, source, nbytes, PE_root)) && shm__me != PE_root)
+		memcpy(dest, bcast_tmp, nbytes);
 }
 
 #define DEF_ASET(S, a)                                                                             \

@@ -124,7 +124,8 @@ SHM_HIDDEN void shm__backoff(unsigned *polls);
 #define SHM_TSLOTS_CHUNK 32
 #define SHM_TCHUNKS_MAX 16 /* 512 slots */
 /* allocates the first chunk of the team scratch (collective over all PEs,
- * in shmem_init); shm__team_fini frees every chunk (in shmem_finalize) */
+ * in shmem_init); shm__team_fini frees every chunk and the active-set
+ * broadcast's scratch (in shmem_finalize) */
 SHM_HIDDEN int shm__team_init(void);
 SHM_HIDDEN void shm__team_fini(void);
 /* slots there are now (every PE has the same) */

@@ -174,6 +174,33 @@ static void t_data_collectives(void)
 	shmem_barrier_all();
 	shmem_broadcast32(co, ci, 2, 0, 0, 0, npes, pSync);
 	CHECK(me == 0 ? co[0] == -1 : (co[0] == 0 && co[1] == 1 && co[2] == -1), "broadcast32");
+	/* back to back, sizes growing and shrinking (the library's scratch
+	 * grows under them), roots changing: every non-root gets the root's
+	 * words, the root's dest stays as it was */
+	{
+		static const size_t words[] = {1, 300, 2, 5000, 64, 5000, 9000, 3};
+		long *bs = shmem_malloc(9000 * sizeof(long)), *bd = shmem_malloc(9000 * sizeof(long));
+		CHECK(bs && bd, "broadcast64 buffers");
+		for (int k = 0; bs && bd && k < (int)(sizeof(words) / sizeof(words[0])); k++) {
+			int rt = k % npes;
+			for (size_t i = 0; i < words[k]; i++)
+				bs[i] = (long)k << 40 | (long)me << 20 | (long)i, bd[i] = -7;
+			shmem_broadcast64(bd, bs, words[k], rt, 0, 0, npes, pSync);
+			size_t bad = words[k];
+			for (size_t i = 0; i < words[k] && bad == words[k]; i++)
+				if (bd[i] != (me == rt ? -7 : ((long)k << 40 | (long)rt << 20 | (long)i)))
+					bad = i;
+			CHECK(bad == words[k], "broadcast64 #%d (%zu words, root %d) wrong at %zu", k, words[k], rt, bad);
+			/* the source (and the rest of the heap) is left alone */
+			for (size_t i = 0; i < words[k] && bad == words[k]; i++)
+				if (bs[i] != ((long)k << 40 | (long)me << 20 | (long)i))
+					bad = i;
+			CHECK(bad == words[k], "broadcast64 #%d (%zu words) changed source word %zu", k, words[k], bad);
+			shmem_barrier_all(); /* bs and bd are rewritten next */
+		}
+		shmem_free(bd);
+		shmem_free(bs);
+	}
 	shmem_sync_all();
 	CHECK(shmem_team_sync(SHMEM_TEAM_WORLD) == 0, "team_sync WORLD");
 	shmem_barrier_all();
