@@ -6,7 +6,8 @@
  * and waits for that one alone; a window that stalled with nothing in
  * flight is retried by the client's next get; a run prepared at a notify
  * whose barrier never completed keeps the phase's history; misses are
- * counted by reason. */
+ * counted by reason; a put refused because its PE is gone drops that PE's
+ * landed prefetches (the client's fast table too). */
 #include <check.h>
 #include <errno.h>
 #include <stdint.h>
