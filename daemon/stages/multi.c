@@ -214,6 +214,8 @@ enum exec_result multi_exec(struct daemon *d, struct client *c, const struct hoi
 		if (!t) {
 			if (j->pe_gone[sqe->pe]) {
 				*res = -ECONNRESET;
+				if (kind == XP_PUT)
+					overlap_put_refused(c, sqe->pe); /* see rma() */
 				return EXEC_DONE;
 			}
 			if (!j->prog_ready)
@@ -221,6 +223,8 @@ enum exec_result multi_exec(struct daemon *d, struct client *c, const struct hoi
 			node = j->node_of[sqe->pe];
 			if (node == d->net.self) {
 				*res = -ECONNRESET;
+				if (kind == XP_PUT)
+					overlap_put_refused(c, sqe->pe);
 				return EXEC_DONE;
 			}
 		}

@@ -180,6 +180,23 @@ void overlap_get_done(struct client *c, int32_t pe, uint64_t gseq)
 		conflict_complete(&o->gconf, pe, gseq);
 }
 
+/* A put or atomic writes [off, off + len) of pe: this phase's predictions
+ * of it are stale, in the daemon and in the client's fast table. */
+static void invalidate(struct client *c, int32_t pe, uint64_t off, uint64_t len)
+{
+	struct overlap *o = c->ov;
+	if (phase_invalidate(&o->ph, pe, off, len)) {
+		STAT_INC(&c->st, pf_invalidated);
+		/* the client must not serve them itself either: it looks only
+		 * once we consumed this put (sq_head), which orders this store */
+		uint32_t n;
+		struct phase_get *g = phase_current(&o->ph, &n);
+		for (uint32_t i = 0; g && i < n && i < o->nslots; i++)
+			if (g[i].flags & PHASE_F_INVALID)
+				hoist_store_relaxed(&o->table[i].state, HOIST_PF_EMPTY);
+	}
+}
+
 int overlap_put_begin(struct client *c, const struct hoist_sqe *sqe, uint64_t *seq)
 {
 	struct overlap *o = c->ov;
@@ -193,18 +210,15 @@ int overlap_put_begin(struct client *c, const struct hoist_sqe *sqe, uint64_t *s
 	 * an unordered transport, after an unfinished get read the range) */
 	if (check(c, sqe->pe, sqe->remote_off, sqe->len, 1))
 		return 1;
-	if (phase_invalidate(&o->ph, sqe->pe, sqe->remote_off, sqe->len)) {
-		STAT_INC(&c->st, pf_invalidated);
-		/* the client must not serve them itself either: it looks only
-		 * once we consumed this put (sq_head), which orders this store */
-		uint32_t n;
-		struct phase_get *g = phase_current(&o->ph, &n);
-		for (uint32_t i = 0; g && i < n && i < o->nslots; i++)
-			if (g[i].flags & PHASE_F_INVALID)
-				hoist_store_relaxed(&o->table[i].state, HOIST_PF_EMPTY);
-	}
+	invalidate(c, sqe->pe, sqe->remote_off, sqe->len);
 	*seq = o->put_seq + 1;
 	return 0;
+}
+
+void overlap_put_refused(struct client *c, int32_t pe)
+{
+	if (c->ov)
+		invalidate(c, pe, 0, UINT64_MAX);
 }
 
 /* The run goes into the conflict lists as one put. */

@@ -131,6 +131,11 @@ void overlap_destroy(struct client *c);
  * or behind an unfinished overlapping put on an unordered transport). */
 int overlap_put_begin(struct client *c, const struct hoist_sqe *sqe, uint64_t *seq);
 void overlap_put_issued(struct client *c, const struct hoist_sqe *sqe, uint64_t seq);
+/* A put or atomic to pe was refused (-ECONNRESET: the PE or its node is
+ * gone) before overlap_put_begin saw it: a get after it must not be served
+ * from a prefetch that read pe before it (not by the daemon, not from the
+ * client's fast table): every prediction of pe in this phase is dropped. */
+void overlap_put_refused(struct client *c, int32_t pe);
 void overlap_put_done(struct client *c, int32_t pe, uint64_t seq);
 
 /* A remote access to [off, off+len) (write: a put) that is not a plain

@@ -185,6 +185,8 @@ enum exec_result rma(struct daemon *d, struct client *c, const struct hoist_sqe 
 		}
 	} else if (j->pe_gone[sqe->pe]) {
 		*res = -ECONNRESET; /* the target PE is gone */
+		if (kind == XP_PUT || kind == XP_AMO)
+			overlap_put_refused(c, sqe->pe); /* its prefetches are stale */
 		return EXEC_DONE;
 	} else if (!j->prog_ready) {
 		return EXEC_STALL; /* JOB_READY is on its way */
@@ -192,6 +194,8 @@ enum exec_result rma(struct daemon *d, struct client *c, const struct hoist_sqe 
 		int32_t node = j->node_of[sqe->pe];
 		if (node == d->net.self) {
 			*res = -ECONNRESET;
+			if (kind == XP_PUT || kind == XP_AMO)
+				overlap_put_refused(c, sqe->pe);
 			return EXEC_DONE;
 		}
 		req_from_sqe(&rq, c, kind, sqe, node);
