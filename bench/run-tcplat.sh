@@ -11,6 +11,12 @@
 # Each of N reps (default 7) runs, one after the other:
 #   tcp   tcp-raw --test rtt-busy --reps 1: 8 B ping-pong between two
 #         plain processes, both spinning on MSG_DONTWAIT (the reference)
+#   tcp+1 the same with one more busy process running (a shell loop), as
+#         many busy threads as hoist's get has (PE 0 spinning on its CQ and
+#         the two daemons' progress threads) on the same CPUs: with 2 CPUs
+#         this is the floor a third busy thread sets, not a goal
+#   tcpblk tcp-raw --test rtt: the same ping-pong with blocking recv (each
+#         message wakes a sleeping process): the other end of the policy
 #   hoist hoistrun -n 2 --nodes 2 hoist-amo-bench --test get,fadd,putq
 #         (fresh daemons): 8 B hoist_get, 8 B fetch-add, 8 B put + quiet,
 #         PE 0 -> PE 1 on the other daemon, ns per operation
@@ -33,7 +39,7 @@ bases=()
 daemon_flags=()
 orig_args=("$@")
 
-usage() { sed -n '2,24p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,31p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -62,7 +68,8 @@ for f in "$amo" "$tcpraw" "$hoistd" "$hoistrun" "${bases[@]}"; do
 done
 
 out=$(mktemp "${TMPDIR:-/tmp}/hoist-run-tcplat.XXXXXX")
-trap 'rm -f "$out"' EXIT
+hog=
+trap 'rm -f "$out"; [ -z "$hog" ] || kill "$hog" 2>/dev/null' EXIT
 trap 'exit 130' INT TERM
 
 # hoist_job WHO HOISTD: one job's rows, prefixed with WHO
@@ -83,6 +90,15 @@ load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 for ((r = 1; r <= reps; r++)); do
 	"$tcpraw" --test rtt-busy --reps 1 --scale 0.25 --tsv |
 		awk -F'\t' '$2 == "tcp RTT 8 B (busy-poll)" { print "tcp\trtt\t" $4 }' >>"$out"
+	sh -c 'while :; do :; done' &
+	hog=$!
+	"$tcpraw" --test rtt-busy --reps 1 --scale 0.25 --tsv |
+		awk -F'\t' '$2 == "tcp RTT 8 B (busy-poll)" { print "tcp+1\trtt\t" $4 }' >>"$out"
+	kill "$hog"
+	wait "$hog" 2>/dev/null || true
+	hog=
+	"$tcpraw" --test rtt --reps 1 --scale 0.25 --tsv |
+		awk -F'\t' '$2 == "tcp RTT 8 B (blocking)" { print "tcpblk\trtt\t" $4 }' >>"$out"
 	hoist_job hoist "$hoistd"
 	for ((b = 0; b < ${#bases[@]}; b++)); do
 		hoist_job "b$((b + 1))" "${bases[$b]}"
@@ -106,6 +122,8 @@ function sort_n(a, n,    i, j, t) {
 { k = $1 SUBSEP $2; if (!(k in cnt)) order[++nk] = k; v[k, ++cnt[k]] = $3 }
 END {
 	names["tcp" SUBSEP "rtt"] = "raw TCP RTT 8 B (busy-poll)"
+	names["tcp+1" SUBSEP "rtt"] = "same + 1 busy process"
+	names["tcpblk" SUBSEP "rtt"] = "raw TCP RTT 8 B (blocking)"
 	names["get"] = "get 8 B"; names["fadd"] = "fetch-add 8 B"; names["putq"] = "put 8 B + quiet"
 	for (i = 1; i <= nk; i++) {
 		k = order[i]; n = cnt[k]
