@@ -181,6 +181,9 @@ static int post_get(struct hoist_ctx *c, int pe, uint64_t roff, uint64_t len, ui
 	int rc = hoist__sqe_get(c, &sqe);
 	if (rc)
 		return rc;
+	/* the daemon serves this one from (usually) the slot at the cursor:
+	 * the next get of the run is expected one further (fast_get) */
+	c->pf_cursor++;
 	*sqe = (struct hoist_sqe){.opcode = HOIST_OP_GET,
 				  .flags = (uint8_t)((to_heap ? HOIST_SQE_F_LOCAL_HEAP : 0) |
 						     (user_data ? HOIST_SQE_F_CQE : 0) |
@@ -205,14 +208,29 @@ static void get_finish(struct hoist_ctx *c, struct hoist_op *op, int *err)
 /* A get the daemon prefetched: copy it from the shared arena ourselves,
  * no round trip. Valid only while the daemon has consumed everything we
  * posted (an own put that invalidated the slot has then been seen). The
- * k-th get of a phase is usually the k-th prefetch: look near a cursor. */
+ * k-th get of a phase is usually the k-th prefetch (the daemon keeps the
+ * program's order, phase_take): look near a cursor, the slot the next get
+ * is expected at. It moves past a slot served here and by one for every
+ * get posted to the daemon (post_get), which served that get from a slot
+ * the client never saw; looked at are the cursor, the FAST_AHEAD - 1 after
+ * it and the FAST_BEHIND before it (a posted get that was a miss left the
+ * cursor one too far). A cursor that moved only with gets served here lost
+ * its way for the rest of the run once 16 gets in a row had gone to the
+ * daemon (the client ahead of the prefetches): every later get then took
+ * the round trip although its prefetch had landed. */
+#define FAST_AHEAD 16u
+#define FAST_BEHIND 8u
 static int fast_get(struct hoist_ctx *c, void *dst, int pe, uint64_t roff, size_t n)
 {
 	/* pairs with the daemon's hoist_store_release(&ctrl->sq_head) */
 	if (!c->pf_table || hoist_load_acquire(&c->ring.ctrl->sq_head) != c->ring.sq_tail)
 		return 0;
-	for (uint32_t k = 0; k < 16 && k < c->pf_slots; k++) {
-		uint32_t i = (c->pf_cursor + k) % c->pf_slots;
+	uint32_t look = c->pf_slots < FAST_AHEAD + FAST_BEHIND ? c->pf_slots : FAST_AHEAD + FAST_BEHIND;
+	for (uint32_t k = 0; k < look; k++) {
+		/* ahead first, then behind (k - FAST_AHEAD + 1 back) */
+		uint32_t step = k < FAST_AHEAD ? c->pf_cursor + k
+					       : c->pf_cursor + c->pf_slots - (k - FAST_AHEAD + 1);
+		uint32_t i = step % c->pf_slots;
 		struct hoist_pf_slot *s = &c->pf_table[i];
 		/* pairs with the daemon's release when it published the slot */
 		if (hoist_load_acquire(&s->state) != HOIST_PF_READY || s->gen != c->pf_gen ||

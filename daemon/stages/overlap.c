@@ -547,7 +547,8 @@ void overlap_notify(struct daemon *d, struct client *c, uint64_t next_phase)
 				continue;
 			o->table[i].state = HOIST_PF_EMPTY;
 			o->slots[i].state = PF_TAKEN;
-			phase_get(&o->ph, g[i].pe, g[i].off, g[i].len);
+			/* at its place among the run's gets, not after them */
+			phase_take(&o->ph, i);
 			STAT_INC(&c->st, pf_fast_hits);
 		}
 		g = phase_current(&o->ph, &n);

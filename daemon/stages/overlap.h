@@ -37,8 +37,12 @@
  *   yet (the client got ahead of the window) issues it at once and waits
  *   for it (pf_demand); a miss is issued normally and recorded, counted by
  *   reason (pf_miss_cold/new/invalid/full). An own put overlapping a
- *   prediction invalidates it. At the notify that ends the phase, unused
- *   predictions are dropped.
+ *   prediction invalidates it. At the notify that ends the phase, the
+ *   gets the client served itself from the shared table (HOIST_PF_TAKEN)
+ *   are handed to the phase table at their place among the run's gets
+ *   (phase_take: the next run keeps the program's order, which the
+ *   client's lookup near its cursor relies on), and unused predictions
+ *   are dropped.
  *   Gets whose lead time (get time minus phase start, measured when
  *   recorded) cannot pay for the extra copy are not prefetched; nor are
  *   gets from PEs of this node (one copy is already all they cost).

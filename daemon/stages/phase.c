@@ -210,6 +210,7 @@ struct phase_get *phase_begin(struct phase_table *t, uint64_t id, uint32_t *n)
 	t->cur = i;
 	t->npred = np;
 	t->nused = 0;
+	t->nlate = 0;
 	t->box_lo = UINT64_MAX;
 	t->box_hi = 0;
 	/* chains in index order (FIFO among duplicates): insert from the back */
@@ -278,6 +279,25 @@ int phase_get(struct phase_table *t, int32_t pe, uint64_t off, uint64_t len)
 	return -1;
 }
 
+int phase_take(struct phase_table *t, uint32_t i)
+{
+	if (t->cur == PH_NIL)
+		return phase_get(t, 0, 0, 0); /* counts the idle miss */
+	struct phase_get *g = slab(t, t->cur);
+	if (i >= t->npred || (g[i].flags & (PHASE_F_USED | PHASE_F_INVALID)))
+		return i < t->s[t->cur].n ? phase_get(t, g[i].pe, g[i].off, g[i].len) : -1;
+	/* out of its hash chain (not necessarily its head: duplicates) */
+	uint32_t *p = &t->gbuckets[get_hash(g[i].pe, g[i].off, g[i].len) & (t->gnbuckets - 1)];
+	while (*p != PH_NIL && *p != i)
+		p = &t->gnext[*p];
+	if (*p == i)
+		*p = t->gnext[i];
+	g[i].flags |= PHASE_F_USED | PHASE_F_LATE;
+	t->nlate++;
+	PH_INC(t->st.hits);
+	return (int)i;
+}
+
 uint32_t phase_invalidate(struct phase_table *t, int32_t pe, uint64_t off, uint64_t len)
 {
 	if (t->cur == PH_NIL || len == 0)
@@ -315,6 +335,7 @@ uint32_t phase_abandon(struct phase_table *t)
 	struct phase_get *g = slab(t, t->cur);
 	t->s[t->cur].n = t->npred; /* nothing was appended: no get ran */
 	t->nused = 0;
+	t->nlate = 0;
 	for (uint32_t i = 0; i < t->npred; i++) {
 		g[i].flags |= PHASE_F_USED;
 		t->order[t->nused++] = i;
@@ -332,11 +353,24 @@ static uint32_t end_run(struct phase_table *t, int judge)
 	struct phase_get *g = slab(t, t->cur);
 	for (uint32_t i = 0; i < t->npred; i++) /* empty the hash */
 		t->gbuckets[get_hash(g[i].pe, g[i].off, g[i].len) & (t->gnbuckets - 1)] = PH_NIL;
-	uint32_t wasted = s->n - t->nused; /* appended entries are all used */
+	uint32_t wasted = s->n - t->nused - t->nlate; /* appended entries are all used */
+	/* the gets seen when they happened, in that order; each late one
+	 * (phase_take) goes before the first of them predicted after it */
+	uint32_t nout = 0, late = 0;
+	for (uint32_t k = 0; k < t->nused; k++) {
+		uint32_t idx = t->order[k];
+		for (; t->nlate && idx < t->npred && late < idx; late++)
+			if (g[late].flags & PHASE_F_LATE)
+				t->scratch[nout++] = g[late];
+		t->scratch[nout++] = g[idx];
+	}
+	for (; t->nlate && late < t->npred; late++)
+		if (g[late].flags & PHASE_F_LATE)
+			t->scratch[nout++] = g[late];
+	t->nused = nout;
 	uint64_t sig = 0;
 	for (uint32_t k = 0; k < t->nused; k++) {
-		const struct phase_get *e = &g[t->order[k]];
-		t->scratch[k] = *e;
+		const struct phase_get *e = &t->scratch[k];
 		/* order-independent: a sum of per-get hashes */
 		sig += (uint64_t)get_hash(e->pe, e->off, e->len) * 0xff51afd7ed558ccdull + e->off +
 		       ((uint64_t)e->len << 32) + ((uint64_t)(uint32_t)e->pe << 48);
@@ -364,7 +398,7 @@ static uint32_t end_run(struct phase_table *t, int judge)
 		}
 	}
 	t->cur = PH_NIL;
-	t->npred = t->nused = 0;
+	t->npred = t->nused = t->nlate = 0;
 	t->dry = t->matched = 0;
 	t->period = 0;
 	PH_ADD(t->st.wasted, wasted);

@@ -6,9 +6,10 @@
  * A phase is the code between two synchronisation events; the client names
  * the event that starts it by a 64-bit id (its call site). The first run of
  * a phase records its gets; later runs return a predicted get list from
- * phase_begin, match each actual get against it (phase_get), and at
- * phase_end drop the entries that were never used (mispredictions) and store
- * the run's gets in the order they happened.
+ * phase_begin, match each actual get against it (phase_get, or phase_take
+ * for a get learnt of later), and at phase_end drop the entries that were
+ * never used (mispredictions) and store the run's gets in the order they
+ * happened (a phase_take'n one at its predicted place among them).
  *
  * Periods: each phase keeps the get lists of its last period_max runs and a
  * signature (the get set's count and order-independent hash) of its last
@@ -47,6 +48,7 @@
 #define PHASE_F_USED 1u    /* matched (or recorded) by a get in this run */
 #define PHASE_F_INVALID 2u /* an own put overlapped it before its get */
 #define PHASE_F_NEW 4u     /* appended in this run (a miss) */
+#define PHASE_F_LATE 8u    /* used, but seen after the fact (phase_take) */
 
 /* Why phase_get returned -1 (t->miss): */
 enum phase_miss {
@@ -113,6 +115,7 @@ struct phase_table {
 	uint8_t dry;           /* backed off: predicted, not to be prefetched */
 	uint8_t miss;          /* enum phase_miss of the last phase_get */
 	uint32_t nused;        /* entries in order[] */
+	uint32_t nlate;        /* entries used by phase_take (PHASE_F_LATE), not in order[] */
 	uint32_t *order;       /* [max_gets] entry indices in the order of their gets */
 	uint32_t gnbuckets;    /* (pe, off, len) hash of unused predicted entries */
 	uint32_t *gbuckets;
@@ -147,6 +150,20 @@ struct phase_get *phase_begin(struct phase_table *t, uint64_t id, uint32_t *n);
  * right, the prefetched data is stale; the caller gets it for real). On -1,
  * t->miss says why (enum phase_miss). */
 int phase_get(struct phase_table *t, int32_t pe, uint64_t off, uint64_t len);
+
+/* Predicted entry i was used by a get the table did not see when it
+ * happened (the client served it from its fast table and the caller
+ * learns of it at the notify): mark it used. phase_end stores it by its
+ * predicted position among the run's gets (before the first get seen in
+ * time that was predicted after it), not at the end: when the program
+ * kept its order, the history keeps it too, however its gets were split
+ * between the two ways. (Appended at the end, as a phase_get at the
+ * notify did, the next run's prefetch order was the daemon-seen gets
+ * first and the rest after them, and the client's lookup near its cursor
+ * lost its way: the cliff of the prefetch sweep at G >= 1024.) An entry i
+ * already used, invalid or not predicted falls back to phase_get of its
+ * (pe, off, len). Returns what phase_get would (the entry used, or -1). */
+int phase_take(struct phase_table *t, uint32_t i);
 
 /* An own put to pe of [off, off+len): mark the predicted entries that
  * overlap it and are not used yet invalid. Returns how many were marked.

@@ -648,6 +648,57 @@ START_TEST(test_abandon)
 }
 END_TEST
 
+/* Gets learnt of after the fact (the client served them from its fast
+ * table; the caller tells at the notify, phase_take) keep their place
+ * among the gets seen when they happened: the next run predicts the
+ * program's order, not the seen ones first and the taken ones after them
+ * (which sent the client's lookup astray: the prefetch sweep's cliff). A
+ * new get keeps its place after the get seen before it; a take of an
+ * entry already used falls back to phase_get. */
+START_TEST(test_take_keeps_order)
+{
+	struct phase_table t;
+	ck_assert_int_eq(phase_init(&t, 4, 32), 0);
+	struct g3 gs[10];
+	int miss[10];
+	for (int i = 0; i < 10; i++) {
+		gs[i] = (struct g3){2, (uint64_t)i * 64, 8};
+		miss[i] = -1;
+	}
+	uint32_t n;
+	phase_begin(&t, 3, &n);
+	run_gets(&t, gs, 10, miss);
+	phase_end(&t);
+	/* run 2: the daemon sees gets 0, 4, 5 and a new one x after 5; the
+	 * client serves 1-3 and 6-9 itself, reported at the end */
+	struct phase_get *p = phase_begin(&t, 3, &n);
+	ck_assert_uint_eq(n, 10);
+	CHK_EQ(phase_get(&t, 2, 0, 8), 0);
+	CHK_EQ(phase_get(&t, 2, 4 * 64, 8), 4);
+	CHK_EQ(phase_get(&t, 2, 5 * 64, 8), 5);
+	CHK_EQ(phase_get(&t, 2, 100000, 8), -1); /* x: new */
+	uint64_t hits = t.st.hits;
+	for (uint32_t i = 1; i < 10; i++)
+		if (i != 4 && i != 5)
+			CHK_EQ(phase_take(&t, i), (int)i);
+	ck_assert_uint_eq(t.st.hits, hits + 7);
+	ck_assert_uint_eq(p[1].flags, PHASE_F_USED | PHASE_F_LATE);
+	CHK_EQ(phase_take(&t, 4), -1); /* used already: as phase_get, new */
+	ck_assert_uint_eq(phase_end(&t), 0);
+	p = phase_begin(&t, 3, &n);
+	ck_assert_uint_eq(n, 12);
+	/* 1-3 before 4 (the first seen after them); x after 5; the fallback
+	 * (a get seen at the take, after x) then; 6-9, seen before nothing,
+	 * at the end */
+	const uint64_t want[] = {0, 64, 128, 192, 256, 320, 100000, 256, 384, 448, 512, 576};
+	for (uint32_t i = 0; i < n; i++)
+		ck_assert_uint_eq(p[i].off, want[i]);
+	ck_assert_uint_eq(p[6].len, 8);
+	phase_end(&t);
+	phase_fini(&t);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("phase");
@@ -666,6 +717,7 @@ int main(void)
 	tcase_add_test(tc, test_shifting_window);
 	tcase_add_test(tc, test_miss_reasons);
 	tcase_add_test(tc, test_abandon);
+	tcase_add_test(tc, test_take_keeps_order);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }

@@ -324,6 +324,38 @@ START_TEST(test_refused_put_drops_prefetch)
 }
 END_TEST
 
+/* A run whose gets were split between the daemon (every fifth) and the
+ * client's fast table (the rest, learnt of at the notify): the next run's
+ * prefetches leave in the program's order (run 1's, perm), not the
+ * daemon's gets first and the client's after them: the client's lookup
+ * near its cursor relies on it (the sweep's cliff at G >= 1024). */
+START_TEST(test_fast_hits_keep_order)
+{
+	struct fixture f;
+	setup(&f);
+	record_then_start(&f);
+	land_all(&f);
+	struct overlap *o = f.c.ov;
+	for (uint32_t k = 0; k < G; k++) {
+		if (k % 5 == 0) {
+			ck_assert_int_eq(get(&f, f.perm[k] * 64), 1); /* the daemon serves it */
+			continue;
+		}
+		/* the client serves it itself */
+		ck_assert_uint_eq(hoist_load_acquire(&o->table[k].state), HOIST_PF_READY);
+		hoist_store_relaxed(&o->table[k].state, HOIST_PF_TAKEN);
+	}
+	uint32_t before = xp.n;
+	phase(&f, ID);
+	ck_assert_uint_eq(stat(&f.c.st.pf_fast_hits), G - G / 5);
+	land_all(&f);
+	ck_assert_uint_eq(xp.n - before, G);
+	for (uint32_t k = 0; k < G; k++)
+		ck_assert_uint_eq(xp.off[before + k], f.perm[k] * 64);
+	teardown(&f);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("prefetch");
@@ -335,6 +367,7 @@ int main(void)
 	tcase_add_test(tc, test_unstarted_run_keeps_history);
 	tcase_add_test(tc, test_miss_reasons);
 	tcase_add_test(tc, test_refused_put_drops_prefetch);
+	tcase_add_test(tc, test_fast_hits_keep_order);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }
