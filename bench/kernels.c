@@ -34,10 +34,10 @@
  * "ft_split variant=... us_per_iter=... put_us=... barrier_us=...
  * barrier_top_us=...": rank 0's time per timed iteration inside its put
  * calls, in the barrier after them and in the barrier that starts an
- * iteration (the rest is compute). --private-src (ft only) puts ft's
- * source in private memory: --manual then pays the blocking put's copy
- * into the staging arena (variant manual_copy), which separates the copy
- * from everything else in auto's gap to manual.
+ * iteration (the rest is compute). --private-src (the put kernels, gups
+ * and ft) puts the put source in private memory: --manual then pays the
+ * blocking put's copy into the staging arena (variant manual_copy), which
+ * separates the copy from everything else in auto's gap to manual.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -186,7 +186,8 @@ static uint64_t k_gups(void)
 {
 	size_t tbytes = (size_t)np * GU_SLOTS * GU_BLK;
 	uint64_t *table = smalloc(tbytes);
-	uint64_t *src = smalloc((size_t)GU_UPD * GU_BLK);
+	/* --private-src: as ft's */
+	uint64_t *src = private_src ? xmalloc((size_t)GU_UPD * GU_BLK) : smalloc((size_t)GU_UPD * GU_BLK);
 	uint64_t *expect = xmalloc(tbytes);
 	uint64_t h = 0, hx = 0;
 	unsigned char written[64][GU_SLOTS];
@@ -238,6 +239,8 @@ static uint64_t k_gups(void)
 	CK(hoist_barrier());
 	t_end = now_ns();
 	free(expect);
+	if (private_src)
+		free(src);
 	return h;
 }
 
@@ -654,7 +657,7 @@ static const struct {
 };
 
 /* the variant's name in the output: blocking, auto, manual, and with
- * --private-src (ft) manual_copy / auto_private / blocking_private */
+ * --private-src (gups, ft) manual_copy / auto_private / blocking_private */
 static const char *vname(int autov)
 {
 	if (manual)
@@ -670,7 +673,7 @@ static void usage(FILE *f)
 		   "                     [--work N] [--private-src]\n"
 		   "  run under hoistrun; HOIST_AUTO=0 (blocking) or 1 (auto) selects the variant\n"
 		   "  unless --manual (hand-placed _nbi + quiet; run it with HOIST_AUTO=0)\n"
-		   "  --private-src: ft's put source in private memory, not the symmetric heap\n"
+		   "  --private-src: gups' and ft's put source in private memory, not the symmetric heap\n"
 		   "  (hoist_put_nbi then copies it into the staging arena like a blocking put)\n");
 }
 

@@ -5,7 +5,7 @@
 # the reproducing command and the SVG plots it wrote.
 #
 #   bash bench/run-kernels.sh [--reps N] [--kernels "gups halo bt ft cg halo2 scatter"]
-#                             [--iters N] [--warm N] [--metric median|mean] [--noise] [--ft-copy]
+#                             [--iters N] [--warm N] [--metric median|mean] [--noise] [--copy]
 #                             [--no-fig5] [--fig5-reps N] [--build DIR] [--keep DIR]
 #                             [--plot-dir DIR | --no-plot]
 #
@@ -19,10 +19,10 @@
 #   manual    HOIST_AUTO=0 hoist-kernels --kernel K --manual
 #   blocking2 (--noise) blocking once more: blocking2/blocking is the noise
 #             floor of a ratio between two variants of the same run
-#   manual_copy (--ft-copy, ft only) manual with the put source in private
-#             memory (--private-src): hoist_put_nbi copies it into the
-#             staging arena as auto's blocking put must; auto against it
-#             is ft's gap without the copy
+#   manual_copy (--copy; the put kernels gups and ft) manual with the put
+#             source in private memory (--private-src): hoist_put_nbi
+#             copies it into the staging arena as auto's blocking put
+#             must; auto against it is the gap without the copy
 # --iters N / --warm N: iterations per run and untimed leading ones (default:
 # each kernel's own, 30-60, and 3); a run of a few hundred iterations gives
 # a median that one preempted iteration does not move. --metric: the
@@ -58,7 +58,7 @@ iters=
 warm=
 metric=median
 noise=0
-ftcopy=0
+copy=0
 keep=
 plot_dir="$repo/bench/plots"
 orig_args=("$@")
@@ -76,7 +76,7 @@ while [ $# -gt 0 ]; do
 	--metric) metric=$2; shift 2
 		case $metric in median|mean) ;; *) echo "run-kernels.sh: --metric median|mean" >&2; exit 2 ;; esac ;;
 	--noise) noise=1; shift ;;
-	--ft-copy) ftcopy=1; shift ;;
+	--copy) copy=1; shift ;;
 	--build) build=$(cd "$2" && pwd); shift 2 ;;
 	--keep) keep=$2; shift 2 ;;
 	--plot-dir) plot_dir=$2; shift 2
@@ -165,7 +165,7 @@ variants=(blocking auto manual)
 for ((r = 1; r <= reps; r++)); do
 	for k in $kernels; do
 		vs=("${variants[@]}")
-		[ "$ftcopy" = 1 ] && [ "$k" = ft ] && vs+=(manual_copy)
+		case "$copy $k" in "1 ft" | "1 gups") vs+=(manual_copy) ;; esac
 		n=${#vs[@]}
 		for ((j = 0; j < n; j++)); do # rotated: rep r starts with variant r-1
 			run_one "$k" "${vs[(j + r - 1) % n]}" "$r"
@@ -436,7 +436,7 @@ if plot_dir and plots:
 sys.exit(fail)
 EOF
 echo
-echo "reproduce: bash bench/run-kernels.sh --reps $reps --kernels \"$kernels\"$([ -n "$iters" ] && echo " --iters $iters")$([ -n "$warm" ] && echo " --warm $warm") --metric $metric$([ "$noise" = 1 ] && echo " --noise")$([ "$ftcopy" = 1 ] && echo " --ft-copy")$([ "$fig5" = 1 ] || echo " --no-fig5")"
+echo "reproduce: bash bench/run-kernels.sh --reps $reps --kernels \"$kernels\"$([ -n "$iters" ] && echo " --iters $iters")$([ -n "$warm" ] && echo " --warm $warm") --metric $metric$([ "$noise" = 1 ] && echo " --noise")$([ "$copy" = 1 ] && echo " --copy")$([ "$fig5" = 1 ] || echo " --no-fig5")"
 if [ -n "$plot_dir" ] && [ -f "$out/plots.json" ]; then
 	python3 "$repo/bench/plot.py" "$out/plots.json" || true
 fi
