@@ -325,6 +325,20 @@ if shares:
     print("mean auto share of manual's gain (%s): %s (goal >= 95%%); auto slower than blocking in: %s" % (
         " ".join(r[0] for r in rows if r[0] in SEED), pc(sum(shares) / len(shares)),
         ", ".join(r[0] for r in rows if r[1]["auto"] > r[1]["blocking"]) or "none"))
+# the same from the paired medians: share = (1 - 1/(blk/auto)) / (1 - 1/(blk/man)),
+# steadier than the medians of separate runs (a kernel whose manual is not
+# faster than blocking has no share)
+ps = {}
+for r in rows:
+    a, m = r[11].get(("blocking", "auto")), r[11].get(("blocking", "manual"))
+    if a and m and m[0] > 1:
+        ps[r[0]] = (1 - 1 / a[0]) / (1 - 1 / m[0])
+if ps:
+    seed = [k for k in SEED if k in ps]
+    print("auto share from the paired medians: %s; mean (%s): %s; auto slower than blocking (paired median < 1) in: %s" % (
+        ", ".join("%s %s" % (k, pc(v)) for k, v in ps.items()), " ".join(seed),
+        pc(sum(ps[k] for k in seed) / len(seed)) if seed else "n/a",
+        ", ".join(r[0] for r in rows if r[11].get(("blocking", "auto"), (2,))[0] < 1) or "none"))
 # halo2 (period-2 phase) and scatter (gets that never repeat): auto against blocking
 for r in rows:
     if r[0] not in SEED:
