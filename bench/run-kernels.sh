@@ -24,13 +24,16 @@
 #             copies it into the staging arena as auto's blocking put
 #             must; auto against it is the gap without the copy
 # --iters N / --warm N: iterations per run and untimed leading ones (default:
-# each kernel's own, 30-60, and 3); a run of a few hundred iterations gives
-# a median that one preempted iteration does not move. --metric: the
+# each kernel's own, 30-60, and 3). Runs of one variant differ far more
+# from each other than iterations inside a run do, so many short runs
+# (--iters 100 --reps 21) judge a few percent better than few long ones
+# (bench/README.md). --metric: the
 # number per run the tables use, `median` (default) = the median timed
 # iteration (us_iter_median, top barrier to top barrier), `mean` = the
 # timed iterations' mean (us_per_iter). Besides the medians over the
 # repetitions the table prints paired ratios: per repetition, blocking over
-# auto (and manual) of that repetition, median (min-max) over repetitions.
+# auto (and manual) of that repetition, median (min-max) over repetitions,
+# and the auto share computed from those paired medians.
 # Daemon stats (both daemons summed) are read before and after every run.
 # A run whose data check fails, or variants whose checksums differ, make the
 # script exit 1. For ft, rank 0's time per iteration inside its put calls,
@@ -63,7 +66,7 @@ keep=
 plot_dir="$repo/bench/plots"
 orig_args=("$@")
 
-usage() { sed -n '2,51p' "$self" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,49p' "$self" | sed 's/^# \{0,1\}//'; }
 
 while [ $# -gt 0 ]; do
 	case "$1" in
