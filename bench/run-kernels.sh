@@ -66,7 +66,7 @@ keep=
 plot_dir="$repo/bench/plots"
 orig_args=("$@")
 
-usage() { sed -n '2,49p' "$self" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,50p' "$self" | sed 's/^# \{0,1\}//'; }
 
 while [ $# -gt 0 ]; do
 	case "$1" in
