@@ -32,8 +32,9 @@
 # iteration (us_iter_median, top barrier to top barrier), `mean` = the
 # timed iterations' mean (us_per_iter). Besides the medians over the
 # repetitions the table prints paired ratios: per repetition, blocking over
-# auto (and manual) of that repetition, median (min-max) over repetitions,
-# and the auto share computed from those paired medians.
+# auto (and manual) of that repetition, median [95% bootstrap interval of
+# the median] (min-max) over repetitions, and the auto share computed from
+# those paired medians.
 # Daemon stats (both daemons summed) are read before and after every run.
 # A run whose data check fails, or variants whose checksums differ, make the
 # script exit 1. For ft, rank 0's time per iteration inside its put calls,
@@ -66,7 +67,7 @@ keep=
 plot_dir="$repo/bench/plots"
 orig_args=("$@")
 
-usage() { sed -n '2,50p' "$self" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,51p' "$self" | sed 's/^# \{0,1\}//'; }
 
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -204,7 +205,7 @@ machine="$(nproc) CPUs (${cpu:-unknown CPU}), load average before: $load_before,
 
 status=0
 python3 - "$out" "$reps" "$fig5" "$plot_dir" "$machine" "$fig5_reps" "$metric" <<'EOF' || status=$?
-import json, os, re, statistics, sys
+import json, os, random, re, statistics, sys
 out, reps, fig5 = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1"
 plot_dir, machine, fig5_reps = sys.argv[4], sys.argv[5], int(sys.argv[6])
 metric = {"median": "us_iter_median", "mean": "us_per_iter"}[sys.argv[7]]
@@ -231,6 +232,13 @@ shape = {"gups": ("random", 16), "ft": ("mono", 4)}  # puts outstanding per targ
 fail = 0
 rows = []
 per_rep_all = {}
+
+def boot_ci(xs, n=2000):
+    """95% bootstrap interval of the median of xs (seeded: the same data
+    give the same interval)"""
+    rnd = random.Random(1)
+    m = sorted(statistics.median(rnd.choices(xs, k=len(xs))) for _ in range(n))
+    return m[int(0.025 * n)], m[int(0.975 * n) - 1]
 SEED = ["gups", "halo", "bt", "ft", "cg"]  # seed 000's kernels: the auto-share goal
 for k in [k for k in SEED + ["halo2", "scatter"] if (k, "blocking") in runs]:
     t, spread, sums, per_rep = {}, {}, set(), {}
@@ -254,7 +262,7 @@ for k in [k for k in SEED + ["halo2", "scatter"] if (k, "blocking") in runs]:
                      ("manual_copy", "manual"), ("auto", "manual_copy")):
         rs = [x[num] / x[den] for x in per_rep.values() if num in x and den in x and x[den] > 0]
         if rs:
-            paired[(num, den)] = (statistics.median(rs), min(rs), max(rs))
+            paired[(num, den)] = (statistics.median(rs),) + boot_ci(rs) + (min(rs), max(rs))
     shares_r = [(x["blocking"] - x["auto"]) / (x["blocking"] - x["manual"]) for x in per_rep.values()
                 if all(v in x for v in ("blocking", "auto", "manual")) and x["blocking"] > x["manual"]]
     if shares_r:
@@ -307,14 +315,15 @@ for k, t, s, share, hit, hit_r, frac, frac_ar, same, tot, n, paired in rows:
                  pc(share), pc(hit), pc(hit_r), "%.4f%% (%.3f%%)" % (100 * frac, 100 * frac_ar) if frac == frac else "n/a",
                  "same" if same else "DIFFER"))
 print()
-print("Paired, per repetition (the variants of one repetition ran back to back), median (min-max) over the reps:")
-print("%-7s %-22s %-22s %-22s %-22s" % ("kernel", "blocking/auto", "blocking/manual", "auto share", "noise blocking2/blocking"))
+print("Paired, per repetition (the variants of one repetition ran back to back), over the reps: median [95% bootstrap")
+print("interval of the median] (min-max); auto share: median (min-max) of the repetitions' shares")
+print("%-7s %-32s %-32s %-20s %-32s" % ("kernel", "blocking/auto", "blocking/manual", "auto share", "noise blocking2/blocking"))
 def pr(x, f="%.3f"):
-    return (f + " (" + f + "-" + f + ")") % x if x else "-"
+    return ("%.3f [%.2f-%.2f] (%.2f-%.2f)" % x) if x else "-"
 for r in rows:
     p = r[11]
     sh = p.get("share")
-    print("%-7s %-22s %-22s %-22s %-22s" % (r[0], pr(p.get(("blocking", "auto"))), pr(p.get(("blocking", "manual"))),
+    print("%-7s %-32s %-32s %-20s %-32s" % (r[0], pr(p.get(("blocking", "auto"))), pr(p.get(("blocking", "manual"))),
           "%.1f%% (%.0f-%.0f%%)" % tuple(100 * x for x in sh) if sh else "n/a",
           pr(p.get(("blocking2", "blocking")))))
     if ("manual_copy", "manual") in p:
