@@ -27,12 +27,17 @@
  * Timing: iterations [0, warm) are untimed (the first run of each phase is
  * the one the daemon records); the clock runs from the first barrier of
  * iteration warm to the barrier after the last iteration. Rank 0 prints one
- * line: kernel=... variant=... us_per_iter=... checksum=... errors=...
+ * line: kernel=... variant=... us_per_iter=... (the mean) us_iter_median=...
+ * (the median timed iteration, top barrier to top barrier: robust against
+ * one iteration that lost the CPU) checksum=... errors=...
  * (errors summed over all PEs; exit status 1 if any); ft adds a line
  * "ft_split variant=... us_per_iter=... put_us=... barrier_us=...
  * barrier_top_us=...": rank 0's time per timed iteration inside its put
  * calls, in the barrier after them and in the barrier that starts an
- * iteration (the rest is compute).
+ * iteration (the rest is compute). --private-src (the put kernels, gups
+ * and ft) puts the put source in private memory: --manual then pays the
+ * blocking put's copy into the staging arena (variant manual_copy), which
+ * separates the copy from everything else in auto's gap to manual.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -43,7 +48,7 @@
 
 #include "hoist.h"
 
-static int me, np, manual;
+static int me, np, manual, private_src;
 static long iters = 40, warm = 3;
 static unsigned work_units = 1; /* scales the fixed compute of every kernel */
 static uint64_t errors;
@@ -117,10 +122,38 @@ static int far_pe(void)
 static uint64_t t_start, t_end;
 static uint64_t sink; /* keeps work() results alive; not part of the checksum */
 
+/* Every iteration's start (after its top barrier), from warm on: rank 0
+ * prints the median iteration next to the mean, a time that one preempted
+ * iteration (another process took the CPU) does not move. */
+static uint64_t *it_start;
+
 static void mark_start(long it)
 {
+	if (it < warm)
+		return;
+	uint64_t t = now_ns();
 	if (it == warm)
-		t_start = now_ns();
+		t_start = t;
+	it_start[it - warm] = t;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* median of the timed iterations' durations (the last one ends at t_end), ns */
+static double iter_median_ns(void)
+{
+	long n = iters - warm;
+	uint64_t *d = xmalloc((size_t)n * sizeof(*d));
+	for (long i = 0; i < n; i++)
+		d[i] = (i + 1 < n ? it_start[i + 1] : t_end) - it_start[i];
+	qsort(d, (size_t)n, sizeof(*d), cmp_u64);
+	double m = n % 2 ? (double)d[n / 2] : ((double)d[n / 2 - 1] + (double)d[n / 2]) / 2;
+	free(d);
+	return m;
 }
 
 /* ---- gups: random bulk updates by put ------------------------------------ */
@@ -153,7 +186,8 @@ static uint64_t k_gups(void)
 {
 	size_t tbytes = (size_t)np * GU_SLOTS * GU_BLK;
 	uint64_t *table = smalloc(tbytes);
-	uint64_t *src = smalloc((size_t)GU_UPD * GU_BLK);
+	/* --private-src: as ft's */
+	uint64_t *src = private_src ? xmalloc((size_t)GU_UPD * GU_BLK) : smalloc((size_t)GU_UPD * GU_BLK);
 	uint64_t *expect = xmalloc(tbytes);
 	uint64_t h = 0, hx = 0;
 	unsigned char written[64][GU_SLOTS];
@@ -205,6 +239,8 @@ static uint64_t k_gups(void)
 	CK(hoist_barrier());
 	t_end = now_ns();
 	free(expect);
+	if (private_src)
+		free(src);
 	return h;
 }
 
@@ -464,7 +500,9 @@ static uint64_t ft_put_ns, ft_bar_ns, ft_top_ns;
 static uint64_t k_ft(void)
 {
 	size_t per = (size_t)FT_CH * FT_CB;
-	uint64_t *src = smalloc((size_t)np * per);
+	/* --private-src: the source in private memory, where hoist_put_nbi
+	 * must copy it into the staging arena as the blocking put does */
+	uint64_t *src = private_src ? xmalloc((size_t)np * per) : smalloc((size_t)np * per);
 	uint64_t *dst = smalloc((size_t)np * per);
 	uint64_t h = 0;
 	for (long it = 0; it < iters; it++) {
@@ -510,6 +548,8 @@ static uint64_t k_ft(void)
 	CK(hoist_barrier());
 	t_end = now_ns();
 	ft_top_ns += t_end - t0;
+	if (private_src)
+		free(src);
 	return h;
 }
 
@@ -616,12 +656,25 @@ static const struct {
 	{"cg", k_cg, 60},     {"halo2", k_halo2, 60}, {"scatter", k_scatter, 60},
 };
 
+/* the variant's name in the output: blocking, auto, manual, and with
+ * --private-src (gups, ft) manual_copy / auto_private / blocking_private */
+static const char *vname(int autov)
+{
+	if (manual)
+		return private_src ? "manual_copy" : "manual";
+	if (autov)
+		return private_src ? "auto_private" : "auto";
+	return private_src ? "blocking_private" : "blocking";
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: hoist-kernels --kernel gups|halo|bt|ft|cg|halo2|scatter [--manual] [--iters N] [--warm N]\n"
-		   "                     [--work N]\n"
+		   "                     [--work N] [--private-src]\n"
 		   "  run under hoistrun; HOIST_AUTO=0 (blocking) or 1 (auto) selects the variant\n"
-		   "  unless --manual (hand-placed _nbi + quiet; run it with HOIST_AUTO=0)\n");
+		   "  unless --manual (hand-placed _nbi + quiet; run it with HOIST_AUTO=0)\n"
+		   "  --private-src: gups' and ft's put source in private memory, not the symmetric heap\n"
+		   "  (hoist_put_nbi then copies it into the staging arena like a blocking put)\n");
 }
 
 int main(int argc, char **argv)
@@ -637,6 +690,8 @@ int main(int argc, char **argv)
 			it_arg = atol(argv[++i]);
 		else if (!strcmp(argv[i], "--warm") && i + 1 < argc)
 			warm = atol(argv[++i]);
+		else if (!strcmp(argv[i], "--private-src"))
+			private_src = 1;
 		else if (!strcmp(argv[i], "--work") && i + 1 < argc)
 			work_units = (unsigned)atoi(argv[++i]);
 		else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
@@ -660,6 +715,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "hoist-kernels: want 1 <= --warm < --iters\n");
 		return 2;
 	}
+	it_start = xmalloc((size_t)(iters - warm) * sizeof(*it_start));
 	int rc = hoist_init();
 	if (rc) {
 		fprintf(stderr, "hoist-kernels: hoist_init: %s %s\n", hoist_strerror(rc), hoist_error_detail());
@@ -689,14 +745,15 @@ int main(int argc, char **argv)
 		}
 	CK(hoist_barrier());
 	if (me == 0)
-		printf("kernel=%s variant=%s pes=%d iters=%ld timed=%ld us_per_iter=%.2f checksum=%016llx "
-		       "errors=%llu sink=%llu\n",
-		       kernels[k].name, manual ? "manual" : autov ? "auto" : "blocking", np, iters, iters - warm,
-		       (double)(t_end - t_start) / 1e3 / (double)(iters - warm), (unsigned long long)sum,
+		printf("kernel=%s variant=%s pes=%d iters=%ld timed=%ld us_per_iter=%.2f us_iter_median=%.2f "
+		       "checksum=%016llx errors=%llu sink=%llu\n",
+		       kernels[k].name, vname(autov), np, iters, iters - warm,
+		       (double)(t_end - t_start) / 1e3 / (double)(iters - warm), iter_median_ns() / 1e3,
+		       (unsigned long long)sum,
 		       (unsigned long long)err, (unsigned long long)(sink & 1));
 	if (me == 0 && kernels[k].fn == k_ft) /* rank 0's own split, per timed iteration */
 		printf("ft_split variant=%s us_per_iter=%.2f put_us=%.2f barrier_us=%.2f barrier_top_us=%.2f\n",
-		       manual ? "manual" : autov ? "auto" : "blocking",
+		       vname(autov),
 		       (double)(t_end - t_start) / 1e3 / (double)(iters - warm),
 		       (double)ft_put_ns / 1e3 / (double)(iters - warm), (double)ft_bar_ns / 1e3 / (double)(iters - warm),
 		       (double)ft_top_ns / 1e3 / (double)(iters - warm));

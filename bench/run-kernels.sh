@@ -5,16 +5,36 @@
 # the reproducing command and the SVG plots it wrote.
 #
 #   bash bench/run-kernels.sh [--reps N] [--kernels "gups halo bt ft cg halo2 scatter"]
+#                             [--iters N] [--warm N] [--metric median|mean] [--noise] [--copy]
 #                             [--no-fig5] [--fig5-reps N] [--build DIR] [--keep DIR]
 #                             [--plot-dir DIR | --no-plot]
 #
 # Starts 2 hoistd daemons on loopback (tests/multinode/cluster.sh: TCP
 # between them, settings --phase-max-gets=8192 --prefetch-arena-bytes=64m)
 # and runs every kernel on 4 PEs (2 per daemon), --reps times each (the
-# variants interleaved per repetition):
+# variants interleaved per repetition, their order rotated from one
+# repetition to the next so that none always runs first):
 #   blocking  HOIST_AUTO=0 hoist-kernels --kernel K
 #   auto      HOIST_AUTO=1 hoist-kernels --kernel K
 #   manual    HOIST_AUTO=0 hoist-kernels --kernel K --manual
+#   blocking2 (--noise) blocking once more: blocking2/blocking is the noise
+#             floor of a ratio between two variants of the same run
+#   manual_copy (--copy; the put kernels gups and ft) manual with the put
+#             source in private memory (--private-src): hoist_put_nbi
+#             copies it into the staging arena as auto's blocking put
+#             must; auto against it is the gap without the copy
+# --iters N / --warm N: iterations per run and untimed leading ones (default:
+# each kernel's own, 30-60, and 3). Runs of one variant differ far more
+# from each other than iterations inside a run do, so many short runs
+# (--iters 100 --reps 21) judge a few percent better than few long ones
+# (bench/README.md). --metric: the
+# number per run the tables use, `median` (default) = the median timed
+# iteration (us_iter_median, top barrier to top barrier), `mean` = the
+# timed iterations' mean (us_per_iter). Besides the medians over the
+# repetitions the table prints paired ratios: per repetition, blocking over
+# auto (and manual) of that repetition, median [95% bootstrap interval of
+# the median] (min-max) over repetitions, and the auto share computed from
+# those paired medians.
 # Daemon stats (both daemons summed) are read before and after every run.
 # A run whose data check fails, or variants whose checksums differ, make the
 # script exit 1. For ft, rank 0's time per iteration inside its put calls,
@@ -38,11 +58,16 @@ reps=5
 kernels="gups halo bt ft cg halo2 scatter"
 fig5=1
 fig5_reps=5
+iters=
+warm=
+metric=median
+noise=0
+copy=0
 keep=
 plot_dir="$repo/bench/plots"
 orig_args=("$@")
 
-usage() { sed -n '2,31p' "$self" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,51p' "$self" | sed 's/^# \{0,1\}//'; }
 
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -50,6 +75,12 @@ while [ $# -gt 0 ]; do
 	--kernels) kernels=$2; shift 2 ;;
 	--no-fig5) fig5=0; shift ;;
 	--fig5-reps) fig5_reps=$2; shift 2 ;;
+	--iters) iters=$2; shift 2 ;;
+	--warm) warm=$2; shift 2 ;;
+	--metric) metric=$2; shift 2
+		case $metric in median|mean) ;; *) echo "run-kernels.sh: --metric median|mean" >&2; exit 2 ;; esac ;;
+	--noise) noise=1; shift ;;
+	--copy) copy=1; shift ;;
 	--build) build=$(cd "$2" && pwd); shift 2 ;;
 	--keep) keep=$2; shift 2 ;;
 	--plot-dir) plot_dir=$2; shift 2
@@ -113,24 +144,35 @@ fi
 
 run_one() { # kernel variant rep
 	local k=$1 v=$2 r=$3 auto=0 flags=() line before after
-	case $v in auto) auto=1 ;; manual) flags=(--manual) ;; esac
+	case $v in auto) auto=1 ;; manual) flags=(--manual) ;; manual_copy) flags=(--manual --private-src) ;; esac
+	[ -n "$iters" ] && flags+=(--iters "$iters")
+	[ -n "$warm" ] && flags+=(--warm "$warm")
 	before=$(snap)
 	if ! HOIST_AUTO=$auto "$HOIST_HOISTRUN" -n 4 --runtime-dirs "$HOIST_DIRS" --timeout 600 \
 		"$kern" --kernel "$k" "${flags[@]}" >"$out/out.$k.$v.$r" 2>"$out/err.$k.$v.$r" ||
 		! line=$(grep '^kernel=' "$out/out.$k.$v.$r"); then
 		echo "run-kernels.sh: $k $v rep $r failed: $(tail -n 5 "$out/err.$k.$v.$r")" >&2
-		line="kernel=$k variant=$v us_per_iter=nan checksum=none errors=failed"
+		line="kernel=$k variant=$v us_per_iter=nan us_iter_median=nan checksum=none errors=failed"
 	fi
+	# blocking2 runs as blocking; the table keeps it apart
+	line=${line/variant=blocking /variant=$v }
 	after=$(snap)
 	echo "rep=$r $line BEFORE $before AFTER $after" >>"$out/runs.txt"
-	grep '^ft_split ' "$out/out.$k.$v.$r" >>"$out/ft_split.txt" || true
-	echo "  $k $v rep $r: $(echo "$line" | grep -o 'us_per_iter=[^ ]*')" >&2
+	if [ "$v" != blocking2 ]; then
+		grep '^ft_split ' "$out/out.$k.$v.$r" >>"$out/ft_split.txt" || true
+	fi
+	echo "  $k $v rep $r: $(echo "$line" | grep -o 'us_per_iter=[^ ]* us_iter_median=[^ ]*')" >&2
 }
 
+variants=(blocking auto manual)
+[ "$noise" = 1 ] && variants+=(blocking2)
 for ((r = 1; r <= reps; r++)); do
 	for k in $kernels; do
-		for v in blocking auto manual; do
-			run_one "$k" "$v" "$r"
+		vs=("${variants[@]}")
+		case "$copy $k" in "1 ft" | "1 gups") vs+=(manual_copy) ;; esac
+		n=${#vs[@]}
+		for ((j = 0; j < n; j++)); do # rotated: rep r starts with variant r-1
+			run_one "$k" "${vs[(j + r - 1) % n]}" "$r"
 		done
 	done
 done
@@ -162,10 +204,11 @@ machine="$(nproc) CPUs (${cpu:-unknown CPU}), load average before: $load_before,
 [ -n "$keep" ] && mkdir -p "$keep" && cp "$out"/* "$keep"/
 
 status=0
-python3 - "$out" "$reps" "$fig5" "$plot_dir" "$machine" "$fig5_reps" <<'EOF' || status=$?
-import json, os, re, statistics, sys
+python3 - "$out" "$reps" "$fig5" "$plot_dir" "$machine" "$fig5_reps" "$metric" <<'EOF' || status=$?
+import json, os, random, re, statistics, sys
 out, reps, fig5 = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1"
 plot_dir, machine, fig5_reps = sys.argv[4], sys.argv[5], int(sys.argv[6])
+metric = {"median": "us_iter_median", "mean": "us_per_iter"}[sys.argv[7]]
 plots = []
 
 def kv(s):
@@ -188,20 +231,42 @@ shape = {"gups": ("random", 16), "ft": ("mono", 4)}  # puts outstanding per targ
 
 fail = 0
 rows = []
+per_rep_all = {}
+
+def boot_ci(xs, n=2000):
+    """95% bootstrap interval of the median of xs (seeded: the same data
+    give the same interval)"""
+    rnd = random.Random(1)
+    m = sorted(statistics.median(rnd.choices(xs, k=len(xs))) for _ in range(n))
+    return m[int(0.025 * n)], m[int(0.975 * n) - 1]
 SEED = ["gups", "halo", "bt", "ft", "cg"]  # seed 000's kernels: the auto-share goal
 for k in [k for k in SEED + ["halo2", "scatter"] if (k, "blocking") in runs]:
-    t, spread, sums = {}, {}, set()
-    for v in ("blocking", "auto", "manual"):
+    t, spread, sums, per_rep = {}, {}, set(), {}
+    for v in ("blocking", "auto", "manual", "blocking2", "manual_copy"):
+        if (k, v) not in runs:
+            continue
         xs = []
         for h, _ in runs.get((k, v), []):
             if h.get("errors") != "0":
                 fail = 1
                 print("FAIL: %s %s: errors=%s" % (k, v, h.get("errors")))
             else:
-                xs.append(float(h["us_per_iter"]))
+                xs.append(float(h[metric]))
+                per_rep.setdefault(h["rep"], {})[v] = float(h[metric])
             sums.add(h.get("checksum"))
         t[v] = statistics.median(xs) if xs else float("nan")
         spread[v] = (min(xs), max(xs)) if xs else (float("nan"),) * 2
+    # paired: the variants of one repetition ran back to back
+    paired = {}
+    for num, den in (("blocking", "auto"), ("blocking", "manual"), ("blocking2", "blocking"),
+                     ("manual_copy", "manual"), ("auto", "manual_copy")):
+        rs = [x[num] / x[den] for x in per_rep.values() if num in x and den in x and x[den] > 0]
+        if rs:
+            paired[(num, den)] = (statistics.median(rs),) + boot_ci(rs) + (min(rs), max(rs))
+    shares_r = [(x["blocking"] - x["auto"]) / (x["blocking"] - x["manual"]) for x in per_rep.values()
+                if all(v in x for v in ("blocking", "auto", "manual")) and x["blocking"] > x["manual"]]
+    if shares_r:
+        paired["share"] = (statistics.median(shares_r), min(shares_r), max(shares_r))
     if len(sums) != 1:
         fail = 1
         print("FAIL: %s: checksums differ between variants: %s" % (k, sorted(sums)))
@@ -228,7 +293,8 @@ for k in [k for k in SEED + ["halo2", "scatter"] if (k, "blocking") in runs]:
     frac_ar = (checks_ns + ar_tot) / 2 / saved_ns if saved_ns > 0 else float("nan")
     gain_m = t["blocking"] - t["manual"]
     share = (t["blocking"] - t["auto"]) / gain_m if gain_m > 0 else float("nan")
-    rows.append((k, t, spread, share, hit, hit_r, frac, frac_ar, len(sums) == 1, tot, n))
+    rows.append((k, t, spread, share, hit, hit_r, frac, frac_ar, len(sums) == 1, tot, n, paired))
+    per_rep_all[k] = per_rep
 
 def pc(x):
     return "%.1f%%" % (100 * x) if x == x else "n/a"
@@ -238,20 +304,53 @@ def sp(v, t, s):
 
 print()
 print("# %s" % machine)
-print("Kernels: 4 PEs on 2 hoistd (2 per daemon, TCP over loopback), %d reps each; us per iteration: median (min-max)" % reps)
+print("Kernels: 4 PEs on 2 hoistd (2 per daemon, TCP over loopback), %d reps each, %s per run; us per iteration: median (min-max) over the reps"
+      % (reps, "the median timed iteration" if metric == "us_iter_median" else "the mean of the timed iterations"))
 hdr = ("kernel", "blocking", "auto", "manual", "auto/blk", "man/blk", "auto share", "pf hit", "pf hit seen", "conflict/saved", "checksum")
 fmt = "%-7s %-20s %-20s %-20s %8s %8s %10s %7s %13s %15s %8s"
 print(fmt % hdr)
-for k, t, s, share, hit, hit_r, frac, frac_ar, same, tot, n in rows:
+for k, t, s, share, hit, hit_r, frac, frac_ar, same, tot, n, paired in rows:
     print(fmt % (k, sp("blocking", t, s), sp("auto", t, s), sp("manual", t, s),
                  "%.2fx" % (t["blocking"] / t["auto"]), "%.2fx" % (t["blocking"] / t["manual"]),
                  pc(share), pc(hit), pc(hit_r), "%.4f%% (%.3f%%)" % (100 * frac, 100 * frac_ar) if frac == frac else "n/a",
                  "same" if same else "DIFFER"))
+print()
+print("Paired, per repetition (the variants of one repetition ran back to back), over the reps: median [95% bootstrap")
+print("interval of the median] (min-max); auto share: median (min-max) of the repetitions' shares")
+print("%-7s %-32s %-32s %-20s %-32s" % ("kernel", "blocking/auto", "blocking/manual", "auto share", "noise blocking2/blocking"))
+def pr(x, f="%.3f"):
+    return ("%.3f [%.2f-%.2f] (%.2f-%.2f)" % x) if x else "-"
+for r in rows:
+    p = r[11]
+    sh = p.get("share")
+    print("%-7s %-32s %-32s %-20s %-32s" % (r[0], pr(p.get(("blocking", "auto"))), pr(p.get(("blocking", "manual"))),
+          "%.1f%% (%.0f-%.0f%%)" % tuple(100 * x for x in sh) if sh else "n/a",
+          pr(p.get(("blocking2", "blocking")))))
+    if ("manual_copy", "manual") in p:
+        shc = [(x["blocking"] - x["manual_copy"]) / (x["blocking"] - x["manual"]) for x in per_rep_all[r[0]].values()
+               if all(v in x for v in ("blocking", "manual", "manual_copy")) and x["blocking"] > x["manual"]]
+        print("%-7s manual_copy/manual %s, auto/manual_copy %s: manual with the copy keeps %s of manual's gain" % (
+              r[0], pr(p[("manual_copy", "manual")]), pr(p.get(("auto", "manual_copy"))),
+              "%.1f%% (%.0f-%.0f%%)" % (100 * statistics.median(shc), 100 * min(shc), 100 * max(shc)) if shc else "n/a"))
 shares = [r[3] for r in rows if r[3] == r[3] and r[0] in SEED]
 if shares:
     print("mean auto share of manual's gain (%s): %s (goal >= 95%%); auto slower than blocking in: %s" % (
         " ".join(r[0] for r in rows if r[0] in SEED), pc(sum(shares) / len(shares)),
         ", ".join(r[0] for r in rows if r[1]["auto"] > r[1]["blocking"]) or "none"))
+# the same from the paired medians: share = (1 - 1/(blk/auto)) / (1 - 1/(blk/man)),
+# steadier than the medians of separate runs (a kernel whose manual is not
+# faster than blocking has no share)
+ps = {}
+for r in rows:
+    a, m = r[11].get(("blocking", "auto")), r[11].get(("blocking", "manual"))
+    if a and m and m[0] > 1:
+        ps[r[0]] = (1 - 1 / a[0]) / (1 - 1 / m[0])
+if ps:
+    seed = [k for k in SEED if k in ps]
+    print("auto share from the paired medians: %s; mean (%s): %s; auto slower than blocking (paired median < 1) in: %s" % (
+        ", ".join("%s %s" % (k, pc(v)) for k, v in ps.items()), " ".join(seed),
+        pc(sum(ps[k] for k in seed) / len(seed)) if seed else "n/a",
+        ", ".join(r[0] for r in rows if r[11].get(("blocking", "auto"), (2,))[0] < 1) or "none"))
 # halo2 (period-2 phase) and scatter (gets that never repeat): auto against blocking
 for r in rows:
     if r[0] not in SEED:
@@ -266,7 +365,7 @@ keys = ["gets", "pf_fast_hits", "pf_hits", "pf_waits", "pf_late", "pf_misses", "
         "pf_invalidated", "pf_chunks", "pf_periodic", "pf_backoffs", "pf_dry", "deferred_puts", "conflicts", "conflict_box",
         "conflict_precise", "phases"]
 print("%-7s " % "kernel" + " ".join("%9s" % x[:9] for x in keys))
-for k, t, s, share, hit, hit_r, frac, frac_ar, same, tot, n in rows:
+for k, t, s, share, hit, hit_r, frac, frac_ar, same, tot, n, paired in rows:
     print("%-7s " % k + " ".join("%9d" % (tot[x] // n) for x in keys))
 print("pf hit = (pf_fast_hits+pf_hits+pf_waits)/(gets+pf_fast_hits) (all gets, incl. same-node ones, which are never prefetched); pf hit seen =")
 print("(prefetch-served)/(prefetch-served+pf_late+pf_misses), the gets to other nodes; conflict/saved = per-daemon conflict_check time (box/precise counts x ns per check from")
@@ -283,13 +382,13 @@ if os.path.exists(fsp) and os.path.getsize(fsp) > 0:
     print()
     print("ft, rank 0 per iteration, us, median (min-max): whole iteration; inside its 12 put calls to the 3 other PEs;")
     print("in the barrier after them; in the barrier starting the next iteration; the rest (compute)")
-    for v in ("blocking", "auto", "manual"):
+    for v in ("blocking", "auto", "manual", "manual_copy"):
         if v in split:
             cols = []
             for i in range(5):
                 xs = [x[i] for x in split[v]]
                 cols.append("%.1f (%.1f-%.1f)" % (statistics.median(xs), min(xs), max(xs)))
-            print("  %-8s iter %s  put %s  barrier %s  top barrier %s  rest %s" % tuple([v] + cols))
+            print("  %-11s iter %s  put %s  barrier %s  top barrier %s  rest %s" % tuple([v] + cols))
 VCOLOR = {"blocking": "#d62728", "auto": "#1f77b4", "manual": "#2ca02c", "first": "#9467bd"}
 if rows:
     plots.append({
@@ -363,7 +462,7 @@ if plot_dir and plots:
 sys.exit(fail)
 EOF
 echo
-echo "reproduce: bash bench/run-kernels.sh --reps $reps --kernels \"$kernels\"$([ "$fig5" = 1 ] || echo " --no-fig5")"
+echo "reproduce: bash bench/run-kernels.sh --reps $reps --kernels \"$kernels\"$([ -n "$iters" ] && echo " --iters $iters")$([ -n "$warm" ] && echo " --warm $warm") --metric $metric$([ "$noise" = 1 ] && echo " --noise")$([ "$copy" = 1 ] && echo " --copy")$([ "$fig5" = 1 ] || echo " --no-fig5")"
 if [ -n "$plot_dir" ] && [ -f "$out/plots.json" ]; then
 	python3 "$repo/bench/plot.py" "$out/plots.json" || true
 fi
