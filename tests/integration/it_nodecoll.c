@@ -10,7 +10,8 @@
  *       dst (eager: the root returns at once and runs ahead by up to
  *       HOIST_NC_SLOTS), one PE dawdling now and then: each must see its
  *       own round's value, so the root never overwrites a slot a slow PE
- *       still reads;
+ *       still reads; the root changes its dst the moment it returns, and
+ *       nobody (the daemon, over several nodes) may write it after that;
  *     - reuse, read in place: 60 allgathers of 4 KiB per PE (above the
  *       eager limit: read from the PEs' src directly); one PE per round
  *       starts, sleeps, then waits, the others overwrite their src the
@@ -160,12 +161,20 @@ static void part_bcast_reuse(uint64_t *dst, uint64_t *src)
 			*src = 0xb0000000u + (uint64_t)r;
 		else if (r % 16 == me % 16 && r % 3 == 0)
 			usleep(500); /* a slow reader: the root runs ahead */
+		if (me == 0 && r > 1 && *dst != ~(0xb0000000u + (uint64_t)(r - 1)))
+			IT_FAIL("broadcast %d: the root's dst changed after the root returned (%#" PRIx64
+				"): written late by the daemon", r - 1, *dst);
 		IT_OK(hoist_broadcast(dst, src, sizeof(*dst), 0), "broadcast %d", r);
 		ncoll++;
 		if (*dst != 0xb0000000u + (uint64_t)r)
 			IT_FAIL("broadcast %d: got %#" PRIx64 " (a later round's value: the root "
 				"overwrote a slot still read)", r, *dst);
+		if (me == 0) /* its dst is its own again: nobody may write it now */
+			*dst = ~*dst;
 	}
+	IT_OK(hoist_barrier(), "after the broadcasts");
+	if (me == 0 && *dst != ~(0xb0000000u + (uint64_t)BCASTS))
+		IT_FAIL("the root's dst changed after the root returned (%#" PRIx64 ")", *dst);
 }
 
 static void part_gather_reuse(unsigned char *dst, unsigned char *src)
