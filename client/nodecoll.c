@@ -3,9 +3,30 @@
  * from the job's second barrier on: the first maps the peers, sync.c
  * node_barrier_setup) broadcast, reduce, allreduce, allgather and alltoall
  * run among the PEs through shared memory, with no descriptor for the
- * daemon and no daemon thread on the critical path. Jobs over several
- * nodes (or HOIST_DIRECT=0, or one PE) post HOIST_OP_COLL as before
- * (coll.c).
+ * daemon and no daemon thread on the critical path. Nodes with one PE of
+ * the job, or HOIST_DIRECT=0, post HOIST_OP_COLL per PE (coll.c).
+ *
+ * A job over several nodes ("mn", nc_mn): a node that holds 2+ of its PEs
+ * (all HOIST_DIRECT=1) runs the same start (slots, eager copies, arrived)
+ * among its PEs (nc_ranks, the local ranks; the lowest is the "anchor"),
+ * but reads nothing itself: once every local PE arrived at m, the one that
+ * claims m (CAS of the anchor's slot's claim word: the last to arrive, in
+ * its start, or any PE that progresses m later) posts ONE descriptor for
+ * the node (HOIST_COLL_F_NODE, hoist_shm.h: the job's collective number
+ * dseq, the slot number m, nc_off; no CQE). The daemon reads every local
+ * PE's slot (parameters, the eager copy as its contribution), checks them
+ * like descriptors, runs the inter-node step, writes every local dst and
+ * stores res, then fin = m (release) in the anchor's slot m, and wakes
+ * nc_seq. Each PE waits for fin (the same spin/yield/sleep as below), takes
+ * res and publishes done = m: then the anchor may reuse its slot and every
+ * PE its src. An eager broadcast root returns at once (the daemon does not
+ * write its dst: it copied it itself) and finds res later, as below. A
+ * local mismatch is the daemon's to find (the same check, with the other
+ * nodes' parameters too): -EINVAL on every PE of every node. dseq: the
+ * PEs' count of collectives (coll_calls: the daemon's numbering of their
+ * descriptors, daemon-path ones before the node path started included).
+ * hoist_wait_from delivers every block at once. A PE or node that dies
+ * fails the job: the waits end with the job's error.
  *
  * Layout (hoist_shm.h, struct hoist_nc_hdr): every PE owns a block of its
  * heap at the same offset (symheap_alloc'd by every PE after the first

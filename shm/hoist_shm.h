@@ -326,7 +326,10 @@ _Static_assert(sizeof(struct hoist_heap_wake) <= HOIST_HEAP_WAKE_BYTES, "wake li
 
 /* ---- node collectives -------------------------------------------------------
  * A one-node job (every PE on this node, HOIST_DIRECT=1) runs its
- * collectives among its PEs through shared memory (client/nodecoll.c).
+ * collectives among its PEs through shared memory (client/nodecoll.c); in
+ * a job over several nodes the PEs of each node with 2+ of them meet the
+ * same way and one posts a HOIST_COLL_F_NODE descriptor for the node (the
+ * daemon reads the slots and answers in the anchor's: fin, res).
  * Each PE owns a block of its own heap at the same offset on every PE
  * (allocated after the job's first barrier), which the other PEs read
  * through their mappings of the heap: a header, then HOIST_NC_SLOTS slots.

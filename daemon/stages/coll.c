@@ -29,6 +29,17 @@
  * its CQE; allgather/alltoall post a partial CQE per source PE as its
  * block lands (HOIST_COLL_F_PARTIAL), which hoist_wait_from() waits for.
  *
+ * Node descriptors (HOIST_COLL_F_NODE, client/nodecoll.c): the PEs of a
+ * node holding 2+ of the job's PEs meet in shared memory and ONE posts a
+ * descriptor for all of them, carrying the collective's number. It counts
+ * as every local PE's part at once (coll_post_node): each PE's parameters
+ * are read from its slot in its node-collective block (contribution from
+ * the slot's eager copy, else src) and go through the same checks
+ * (coll_add). No CQE: the result goes to the anchor's slot (res, fin =
+ * m) and the node's sleeping PEs are woken through nc_seq (node_signal).
+ * An eager broadcast root returned before; its dst is not written
+ * (skip_dst). A malformed node descriptor fails the job.
+ *
  * Failure: an invalid descriptor or disagreeing parameters (here, or in a
  * chunk from another node) fail the collective on this node and, through
  * W_COLL_ABORT, on every other; a PE or node lost fails the job (job_fail
