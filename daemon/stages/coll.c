@@ -880,10 +880,12 @@ static int coll_post_node(struct daemon *d, struct client *c, const struct hoist
 	    !j->pe[sqe->pe] || off > c->heap.bytes || c->heap.bytes - off < HOIST_NC_BYTES ||
 	    off % HOIST_CACHELINE) {
 		/* a second descriptor for the node, a slot outside the heap:
-		 * no slot to answer through, and the node's PEs wait for it;
-		 * fail the job (every PE, every node: an error, not a hang) */
+		 * no slot to answer through, and the node's PEs wait for it.
+		 * The collective fails on every other node (W_COLL_ABORT: their
+		 * PEs get the error, not a hang), the job here (job_error) */
 		hlog_warn("job %s rank %d: bad node collective descriptor (collective %u)", j->key,
 			  c->rank, seq);
+		coll_abort(d, j, co, -EPROTO, 1);
 		job_fail(j, -EPROTO);
 		return 0;
 	}
