@@ -4,6 +4,7 @@
  * (bench/run-nodecoll.sh runs both side by side on one node). Any number of
  * PEs. Output lines "row NAME ns VALUE" (ns per call on PE 0, a loop of
  * back-to-back calls after a barrier):
+ *   barrier     shmem_barrier_all
  *   bcast-8     broadcast of one 64-bit word from PE 0
  *   allred-8    sum reduction of one long
  *   a2a-8       alltoall, 8 B per pair of PEs
@@ -66,6 +67,12 @@ static long agree(long n)
 			shmem_long_p(&w_n, n, p);
 	shmem_barrier_all();
 	return me == 0 ? n : w_n;
+}
+
+static void barrier(long s)
+{
+	(void)s;
+	shmem_barrier_all();
 }
 
 static void bcast(long s)
@@ -160,10 +167,10 @@ int main(int argc, char **argv)
 	if (npes > MAXPES)
 		die("too many PEs");
 	shmem_barrier_all();
-	static void (*const fn[])(long) = {bcast, allred, a2a, fcollect};
-	static const char *name[] = {"bcast-8", "allred-8", "a2a-8", "fcollect-8"};
+	static void (*const fn[])(long) = {barrier, bcast, allred, a2a, fcollect};
+	static const char *name[] = {"barrier", "bcast-8", "allred-8", "a2a-8", "fcollect-8"};
 	long stamp = 0;
-	for (int k = 0; k < 4; k++) {
+	for (int k = 0; k < 5; k++) {
 		double est = run(fn[k], &stamp, smoke ? 2 : 50);
 		double v = run(fn[k], &stamp, agree(sized(est, 10, 2000000)));
 		if (me == 0)

@@ -139,6 +139,16 @@ struct hoist_ctx {
 	int32_t nc_sticky;        /* a failed eager collective found after it returned */
 	uint64_t nc_checked_ns;   /* the last arriver's last liveness check (CLOCK_MONOTONIC) */
 	uint64_t colls_node;      /* collectives completed that way (tests, bench) */
+	/* a job over several nodes: the node's PEs meet in their blocks, ONE
+	 * posts a HOIST_COLL_F_NODE descriptor, the daemon answers in the
+	 * anchor's slot (nodecoll.c) */
+	int nc_mn;                /* this node's PEs are not all of the job */
+	int32_t *nc_ranks;        /* [nc_n]: this node's ranks, ascending */
+	int32_t nc_n;
+	struct hoist_heap_wake *nc_line; /* the anchor's (lowest local rank's) wake line */
+	uint32_t coll_calls;      /* collectives numbered so far: the daemon's count of
+				   * this PE's HOIST_OP_COLL descriptors, node ones included */
+	uint64_t colls_node_posted; /* node descriptors this PE posted (tests) */
 	int posted_since_quiet;  /* a descriptor went out after the last quiet */
 	uint32_t sq_ops_tail;    /* sq_tail after the last descriptor but a node
 				  * barrier's notify (rma.c direct_base) */

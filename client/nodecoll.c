@@ -3,9 +3,30 @@
  * from the job's second barrier on: the first maps the peers, sync.c
  * node_barrier_setup) broadcast, reduce, allreduce, allgather and alltoall
  * run among the PEs through shared memory, with no descriptor for the
- * daemon and no daemon thread on the critical path. Jobs over several
- * nodes (or HOIST_DIRECT=0, or one PE) post HOIST_OP_COLL as before
- * (coll.c).
+ * daemon and no daemon thread on the critical path. Nodes with one PE of
+ * the job, or HOIST_DIRECT=0, post HOIST_OP_COLL per PE (coll.c).
+ *
+ * A job over several nodes ("mn", nc_mn): a node that holds 2+ of its PEs
+ * (all HOIST_DIRECT=1) runs the same start (slots, eager copies, arrived)
+ * among its PEs (nc_ranks, the local ranks; the lowest is the "anchor"),
+ * but reads nothing itself: once every local PE arrived at m, the one that
+ * claims m (CAS of the anchor's slot's claim word: the last to arrive, in
+ * its start, or any PE that progresses m later) posts ONE descriptor for
+ * the node (HOIST_COLL_F_NODE, hoist_shm.h: the job's collective number
+ * dseq, the slot number m, nc_off; no CQE). The daemon reads every local
+ * PE's slot (parameters, the eager copy as its contribution), checks them
+ * like descriptors, runs the inter-node step, writes every local dst and
+ * stores res, then fin = m (release) in the anchor's slot m, and wakes
+ * nc_seq. Each PE waits for fin (the same spin/yield/sleep as below), takes
+ * res and publishes done = m: then the anchor may reuse its slot and every
+ * PE its src. An eager broadcast root returns at once (the daemon does not
+ * write its dst: it copied it itself) and finds res later, as below. A
+ * local mismatch is the daemon's to find (the same check, with the other
+ * nodes' parameters too): -EINVAL on every PE of every node. dseq: the
+ * PEs' count of collectives (coll_calls: the daemon's numbering of their
+ * descriptors, daemon-path ones before the node path started included).
+ * hoist_wait_from delivers every block at once. A PE or node that dies
+ * fails the job: the waits end with the job's error.
  *
  * Layout (hoist_shm.h, struct hoist_nc_hdr): every PE owns a block of its
  * heap at the same offset (symheap_alloc'd by every PE after the first
@@ -75,6 +96,7 @@ struct hoist_nc_rec {
 	uint8_t kind, type, op, eager;
 	int32_t root;
 	int32_t rc; /* the result so far */
+	uint32_t dseq; /* several nodes: the job's number of it (coll_calls) */
 	uint64_t len, dlen;
 	void *dst;
 	char *tmp;             /* the result until every PE read (in place, not eager) */
@@ -110,7 +132,8 @@ static int reached(uint32_t w, uint32_t m)
  * each stored before it is visible */
 static int all_reached(const struct hoist_ctx *c, int done, uint32_t m, int skip)
 {
-	for (int p = 0; p < c->size; p++) {
+	for (int i = 0; i < c->nc_n; i++) {
+		int p = c->nc_ranks[i];
 		struct hoist_nc_hdr *h = hdr(c, p);
 		if (p != skip &&
 		    !reached(__atomic_load_n(done ? &h->done : &h->arrived, __ATOMIC_ACQUIRE), m))
@@ -122,7 +145,7 @@ static int all_reached(const struct hoist_ctx *c, int done, uint32_t m, int skip
 /* the job failed, the node's daemon is gone, or a PE could not set up */
 static int failed(struct hoist_ctx *c)
 {
-	struct hoist_heap_wake *l = c->nb_line;
+	struct hoist_heap_wake *l = c->nc_line;
 	int32_t err = __atomic_load_n(&c->ring.ctrl->job_error, __ATOMIC_ACQUIRE);
 	if (!err && (err = __atomic_load_n(&l->nb_error, __ATOMIC_ACQUIRE)))
 		c->daemon_gone = 1; /* our daemon: the node's one */
@@ -133,7 +156,7 @@ static int failed(struct hoist_ctx *c)
 
 static void wake_all(struct hoist_ctx *c)
 {
-	struct hoist_heap_wake *l = c->nb_line;
+	struct hoist_heap_wake *l = c->nc_line;
 	__atomic_fetch_add(&l->nc_seq, 1, __ATOMIC_SEQ_CST);
 	hoist_futex_wake(&l->nc_seq);
 }
@@ -143,17 +166,32 @@ static void publish(struct hoist_ctx *c, uint32_t *word, uint32_t v)
 {
 	__atomic_store_n(word, v, __ATOMIC_RELEASE);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (__atomic_load_n(&c->nb_line->nc_sleepers, __ATOMIC_RELAXED))
+	if (__atomic_load_n(&c->nc_line->nc_sleepers, __ATOMIC_RELAXED))
 		wake_all(c);
 }
 
-/* until every PE's word reached m, or the job's / daemon's end */
+/* several nodes: the daemon stored the result of node collective m in
+ * the anchor's slot (acquire: the dsts it wrote are visible) */
+static int fin_reached(const struct hoist_ctx *c, uint32_t m)
+{
+	return __atomic_load_n(&slot(c, c->nc_ranks[0], m)->a.fin, __ATOMIC_ACQUIRE) == m;
+}
+
+#define FIN 2 /* wait_all's what: the daemon's result of m */
+
+static int cond(const struct hoist_ctx *c, int what, uint32_t m)
+{
+	return what == FIN ? fin_reached(c, m) : all_reached(c, what, m, -1);
+}
+
+/* until every PE's word (arrived: 0, done: 1) reached m, or the daemon's
+ * result of m came (FIN), or the job's / daemon's end */
 static int wait_all(struct hoist_ctx *c, int done, uint32_t m)
 {
-	struct hoist_heap_wake *l = c->nb_line;
+	struct hoist_heap_wake *l = c->nc_line;
 	uint64_t start = 0;
 	for (unsigned spins = 0;; spins++) {
-		if (all_reached(c, done, m, -1))
+		if (cond(c, done, m))
 			return 0;
 		if (spins % 64 != 63) {
 			hoist_cpu_relax();
@@ -171,7 +209,7 @@ static int wait_all(struct hoist_ctx *c, int done, uint32_t m)
 		}
 		__atomic_fetch_add(&l->nc_sleepers, 1, __ATOMIC_SEQ_CST);
 		uint32_t seq = __atomic_load_n(&l->nc_seq, __ATOMIC_SEQ_CST);
-		if (!all_reached(c, done, m, -1) && !failed(c)) {
+		if (!cond(c, done, m) && !failed(c)) {
 			rc = hoist_futex_wait(&l->nc_seq, seq, SLICE_NS);
 			rc = rc == -ETIMEDOUT ? hoist__check_daemon(c) : 0;
 		}
@@ -262,10 +300,10 @@ static int own_args(const struct hoist_ctx *c, struct hoist_nc_args *a, const vo
 /* every PE's parameters of collective m: the same verdict on every PE */
 static int check_args(const struct hoist_ctx *c, uint32_t m)
 {
-	const struct hoist_nc_args *a0 = &slot(c, 0, m)->a;
+	const struct hoist_nc_args *a0 = &slot(c, c->nc_ranks[0], m)->a;
 	int bad = 0, differ = 0;
-	for (int p = 0; p < c->size; p++) {
-		const struct hoist_nc_args *a = &slot(c, p, m)->a;
+	for (int i = 0; i < c->nc_n; i++) {
+		const struct hoist_nc_args *a = &slot(c, c->nc_ranks[i], m)->a;
 		if (a->bad && !bad)
 			bad = a->bad;
 		if (a->seq != m || a->kind != a0->kind || a->type != a0->type || a->op != a0->op ||
@@ -324,10 +362,74 @@ static int pull(struct hoist_ctx *c, struct hoist_nc_rec *rec)
 	return 0;
 }
 
+/* Several nodes: once every local PE arrived at m, ONE of them (the one
+ * that claims the anchor's slot) posts the node's descriptor. 0, or the
+ * daemon is gone (-errno: stored for the node's PEs). */
+static int try_post(struct hoist_ctx *c, struct hoist_nc_rec *rec)
+{
+	uint32_t *claim = &slot(c, c->nc_ranks[0], rec->m)->a.claim, zero = 0;
+	if (__atomic_load_n(claim, __ATOMIC_RELAXED) || !all_reached(c, 0, rec->m, -1) ||
+	    !__atomic_compare_exchange_n(claim, &zero, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+		return 0;
+	struct hoist_sqe *sqe;
+	int rc = hoist__sqe_get(c, &sqe);
+	if (rc) { /* our daemon is gone: nobody can answer the node's PEs */
+		__atomic_store_n(&c->nc_line->nb_error, rc, __ATOMIC_SEQ_CST);
+		wake_all(c);
+		return rc;
+	}
+	struct hoist_coll_args a = {.kind = rec->kind, .flags = HOIST_COLL_F_NODE,
+				    .reserved0 = rec->dseq};
+	*sqe = (struct hoist_sqe){.opcode = HOIST_OP_COLL,
+				  .pe = c->nc_ranks[0],
+				  .remote_off = c->nc_off,
+				  .local_off = rec->m};
+	memcpy(sqe->inline_data, &a, sizeof(a));
+	/* no CQE comes: nothing a quiet or a direct access waits for */
+	int psq = c->posted_since_quiet;
+	uint32_t ops_tail = c->sq_ops_tail;
+	hoist__sqe_submit(c);
+	c->posted_since_quiet = psq;
+	c->sq_ops_tail = ops_tail;
+	c->colls_node_posted++;
+	return 0;
+}
+
+/* progress_rec of a job over several nodes: arrived, posted (by one),
+ * the daemon's result in the anchor's slot */
+static int progress_mn(struct hoist_ctx *c, struct hoist_nc_rec *rec, int blocking)
+{
+	int rc;
+	if (!all_reached(c, 0, rec->m, -1)) {
+		if (!blocking)
+			return (rc = failed(c)) ? rec_end(rec, rc) : 0;
+		if ((rc = wait_all(c, 0, rec->m)))
+			return rec_end(rec, rc);
+	}
+	if ((rc = try_post(c, rec)))
+		return rec_end(rec, rc);
+	if (!fin_reached(c, rec->m)) {
+		if (!blocking)
+			return (rc = failed(c)) ? rec_end(rec, rc) : 0;
+		if ((rc = wait_all(c, FIN, rec->m)))
+			return rec_end(rec, rc);
+	}
+	rc = __atomic_load_n(&slot(c, c->nc_ranks[0], rec->m)->a.res, __ATOMIC_RELAXED);
+	mark_read(c, rec); /* the anchor may reuse its slot from here on */
+	if (rec->state == NC_EARLY) { /* returned already: report with the next one */
+		if (rc && !c->nc_sticky)
+			c->nc_sticky = rc;
+		rc = 0;
+	}
+	return rec_end(rec, rc);
+}
+
 /* Advance rec; blocking: until it completed. 1 complete, 0 not yet. */
 static int progress_rec(struct hoist_ctx *c, struct hoist_nc_rec *rec, int blocking)
 {
 	int rc;
+	if (c->nc_mn && rec->state != NC_FREE)
+		return progress_mn(c, rec, blocking);
 	if (rec->state == NC_ARRIVED || rec->state == NC_EARLY) {
 		if (!all_reached(c, 0, rec->m, -1)) {
 			if (!blocking)
@@ -428,6 +530,8 @@ int hoist__nc_start(struct hoist_ctx *c, struct hoist_req *r, void *dst, const v
 				     .dlen = dlen,
 				     .dst = dst,
 				     .req = r};
+	if (c->nc_mn)
+		rec->dseq = c->coll_calls++;
 	r->m = m;
 	c->colls_node++;
 	/* the last to arrive checks that the daemon lives (it cannot fail the
@@ -435,13 +539,17 @@ int hoist__nc_start(struct hoist_ctx *c, struct hoist_req *r, void *dst, const v
 	 * poll() per millisecond at most: it is a system call, and a
 	 * collective of 8 B takes well under a microsecond */
 	if (all_reached(c, 0, m, me) && daemon_check_due(c) && (rc = hoist__check_daemon(c))) {
-		__atomic_store_n(&c->nb_line->nb_error, rc, __ATOMIC_SEQ_CST);
-		hoist_futex_wake(&c->nb_line->nb_gen);
+		__atomic_store_n(&c->nc_line->nb_error, rc, __ATOMIC_SEQ_CST);
+		hoist_futex_wake(&c->nc_line->nb_gen);
 		wake_all(c);
 		rec_end(rec, rc);
 		return 0;
 	}
 	publish(c, &hdr(c, me)->arrived, m);
+	if (c->nc_mn && (rc = try_post(c, rec))) { /* the last to arrive posts */
+		rec_end(rec, rc);
+		return 0;
+	}
 	if (a.eager && a.kind == HOIST_COLL_BROADCAST && me == root) {
 		/* its data is safe in its slot and it reads nothing: complete
 		 * now, check the parameters later */
@@ -463,16 +571,18 @@ int hoist__nc_progress(struct hoist_ctx *c, struct hoist_req *r, int blocking)
 
 void hoist__nc_setup(struct hoist_ctx *c)
 {
-	/* every PE of a one-node job, HOIST_DIRECT or not, whether or not it
-	 * will take part: the allocations after it stay symmetric */
-	if (c->size < 2 || c->npeers != (uint32_t)c->size)
+	/* every PE of a job of 2+ PEs, HOIST_DIRECT or not, whether or not it
+	 * will take part, on every node: the allocations after it stay
+	 * symmetric */
+	if (c->size < 2)
 		return;
 	int64_t off = symheap_alloc(&c->heap, HOIST_NC_BYTES);
-	if (off < 0 || !c->direct)
-		return; /* the same on every PE: no node collectives */
+	if (off < 0 || !c->direct || c->npeers < 2)
+		return; /* the same on every PE of this node: the daemon's path */
 	/* the block is fresh heap (nothing is allocated before the job's
 	 * first barrier but what that barrier belonged to): its words are 0 */
 	c->nc_off = (uint64_t)off;
+	c->nc_mn = c->npeers != (uint32_t)c->size; /* the daemon runs the inter-node step */
 	c->nc_on = 1; /* the peers are mapped by the first collective (nc_map) */
 }
 
@@ -485,9 +595,14 @@ static int nc_map(struct hoist_ctx *c)
 {
 	c->nc_base = calloc((size_t)c->size, sizeof(*c->nc_base));
 	c->nc_rec = calloc(S, sizeof(*c->nc_rec));
-	int rc = c->nc_base && c->nc_rec && c->nb_line ? 0 : -ENOMEM;
+	c->nc_ranks = calloc(c->npeers, sizeof(*c->nc_ranks));
+	int rc = c->nc_base && c->nc_rec && c->nc_ranks ? 0 : -ENOMEM;
 	int all_direct = 1;
-	for (int p = 0; !rc && p < c->size; p++) {
+	for (uint32_t i = 0; !rc && i < c->npeers; i++)
+		c->nc_ranks[i] = c->peers[i].rank;
+	c->nc_n = (int32_t)c->npeers;
+	for (int i = 0; !rc && i < c->nc_n; i++) {
+		int p = c->nc_ranks[i];
 		struct hoist_peer *peer = hoist__peer_find(c, p);
 		if (!peer)
 			rc = -EPROTO;
@@ -499,15 +614,19 @@ static int nc_map(struct hoist_ctx *c)
 					    __ATOMIC_ACQUIRE))
 			all_direct = 0;
 	}
-	if (!rc && all_direct)
+	if (!rc && all_direct) {
+		/* the lowest rank's line: the node barrier's too (one node) */
+		c->nc_line = hoist_heap_wake_of(c->nc_base[c->nc_ranks[0]], c->heap_bytes);
 		return 0;
+	}
 	hoist__nc_release(c);
 	if (!rc) {
 		c->nc_on = 0;
 		return 0;
 	}
 	c->nc_err = rc;
-	if (c->nb_line) {
+	if (c->nb_line) { /* the node barrier's line: the lowest rank's */
+		c->nc_line = c->nb_line;
 		__atomic_store_n(&c->nb_line->nc_error, rc, __ATOMIC_SEQ_CST);
 		wake_all(c);
 	}
@@ -521,6 +640,9 @@ void hoist__nc_release(struct hoist_ctx *c)
 			free(c->nc_rec[i].tmp);
 	free(c->nc_rec);
 	free(c->nc_base);
+	free(c->nc_ranks);
 	c->nc_rec = NULL;
 	c->nc_base = NULL;
+	c->nc_ranks = NULL;
+	c->nc_n = 0;
 }

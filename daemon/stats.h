@@ -92,6 +92,7 @@
 	X(prog_long_yields, COUNTER, "of those, yields back only after yield_long_us: it slept at once")     \
 	X(commands, COUNTER, "control-plane commands handled")                                              \
 	X(coll_done, COUNTER, "collectives completed on this node (once per collective, not per PE)")       \
+	X(coll_node, COUNTER, "node collective descriptors: one for every local PE (HOIST_COLL_F_NODE)")  \
 	X(coll_failed, COUNTER, "collectives failed (invalid, mismatched, or a PE or node lost)")           \
 	X(coll_broadcast, COUNTER, "broadcasts completed")                                                  \
 	X(coll_reduce, COUNTER, "reduces completed")                                                        \

@@ -24,12 +24,15 @@
 #include <stdint.h>
 
 #define HOIST_SHM_MAGIC   0x314d53545349484fULL /* "OHISTSM1" little endian */
-#define HOIST_ABI_VERSION 5u /* 3: AttachReply.accepted (two-stage attach reply);
+#define HOIST_ABI_VERSION 6u /* 3: AttachReply.accepted (two-stage attach reply);
 				* 4: HOIST_OP_AMO, sqe.amo_op/amo_type;
 				* 5: sq_flags' sleep generation (a client of 5
 				* rings once per generation: with a daemon that
 				* does not bump it, it would ring once at all),
-				* ctrl wait_yields/wait_long_yields/wait_sleeps */
+				* ctrl wait_yields/wait_long_yields/wait_sleeps;
+				* 6: HOIST_COLL_F_NODE (one descriptor per node
+				* for a collective: a daemon of 5 would fail it),
+				* hoist_nc_args.fin/res written by the daemon */
 #define HOIST_CACHELINE   64
 #define HOIST_CTRL_BYTES  4096u
 
@@ -160,6 +163,19 @@ enum hoist_coll_kind {
 #define HOIST_COLL_OP_AND 4u
 
 #define HOIST_COLL_F_PARTIAL 0x1u /* post a partial CQE per arrived source block */
+/* HOIST_COLL_F_NODE: ONE descriptor stands for every PE of this node in
+ * the job's collective number reserved0 (the PEs' count of collectives
+ * called before it, the daemon's numbering of their HOIST_OP_COLL
+ * descriptors); the daemon reads each local PE's parameters from slot
+ * local_off % HOIST_NC_SLOTS (local_off = the node collective's number m)
+ * of its node-collective block at heap offset remote_off (struct
+ * hoist_nc_hdr, client/nodecoll.c), its contribution from the slot's data
+ * when the slot says eager, else from its src. No CQE: the daemon stores
+ * the result in slot m of PE sqe.pe (the node's lowest rank, "anchor"):
+ * res, then fin = m (release), and wakes nc_seq in the anchor's heap wake
+ * line. kind/type/op/len of the descriptor are ignored; reserved1 must
+ * be 0. */
+#define HOIST_COLL_F_NODE 0x2u
 
 struct hoist_coll_args {
 	uint8_t kind;  /* enum hoist_coll_kind */
@@ -310,7 +326,10 @@ _Static_assert(sizeof(struct hoist_heap_wake) <= HOIST_HEAP_WAKE_BYTES, "wake li
 
 /* ---- node collectives -------------------------------------------------------
  * A one-node job (every PE on this node, HOIST_DIRECT=1) runs its
- * collectives among its PEs through shared memory (client/nodecoll.c).
+ * collectives among its PEs through shared memory (client/nodecoll.c); in
+ * a job over several nodes the PEs of each node with 2+ of them meet the
+ * same way and one posts a HOIST_COLL_F_NODE descriptor for the node (the
+ * daemon reads the slots and answers in the anchor's: fin, res).
  * Each PE owns a block of its own heap at the same offset on every PE
  * (allocated after the job's first barrier), which the other PEs read
  * through their mappings of the heap: a header, then HOIST_NC_SLOTS slots.
@@ -343,7 +362,12 @@ struct hoist_nc_args {
 	int32_t bad;      /* 0, or this PE's -errno for its own parameters */
 	uint64_t len;     /* as in the descriptor (sqe.len) */
 	uint64_t src_off, dst_off; /* heap-file offsets */
-	uint8_t pad[HOIST_CACHELINE - 40];
+	/* a job over several nodes (HOIST_COLL_F_NODE), the anchor's slot only:
+	 * written by the daemon, res first, then fin = seq (release) */
+	uint32_t fin;
+	int32_t res;
+	uint32_t claim;   /* anchor's slot: 0, then 1 by the PE that posts */
+	uint8_t pad[HOIST_CACHELINE - 52];
 };
 
 struct hoist_nc_slot {

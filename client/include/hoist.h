@@ -230,10 +230,14 @@ const char *hoist_error_detail(void);
  * heap); every PE calls the collectives in the same order with the same
  * kind, size, type, op and root. In a job whose PEs are all on one node
  * (HOIST_DIRECT=1 on every PE) they run among the PEs through shared
- * memory, without the daemon, from the job's second barrier on; otherwise
- * each call posts one descriptor, the node's daemon combines the local PEs'
- * data, exchanges it with the other nodes' daemons, and writes dst. In
- * place (dst == src) works.
+ * memory, without the daemon, from the job's second barrier on. In a job
+ * over several nodes the PEs of a node holding 2+ of them (HOIST_DIRECT=1)
+ * meet through shared memory the same way and ONE of them posts one
+ * descriptor for the node: the daemon combines the node's data, exchanges
+ * it with the other nodes' daemons, writes every local dst and tells the
+ * node's PEs through shared memory. Otherwise (one PE on the node, or
+ * HOIST_DIRECT=0) each call posts one descriptor and the daemon does the
+ * same per PE. In place (dst == src) works.
  *
  * Ordering: the daemon reads src after this PE's earlier puts and gets
  * have completed (the collective waits for them, like a quiet); src must
@@ -249,10 +253,11 @@ const char *hoist_error_detail(void);
  * died (or a PE finalized without joining). An invalid call still takes
  * its place in the sequence: the collective fails on EVERY PE with the
  * error, nobody is left waiting. (A non-root PE of a reduce may complete
- * before a mismatch elsewhere is noticed: its dst is not written. In a
- * one-node job the root of a broadcast of at most 1 KiB returns as soon as
- * its data is safe, before the others' parameters are known: a mismatch
- * is returned to it by its next collective that waits for the others.) */
+ * before a mismatch elsewhere is noticed: its dst is not written. On the
+ * node path (above) the root of a broadcast of at most 1 KiB returns as
+ * soon as its data is safe, before the others' parameters are known: a
+ * mismatch is returned to it by its next collective that waits for the
+ * others.) */
 /* HOIST_UINT32 is for atomics and point-to-point waits (below): collectives refuse it, -EINVAL */
 typedef enum {
 	HOIST_INT32,
@@ -292,8 +297,9 @@ int hoist_allgather_start(void *dst, const void *src, size_t nbytes, hoist_req_t
 int hoist_alltoall_start(void *dst, const void *src, size_t nbytes, hoist_req_t **req);
 /* allgather/alltoall requests: returns 0 once the block from pe has landed
  * in dst (blocks are delivered as they arrive, in any order), or the
- * collective's error (a one-node job's collective delivers every block at
- * once). -EINVAL for other kinds or pe outside the job. */
+ * collective's error (on the node path, one node or several, the
+ * collective delivers every block at once). -EINVAL for other kinds or pe
+ * outside the job. */
 int hoist_wait_from(hoist_req_t *req, int pe);
 int hoist_wait(hoist_req_t *req);  /* completes and frees req; its result */
 int hoist_test(hoist_req_t *req);  /* 1 complete (still hoist_wait it), 0 not yet, or -errno */

@@ -29,6 +29,17 @@
  * its CQE; allgather/alltoall post a partial CQE per source PE as its
  * block lands (HOIST_COLL_F_PARTIAL), which hoist_wait_from() waits for.
  *
+ * Node descriptors (HOIST_COLL_F_NODE, client/nodecoll.c): the PEs of a
+ * node holding 2+ of the job's PEs meet in shared memory and ONE posts a
+ * descriptor for all of them, carrying the collective's number. It counts
+ * as every local PE's part at once (coll_post_node): each PE's parameters
+ * are read from its slot in its node-collective block (contribution from
+ * the slot's eager copy, else src) and go through the same checks
+ * (coll_add). No CQE: the result goes to the anchor's slot (res, fin =
+ * m) and the node's sleeping PEs are woken through nc_seq (node_signal).
+ * An eager broadcast root returned before; its dst is not written
+ * (skip_dst). A malformed node descriptor fails the job.
+ *
  * Failure: an invalid descriptor or disagreeing parameters (here, or in a
  * chunk from another node) fail the collective on this node and, through
  * W_COLL_ABORT, on every other; a PE or node lost fails the job (job_fail
@@ -37,11 +48,13 @@
 #include "coll.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "am.h"
 #include "hoist_combine.h"
+#include "hoist_futex.h"
 #include "daemon.h"
 #include "log.h"
 #include "validate.h"
@@ -89,6 +102,13 @@ struct coll {
 	uint64_t *src_got;     /* [size]: bytes of each source PE landed */
 	uint8_t *announced;    /* [size]: partial completion posted */
 	struct coll_msg *q, **qtail;
+	/* HOIST_COLL_F_NODE: one descriptor for every local PE */
+	int node;              /* the result goes to the anchor's slot, no CQE */
+	int node_signalled;
+	int32_t anchor;        /* the node's lowest rank: its slot gets fin/res */
+	uint32_t nc_m;         /* the node collective's number (its slot) */
+	uint64_t nc_off;       /* the node-collective blocks' heap offset */
+	int32_t skip_dst;      /* an eager broadcast root that returned: -1 none */
 };
 
 struct step {
@@ -211,6 +231,7 @@ static struct coll *coll_get(struct job *j, uint32_t seq, int create)
 		return NULL;
 	}
 	co->qtail = &co->q;
+	co->skip_dst = -1;
 	co->next = *pp;
 	*pp = co;
 	return co;
@@ -246,9 +267,45 @@ static void count_kind(struct daemon *d, uint8_t kind)
 	}
 }
 
+static struct hoist_nc_slot *nc_slot(const struct job *j, int32_t r, uint64_t nc_off, uint32_t m)
+{
+	char *h = heap_at(j, r, nc_off);
+	return h ? (struct hoist_nc_slot *)(h + sizeof(struct hoist_nc_hdr)) + m % HOIST_NC_SLOTS
+		 : NULL;
+}
+
+/* HOIST_COLL_F_NODE: the result into the anchor's slot (res, then fin =
+ * m, release), then wake the node's PEs sleeping on nc_seq in the
+ * anchor's heap wake line (Dekker with their nc_sleepers, as a PE's
+ * publish in client/nodecoll.c). The anchor gone: the job failed, the PEs
+ * see job_error. */
+static void node_signal(struct job *j, struct coll *co, int32_t res)
+{
+	if (co->node_signalled)
+		return;
+	co->node_signalled = 1;
+	struct hoist_nc_slot *s = nc_slot(j, co->anchor, co->nc_off, co->nc_m);
+	struct client *a = j->pe[co->anchor];
+	if (!s || !a)
+		return;
+	__atomic_store_n(&s->a.res, res, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->a.fin, co->nc_m, __ATOMIC_RELEASE);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	struct hoist_heap_wake *l = hoist_heap_wake_of(a->heap.base, a->heap.bytes);
+	if (__atomic_load_n(&l->nc_sleepers, __ATOMIC_RELAXED)) {
+		__atomic_fetch_add(&l->nc_seq, 1, __ATOMIC_SEQ_CST);
+		hoist_futex_wake(&l->nc_seq);
+	}
+}
+
 /* Final completions to every local PE that posted and has none yet. */
 static void complete_posted(struct job *j, struct coll *co, int32_t res)
 {
+	if (co->node) {
+		if (co->posted == j->nlocal)
+			node_signal(j, co, res);
+		return;
+	}
 	for (int32_t i = 0; i < j->size; i++) {
 		if (!co->has[i] || co->cqe_sent[i])
 			continue;
@@ -435,7 +492,7 @@ static void scatter_done(struct daemon *d, struct job *j, struct coll *co)
 	for (int32_t i = 0; i < j->size; i++) {
 		if (!co->has[i])
 			continue;
-		if (co->kind == HOIST_COLL_REDUCE && i != co->root)
+		if ((co->kind == HOIST_COLL_REDUCE && i != co->root) || i == co->skip_dst)
 			continue;
 		char *dst = heap_at(j, i, co->sqe[i].remote_off);
 		if (dst && co->len) {
@@ -758,29 +815,20 @@ static int params_match(const struct coll *co, const struct hoist_sqe *sqe)
 	       sqe->len == co->len;
 }
 
-int coll_post(struct daemon *d, struct client *c, const struct hoist_sqe *sqe)
+/* Rank r's part of collective co: its descriptor (or the one made from
+ * its node-collective slot), rc its error found before (0: validate). */
+static void coll_add(struct daemon *d, struct job *j, struct coll *co, int32_t r,
+		     const struct hoist_sqe *sqe, int rc, const struct validate_geom *g)
 {
-	struct job *j = c->job;
-	uint32_t seq = c->coll_seq++;
-	STAT_INC(&c->st, colls);
-	if (j->error)
-		return j->error;
-	struct coll *co = coll_get(j, seq, 1);
-	if (!co) {
-		job_fail(j, -ENOMEM);
-		return -ENOMEM;
-	}
-	co->has[c->rank] = 1;
-	co->sqe[c->rank] = *sqe;
+	co->has[r] = 1;
+	co->sqe[r] = *sqe;
 	co->posted++;
 	if (co->finished) { /* failed before this PE got here */
 		complete_posted(j, co, co->err);
-		coll_retire(j);
-		return 0;
+		return;
 	}
-	struct validate_geom g = {.job_size = j->size, .heap_bytes = c->heap.bytes,
-				  .staging_bytes = c->staging.bytes};
-	int rc = validate_coll(sqe, &g);
+	if (!rc)
+		rc = validate_coll(sqe, g);
 	if (!rc && j->departed)
 		rc = -ECONNRESET; /* a PE left: it can never take part */
 	if (!rc) {
@@ -810,6 +858,88 @@ int coll_post(struct daemon *d, struct client *c, const struct hoist_sqe *sqe)
 		else
 			coll_start(d, j, co);
 	}
+}
+
+/* HOIST_COLL_F_NODE (hoist_shm.h): every local PE's part at once, made
+ * from its node-collective slot. Never an error of its own: the result
+ * goes to the anchor's slot. */
+static int coll_post_node(struct daemon *d, struct client *c, const struct hoist_sqe *sqe,
+			  const struct hoist_coll_args *na)
+{
+	struct job *j = c->job;
+	uint32_t seq = na->reserved0, m = (uint32_t)sqe->local_off;
+	STAT_INC(&c->st, colls);
+	STAT_INC(&d->pst, coll_node);
+	struct coll *co = coll_get(j, seq, 1);
+	if (!co) {
+		job_fail(j, -ENOMEM);
+		return 0; /* the PEs see the job's error */
+	}
+	uint64_t off = sqe->remote_off;
+	if (co->posted || co->node || na->reserved1 || sqe->pe < 0 || sqe->pe >= j->size ||
+	    !j->pe[sqe->pe] || off > c->heap.bytes || c->heap.bytes - off < HOIST_NC_BYTES ||
+	    off % HOIST_CACHELINE) {
+		/* a second descriptor for the node, a slot outside the heap:
+		 * no slot to answer through, and the node's PEs wait for it.
+		 * The collective fails on every other node (W_COLL_ABORT: their
+		 * PEs get the error, not a hang), the job here (job_error) */
+		hlog_warn("job %s rank %d: bad node collective descriptor (collective %u)", j->key,
+			  c->rank, seq);
+		coll_abort(d, j, co, -EPROTO, 1);
+		job_fail(j, -EPROTO);
+		return 0;
+	}
+	co->node = 1;
+	co->anchor = sqe->pe;
+	co->nc_m = m;
+	co->nc_off = off;
+	struct validate_geom g = {.job_size = j->size, .heap_bytes = c->heap.bytes,
+				  .staging_bytes = c->staging.bytes};
+	for (int32_t r = 0; r < j->size; r++) {
+		if (!j->pe[r])
+			continue;
+		struct hoist_nc_slot *s = nc_slot(j, r, off, m);
+		struct hoist_nc_args a;
+		memcpy(&a, &s->a, sizeof(a));
+		struct hoist_coll_args ca = {.kind = a.kind, .type = a.type, .op = a.op};
+		struct hoist_sqe one = {.opcode = HOIST_OP_COLL, .pe = a.root, .len = a.len,
+					.remote_off = a.dst_off, .local_off = a.src_off};
+		if (a.eager) /* its contribution is in the slot: src may change already */
+			one.local_off = off + sizeof(struct hoist_nc_hdr) +
+					(uint64_t)(m % HOIST_NC_SLOTS) * sizeof(struct hoist_nc_slot) +
+					offsetof(struct hoist_nc_slot, data);
+		memcpy(one.inline_data, &ca, sizeof(ca));
+		int rc = a.seq != m ? -EPROTO : a.bad;
+		if (!rc && a.eager && a.kind == HOIST_COLL_BROADCAST && a.root == r)
+			co->skip_dst = r; /* it returned at once and copied its dst itself */
+		coll_add(d, j, co, r, &one, rc, &g);
+	}
+	coll_retire(j);
+	return 0;
+}
+
+int coll_post(struct daemon *d, struct client *c, const struct hoist_sqe *sqe)
+{
+	struct job *j = c->job;
+	struct hoist_coll_args na;
+	memcpy(&na, sqe->inline_data, sizeof(na));
+	if (na.flags & HOIST_COLL_F_NODE) {
+		if (j->error)
+			return 0; /* the PEs see the job's error */
+		return coll_post_node(d, c, sqe, &na);
+	}
+	uint32_t seq = c->coll_seq++;
+	STAT_INC(&c->st, colls);
+	if (j->error)
+		return j->error;
+	struct coll *co = coll_get(j, seq, 1);
+	if (!co) {
+		job_fail(j, -ENOMEM);
+		return -ENOMEM;
+	}
+	struct validate_geom g = {.job_size = j->size, .heap_bytes = c->heap.bytes,
+				  .staging_bytes = c->staging.bytes};
+	coll_add(d, j, co, c->rank, sqe, 0, &g);
 	coll_retire(j);
 	return 0;
 }

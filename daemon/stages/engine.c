@@ -140,7 +140,13 @@ static enum exec_result execute(struct daemon *d, struct client *c, const struct
 			return EXEC_STALL;
 		/* each unfinished collective costs 64 B per rank of the job:
 		 * one that runs ahead of the others waits for them */
-		if (c->coll_seq - c->job->coll_base >= d->cfg.max_pending_colls) {
+		struct hoist_coll_args ca;
+		memcpy(&ca, sqe->inline_data, sizeof(ca));
+		/* a node descriptor (HOIST_COLL_F_NODE) carries its number: the
+		 * PEs of a node post them, not their own count */
+		uint32_t seq = (ca.flags & HOIST_COLL_F_NODE) ? ca.reserved0 : c->coll_seq;
+		if (seq - c->job->coll_base >= d->cfg.max_pending_colls &&
+		    (int32_t)(seq - c->job->coll_base) > 0) {
 			if (!c->coll_capped) {
 				c->coll_capped = 1;
 				STAT_INC(&c->st, colls_capped);

@@ -19,6 +19,9 @@
  * PE p posts its alltoall only after PE 0 told it to (a put), and PE 0
  * tells it only after hoist_wait_from() returned the blocks of PE 0's own
  * node: if blocks were delivered only at the end, this would deadlock.
+ * The daemon's per-PE path only (HOIST_DIRECT=0 in the environment, the
+ * same on every PE): on the node path (nodecoll.c) hoist_wait_from
+ * delivers every block at once, when the whole collective completed.
  */
 #include <signal.h>
 
@@ -368,8 +371,9 @@ static void part_slabs(char *C, char *D, uint64_t *flag)
 {
 	const char *e = getenv("IT_COLL_LATE");
 	int late = e ? atoi(e) : -1;
-	if (late <= 0 || late >= n)
-		return;
+	const char *direct = getenv("HOIST_DIRECT");
+	if (late <= 0 || late >= n || !direct || strcmp(direct, "0"))
+		return; /* the node path delivers every block at once */
 	size_t len = 4096;
 	uint64_t seed = 777;
 	fill_exchange(1, C, len, seed);

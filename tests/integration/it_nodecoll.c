@@ -10,7 +10,8 @@
  *       dst (eager: the root returns at once and runs ahead by up to
  *       HOIST_NC_SLOTS), one PE dawdling now and then: each must see its
  *       own round's value, so the root never overwrites a slot a slow PE
- *       still reads;
+ *       still reads; the root changes its dst the moment it returns, and
+ *       nobody (the daemon, over several nodes) may write it after that;
  *     - reuse, read in place: 60 allgathers of 4 KiB per PE (above the
  *       eager limit: read from the PEs' src directly); one PE per round
  *       starts, sleeps, then waits, the others overwrite their src the
@@ -23,10 +24,20 @@
  *     - the path: colls_node counts every collective, and the daemon's
  *       own counter of collective descriptors (hoistctl stats: colls) of
  *       this PE stays 0. IT_NC_WANT=daemon (HOIST_DIRECT=0): the reverse.
- *   it_nodecoll kill   the last rank waits until every other PE arrived at
- *     a node collective (their arrived words), then SIGKILLs itself: each
- *     other PE's allreduce must end with an error, not hang; it prints
- *     "NODECOLL-KILL-OK" (node_kill.sh counts them).
+ *     - every kind at 64 B and 4 KiB (both sides of HOIST_NC_EAGER),
+ *       every root, checked element by element.
+ *   IT_NC_WANT=auto (a job over several daemons, tests/multinode): the
+ *     node path where this PE's node holds 2+ PEs, the daemon's per-PE
+ *     path where it is alone. On the node path the node's PEs meet in
+ *     shared memory and ONE of them posts a node descriptor for each
+ *     collective (HOIST_COLL_F_NODE): the daemon's colls of this PE equal
+ *     the node descriptors it posted, and over the node's PEs of the job
+ *     they add up to the collectives called (not PEs times that).
+ *   it_nodecoll kill   the last rank waits until every other PE of its
+ *     node arrived at a node collective (their arrived words), then
+ *     SIGKILLs itself: each other PE's allreduce (on every node) must end
+ *     with an error, not hang; it prints "NODECOLL-KILL-OK" (node_kill.sh
+ *     counts them).
  */
 #include <inttypes.h>
 #include <signal.h>
@@ -62,6 +73,86 @@ static long daemon_colls(void)
 	return v;
 }
 
+/* colls over this job's clients on this PE's daemon, or -1 */
+static long daemon_colls_node(void)
+{
+	char cmd[2048];
+	snprintf(cmd, sizeof(cmd),
+		 "'%s' --runtime-dir '%s' stats --json | python3 -c \"import json,sys\n"
+		 "d=json.load(sys.stdin)\n"
+		 "print(sum(c['counters']['colls'] for c in d.get('clients', []) if c.get('job') == '%s'))\"",
+		 getenv("HOIST_HOISTCTL"), getenv("HOIST_RUNTIME_DIR"), getenv("HOIST_JOB"));
+	long v = -1;
+	FILE *f = popen(cmd, "r");
+	if (f) {
+		if (fscanf(f, "%ld", &v) != 1)
+			v = -1;
+		pclose(f);
+	}
+	return v;
+}
+
+/* every kind at a size below and above the eager limit, every root */
+static void part_kinds(unsigned char *d, unsigned char *s)
+{
+	for (size_t len = 64; len <= BIG; len *= BIG / 64) {
+		for (int root = 0; root < n; root++) {
+			IT_WHERE("broadcast %zu root %d", len, root);
+			uint64_t key = it_hash(0xbc, (uint64_t)root, len, 0, 0);
+			it_fill(s, len, me == root ? key : it_hash(0xdead, (uint64_t)me, 0, 0, 0));
+			memset(d, 0x5a, len);
+			IT_OK(hoist_broadcast(d, s, len, root), "broadcast %zu root %d", len, root);
+			ncoll++;
+			if (it_check_fill(d, len, key) != len)
+				IT_FAIL("broadcast %zu from %d: wrong", len, root);
+			IT_WHERE("reduce %zu root %d", len, root);
+			int64_t *sv = (int64_t *)s, *dv = (int64_t *)d;
+			size_t cnt = len / 8;
+			for (size_t i = 0; i < cnt; i++)
+				sv[i] = (int64_t)(i * 3 + 1) * (me + 1) + root;
+			memset(d, 0, len);
+			IT_OK(hoist_reduce(d, s, cnt, HOIST_INT64, HOIST_SUM, root), "reduce %zu", len);
+			ncoll++;
+			if (me == root)
+				for (size_t i = 0; i < cnt; i++)
+					if (dv[i] != (int64_t)(i * 3 + 1) * n * (n + 1) / 2 + (int64_t)root * n) {
+						IT_FAIL("reduce %zu root %d: [%zu] = %" PRId64, len, root, i,
+							dv[i]);
+						break;
+					}
+		}
+		IT_WHERE("allreduce %zu", len);
+		int64_t *sv = (int64_t *)s, *dv = (int64_t *)d;
+		size_t cnt = len / 8;
+		for (size_t i = 0; i < cnt; i++)
+			sv[i] = (int64_t)((i + 7) * 1000 + (size_t)me);
+		IT_OK(hoist_allreduce(d, s, cnt, HOIST_INT64, HOIST_MAX), "allreduce %zu", len);
+		ncoll++;
+		for (size_t i = 0; i < cnt; i++)
+			if (dv[i] != (int64_t)((i + 7) * 1000 + (size_t)(n - 1))) {
+				IT_FAIL("allreduce %zu: [%zu] = %" PRId64, len, i, dv[i]);
+				break;
+			}
+		size_t bl = len == 64 ? 16 : BIG; /* a contribution below, above the eager limit */
+		IT_WHERE("allgather %zu", bl);
+		it_fill(s, bl, it_hash(0xa9, (uint64_t)me, bl, 0, 0));
+		IT_OK(hoist_allgather(d, s, bl), "allgather %zu", bl);
+		ncoll++;
+		for (int p = 0; p < n; p++)
+			if (it_check_fill(d + (size_t)p * bl, bl, it_hash(0xa9, (uint64_t)p, bl, 0, 0)) != bl)
+				IT_FAIL("allgather %zu: block of PE %d wrong", bl, p);
+		IT_WHERE("alltoall %zu", bl);
+		for (int q = 0; q < n; q++)
+			it_fill(s + (size_t)q * bl, bl, it_hash(0xa7, (uint64_t)me, (uint64_t)q, bl, 0));
+		IT_OK(hoist_alltoall(d, s, bl), "alltoall %zu", bl);
+		ncoll++;
+		for (int p = 0; p < n; p++)
+			if (it_check_fill(d + (size_t)p * bl, bl,
+					  it_hash(0xa7, (uint64_t)p, (uint64_t)me, bl, 0)) != bl)
+				IT_FAIL("alltoall %zu: block from PE %d wrong", bl, p);
+	}
+}
+
 static void part_bcast_reuse(uint64_t *dst, uint64_t *src)
 {
 	for (int r = 1; r <= BCASTS; r++) {
@@ -70,12 +161,20 @@ static void part_bcast_reuse(uint64_t *dst, uint64_t *src)
 			*src = 0xb0000000u + (uint64_t)r;
 		else if (r % 16 == me % 16 && r % 3 == 0)
 			usleep(500); /* a slow reader: the root runs ahead */
+		if (me == 0 && r > 1 && *dst != ~(0xb0000000u + (uint64_t)(r - 1)))
+			IT_FAIL("broadcast %d: the root's dst changed after the root returned (%#" PRIx64
+				"): written late by the daemon", r - 1, *dst);
 		IT_OK(hoist_broadcast(dst, src, sizeof(*dst), 0), "broadcast %d", r);
 		ncoll++;
 		if (*dst != 0xb0000000u + (uint64_t)r)
 			IT_FAIL("broadcast %d: got %#" PRIx64 " (a later round's value: the root "
 				"overwrote a slot still read)", r, *dst);
+		if (me == 0) /* its dst is its own again: nobody may write it now */
+			*dst = ~*dst;
 	}
+	IT_OK(hoist_barrier(), "after the broadcasts");
+	if (me == 0 && *dst != ~(0xb0000000u + (uint64_t)BCASTS))
+		IT_FAIL("the root's dst changed after the root returned (%#" PRIx64 ")", *dst);
 }
 
 static void part_gather_reuse(unsigned char *dst, unsigned char *src)
@@ -156,14 +255,17 @@ static int kill_test(void)
 	*s = me;
 	IT_OK(hoist_allreduce(d, s, 1, HOIST_INT64, HOIST_SUM), "a first allreduce");
 	if (!c->nc_on || !c->nc_base) { /* mapped by the first collective */
-		IT_FAIL("no node collectives in a one-node job of %d PEs", n);
+		IT_FAIL("no node collectives on a node of %d PEs", (int)c->npeers);
 		return 1;
 	}
 	if (me == n - 1) {
 		/* everyone else arrived at the next one: die */
 		uint32_t want = c->nc_m + 1;
 		IT_WHERE("victim: wait for the others' arrival at %u", want);
-		for (int p = 0; p < n - 1; p++) {
+		for (int i = 0; i < c->nc_n; i++) {
+			int p = c->nc_ranks[i];
+			if (p == me)
+				continue;
 			struct hoist_nc_hdr *h = (struct hoist_nc_hdr *)(c->nc_base[p] + c->nc_off);
 			while (__atomic_load_n(&h->arrived, __ATOMIC_ACQUIRE) != want)
 				usleep(1000);
@@ -191,20 +293,24 @@ int main(int argc, char **argv)
 	if (argc > 1 && !strcmp(argv[1], "kill"))
 		return kill_test();
 	const char *want = getenv("IT_NC_WANT");
-	int want_node = !want || strcmp(want, "daemon") != 0;
 	struct hoist_ctx *c = hoist__ctx();
+	int mn = want && !strcmp(want, "auto");
+	int want_node = mn ? c->npeers >= 2 : !want || strcmp(want, "daemon") != 0;
 	uint64_t *b8 = it_malloc(64);
 	unsigned char *gd = it_malloc((size_t)n * BIG), *gs = it_malloc(BIG);
 	int64_t *v = it_malloc(1024 * sizeof(int64_t));
 	unsigned char *a2a = it_malloc((size_t)n * 1024);
 	int64_t *sd = it_malloc(3 * HOIST_NC_SLOTS * sizeof(int64_t));
 	int64_t *ss = it_malloc(3 * HOIST_NC_SLOTS * sizeof(int64_t));
-	uint64_t node0 = c->colls_node;
+	unsigned char *kd = it_malloc((size_t)n * BIG), *ks = it_malloc((size_t)n * BIG);
+	uint64_t node0 = c->colls_node, posted0 = c->colls_node_posted;
+	long dc0 = daemon_colls(), dn0 = mn ? daemon_colls_node() : 0;
 
 	part_bcast_reuse(b8, b8 + 1);
 	part_gather_reuse(gd, gs);
 	part_in_place(v, a2a);
 	part_split(sd, ss);
+	part_kinds(kd, ks);
 
 	IT_OK(hoist_barrier(), "the end");
 	if (want_node != (c->nc_on && c->nc_base && !c->nc_err))
@@ -214,7 +320,24 @@ int main(int argc, char **argv)
 	long dc = daemon_colls();
 	it_log("%" PRIu64 " collectives: %" PRIu64 " on the node path, the daemon executed %ld", ncoll,
 	       node, dc);
-	if (want_node && (node != ncoll || dc != 0))
+	if (mn) {
+		/* the collectives before node0 (it_init's, the first barrier's
+		 * allocations) went the daemon's way: count from dc0, dn0 */
+		long dn = daemon_colls_node();
+		uint64_t posted = c->colls_node_posted - posted0;
+		dc -= dc0;
+		dn -= dn0;
+		it_log("several nodes (%u PEs here): %" PRIu64 " node descriptors posted by this PE, "
+		       "%ld by this node's PEs of the job", c->npeers, posted, dn);
+		if (want_node && (node != ncoll || dc != (long)posted || dn != (long)ncoll))
+			IT_FAIL("%" PRIu64 " collectives: %" PRIu64 " took the node path, the daemon "
+				"executed %ld of this PE's descriptors (it posted %" PRIu64 ") and %ld of "
+				"the node's (want all, equal, %" PRIu64 ")",
+				ncoll, node, dc, posted, dn, ncoll);
+		if (!want_node && (node != 0 || dc != (long)ncoll))
+			IT_FAIL("alone on its node: %" PRIu64 " collectives: %" PRIu64 " took the node "
+				"path, the daemon executed %ld (want 0, all)", ncoll, node, dc);
+	} else if (want_node && (node != ncoll || dc != 0))
 		IT_FAIL("%" PRIu64 " collectives: %" PRIu64 " took the node path, the daemon executed "
 			"%ld (want all, 0)", ncoll, node, dc);
 	if (!want_node && (node != 0 || dc != (long)ncoll))

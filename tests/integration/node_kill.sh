@@ -5,7 +5,8 @@
 # it_nodecoll). The run must end (the harness's watchdog catches a hang),
 # with a failure status (a rank was killed), and each of the other N-1 PEs
 # must report that its <what> (barrier, collective) ended with an error
-# (the line <TAG>-KILL-OK).
+# (the line <TAG>-KILL-OK). NODE_KILL_ARGS: more hoistrun options (e.g.
+# --nodes 2: a job over two daemons, tests/multinode).
 set -u
 prog=$1
 n=$2
@@ -13,7 +14,8 @@ tag=$3
 what=$4
 me="[node_kill.sh $tag]"
 : "${HOIST_HOISTRUN:?run me under harness.sh}"
-out=$("$HOIST_HOISTRUN" -n "$n" --timeout 55 --grace 40 "$prog" kill 2>&1)
+# shellcheck disable=SC2086 # NODE_KILL_ARGS: words on purpose
+out=$("$HOIST_HOISTRUN" -n "$n" ${NODE_KILL_ARGS:-} --timeout 55 --grace 40 "$prog" kill 2>&1)
 rc=$?
 printf '%s\n' "$out"
 if [ "$rc" -eq 0 ]; then

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# nodecoll_place.sh <it_nodecoll> PLACEMENT: run under cluster.sh (HOIST_DIRS,
+# HOIST_HOISTRUN). PLACEMENT lists, per daemon, how many consecutive ranks
+# it hosts (e.g. 3,2,1: ranks 0-2 on daemon 0, 3-4 on 1, 5 on 2), placed
+# with hoistrun --runtime-dirs. it_nodecoll runs with IT_NC_WANT=auto: the
+# node path on daemons with 2+ ranks, the daemon's per-PE path on the rest.
+set -u
+prog=$1
+placement=$2
+: "${HOIST_DIRS:?run me under cluster.sh}"
+IFS=, read -r -a dirs <<<"$HOIST_DIRS"
+IFS=, read -r -a counts <<<"$placement"
+list=
+n=0
+for ((i = 0; i < ${#counts[@]}; i++)); do
+	for ((j = 0; j < counts[i]; j++)); do
+		list+="${list:+,}${dirs[$i]}"
+		n=$((n + 1))
+	done
+done
+IT_NC_WANT=auto "$HOIST_HOISTRUN" -n "$n" --runtime-dirs "$list" --timeout 120 "$prog"
