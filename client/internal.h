@@ -69,6 +69,8 @@ int hoist__nc_start(struct hoist_ctx *c, struct hoist_req *r, void *dst, const v
 		    uint64_t len, int type, int op, int root);
 /* Complete r (blocking) or advance it (test): 1 complete, 0 not yet. */
 int hoist__nc_progress(struct hoist_ctx *c, struct hoist_req *r, int blocking);
+/* hoist_wait_from for a node collective: until r's blocks are in dst */
+int hoist__nc_wait_from(struct hoist_ctx *c, struct hoist_req *r);
 
 /* A PE of the job attached to the same daemon (hoist_ptr, direct access). */
 struct hoist_peer {
