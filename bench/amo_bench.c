@@ -232,11 +232,12 @@ static void wake_server(void)
 		OK(hoist_wait_until(&w->ping, HOIST_UINT64, HOIST_CMP_NE, last));
 		uint64_t v = __atomic_load_n(&w->ping, __ATOMIC_ACQUIRE);
 		if (v == WAKE_STOP) {
-			/* back to the last ping, unless the next test's first
-			 * one is already here: wake and flag may both run */
-			uint64_t stop = WAKE_STOP;
-			__atomic_compare_exchange_n(&w->ping, &stop, last, 0, __ATOMIC_ACQ_REL,
-						    __ATOMIC_ACQUIRE);
+			/* back to the last ping (wake and flag may both run),
+			 * then the answer: PE 0 writes ping or ctl again only
+			 * after it, so neither the stop nor a stale CTL_WAKE can
+			 * be missed or taken twice */
+			__atomic_store_n(&w->ping, last, __ATOMIC_RELEASE);
+			OK(hoist_put(0, &w->pong, &v, sizeof(v)));
 			return;
 		}
 		if (v != last + 1) {
@@ -247,6 +248,14 @@ static void wake_server(void)
 		last = v;
 		OK(hoist_put(0, &w->pong, &v, sizeof(v)));
 	}
+}
+
+/* PE 0: end PE 1's wake_server, and wait until it has ended */
+static void wake_stop(void)
+{
+	uint64_t stop = WAKE_STOP;
+	OK(hoist_put(1, &w->ping, &stop, sizeof(stop)));
+	OK(hoist_wait_until(&w->pong, HOIST_UINT64, HOIST_CMP_EQ, WAKE_STOP));
 }
 
 static void ctl(uint64_t *seq, uint64_t kind)
@@ -336,8 +345,7 @@ int main(int argc, char **argv)
 			ctl(&seq, CTL_WAKE);
 			double est = run_wake(&wseq, smoke ? 10 : 100);
 			double v = run_wake(&wseq, sized(2 * est, 100, 2000000));
-			uint64_t stop = WAKE_STOP;
-			OK(hoist_put(1, &w->ping, &stop, sizeof(stop)));
+			wake_stop();
 			printf("row wake ns %.1f\n", v);
 		}
 		if (tests & T_FLAG) {
@@ -345,8 +353,7 @@ int main(int argc, char **argv)
 			ctl(&seq, CTL_WAKE);
 			double est = run_flag(&wseq, &total, smoke ? 5 : 20);
 			double v = run_flag(&wseq, &total, sized(est, 20, 200000));
-			uint64_t stop = WAKE_STOP;
-			OK(hoist_put(1, &w->ping, &stop, sizeof(stop)));
+			wake_stop();
 			printf("row flag ns %.1f\n", v);
 		}
 		fflush(stdout);
