@@ -20,7 +20,9 @@
  * inject: rank 0 puts 200k x 8 B to rank 1 through the daemon (the
  *   sustained rate: the ring fills, so min(client, daemon)), one round per
  *   rep, the final quiet outside the timed loop; the other ranks wait in
- *   a barrier. Output: "inject REP MOPS". With --direct the library's
+ *   a barrier. Output: "inject REP MOPS NIVCSW", NIVCSW the involuntary
+ *   context switches of rank 0 during the round (getrusage: another thread
+ *   took its CPU; yields and sleeps are voluntary). With --direct the library's
  *   direct path stays on (HOIST_DIRECT as set, default 1): on one node the
  *   puts are rank 0's own stores into rank 1's mapped heap, no descriptor
  *   and no daemon -- what run-shmem.sh's "nbi" row measures (there through
@@ -35,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 
 #include "bench.h"
@@ -144,6 +147,8 @@ int main(int argc, char **argv)
 				die("barrier", rc);
 			if (me != 0)
 				continue;
+			struct rusage ru0, ru1;
+			getrusage(RUSAGE_SELF, &ru0);
 			uint64_t t0 = bench_now_ns();
 			for (long i = 0; i < iters; i++) {
 				uint64_t v = (uint64_t)i;
@@ -151,6 +156,7 @@ int main(int argc, char **argv)
 					die("hoist_put", rc);
 			}
 			uint64_t t1 = bench_now_ns();
+			getrusage(RUSAGE_SELF, &ru1);
 			if ((rc = hoist_quiet()))
 				die("hoist_quiet", rc);
 			uint64_t last = 0, want = (uint64_t)(iters - 1);
@@ -159,7 +165,8 @@ int main(int argc, char **argv)
 			if (last != want)
 				die("the last put did not land", -EIO);
 			if (r >= 0)
-				printf("inject %d %.2f\n", r, (double)iters * 1e3 / (double)(t1 - t0));
+				printf("inject %d %.2f %ld\n", r, (double)iters * 1e3 / (double)(t1 - t0),
+				       ru1.ru_nivcsw - ru0.ru_nivcsw);
 			fflush(stdout);
 		}
 		if ((rc = hoist_barrier()))
