@@ -20,9 +20,11 @@
  * inject: rank 0 puts 200k x 8 B to rank 1 through the daemon (the
  *   sustained rate: the ring fills, so min(client, daemon)), one round per
  *   rep, the final quiet outside the timed loop; the other ranks wait in
- *   a barrier. Output: "inject REP MOPS NIVCSW", NIVCSW the involuntary
- *   context switches of rank 0 during the round (getrusage: another thread
- *   took its CPU; yields and sleeps are voluntary). With --direct the library's
+ *   a barrier. Output: "inject REP MOPS NIVCSW YIELDS LONG": rank 0's
+ *   involuntary context switches during the round (getrusage: preemption,
+ *   and the yields that handed the CPU away), its yields waiting for a
+ *   free ring slot (hoist__sqe_wait) and of those the ones back only after
+ *   HOIST_YIELD_LONG_US. With --direct the library's
  *   direct path stays on (HOIST_DIRECT as set, default 1): on one node the
  *   puts are rank 0's own stores into rank 1's mapped heap, no descriptor
  *   and no daemon -- what run-shmem.sh's "nbi" row measures (there through
@@ -148,6 +150,8 @@ int main(int argc, char **argv)
 			if (me != 0)
 				continue;
 			struct rusage ru0, ru1;
+			struct hoist_ctrl *ctrl = hoist__ctx()->ring.ctrl;
+			uint64_t y0 = ctrl->wait_yields, ly0 = ctrl->wait_long_yields;
 			getrusage(RUSAGE_SELF, &ru0);
 			uint64_t t0 = bench_now_ns();
 			for (long i = 0; i < iters; i++) {
@@ -165,8 +169,10 @@ int main(int argc, char **argv)
 			if (last != want)
 				die("the last put did not land", -EIO);
 			if (r >= 0)
-				printf("inject %d %.2f %ld\n", r, (double)iters * 1e3 / (double)(t1 - t0),
-				       ru1.ru_nivcsw - ru0.ru_nivcsw);
+				printf("inject %d %.2f %ld %llu %llu\n", r,
+				       (double)iters * 1e3 / (double)(t1 - t0), ru1.ru_nivcsw - ru0.ru_nivcsw,
+				       (unsigned long long)(ctrl->wait_yields - y0),
+				       (unsigned long long)(ctrl->wait_long_yields - ly0));
 			fflush(stdout);
 		}
 		if ((rc = hoist_barrier()))

@@ -35,8 +35,8 @@
 	X(p2p_waits, COUNTER, "hoist_wait_until* calls that had to wait (the client counts)")              \
 	X(p2p_sleeps, COUNTER, "sleeps of those waits on the heap wake line (the client counts)")         \
 	X(p2p_wakeups, COUNTER, "of those sleeps, the ones a writer ended (the client counts)")           \
-	X(wait_yields, COUNTER, "sched_yield calls of waits for the daemon and node barriers (the client counts)")            \
-	X(wait_long_yields, COUNTER, "of those, yields back only after HOIST_YIELD_LONG_US: the wait slept at once (the client counts)") \
+	X(wait_yields, COUNTER, "sched_yield calls of waits for the daemon (completions, barriers, a free ring slot) and node barriers (the client counts)")            \
+	X(wait_long_yields, COUNTER, "of those, yields back only after HOIST_YIELD_LONG_US: the wait slept at once, except a ring-full wait, which keeps yielding (the client counts)") \
 	X(wait_sleeps, COUNTER, "futex sleeps of waits for the daemon and node barriers (the client counts)")                 \
 	X(batches, COUNTER, "drain passes that found work")                                                 \
 	X(deferred_puts, COUNTER, "remote puts completed lazily (automatic overlap)")                       \
