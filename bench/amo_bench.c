@@ -20,6 +20,13 @@
  *   wake   wait-until wake-up latency for a remote put: ping-pong of 8-byte
  *          hoist_put, each side sleeping in hoist_wait_until (EQ) on its own
  *          word until the other's put lands; half the round trip, ns
+ *   flag   writes elsewhere while the target waits: PE 1 waits in
+ *          hoist_wait_until on a flag of its heap while PE 0 puts 8 B and
+ *          atomically adds (nbi), FLAG_K of them alternating, into other
+ *          words of PE 1's heap, then puts the flag; PE 1 answers with a
+ *          put (as wake). ns per round (FLAG_K writes + flag + answer).
+ *          A waiter woken by writes that do not touch its flag pays a
+ *          wake-up and a context switch per write (bench/run-wakecover.sh)
  * Each measurement is warmed up and sized from the warm-up to take about
  * --time-ms (default 300). Meanwhile PE 1 waits in hoist_wait_until on a
  * control word of its heap (spin, then sleep: the daemon does the work).
@@ -38,7 +45,8 @@
 #include "bench.h"
 #include "hoist.h"
 
-enum { T_FADD = 1, T_CSWAP = 2, T_ADD = 4, T_WAKE = 8, T_GET = 16, T_PUTQ = 32, T_ALL = 63 };
+enum { T_FADD = 1, T_CSWAP = 2, T_ADD = 4, T_WAKE = 8, T_GET = 16, T_PUTQ = 32, T_FLAG = 64, T_ALL = 127 };
+#define FLAG_K 64
 enum { CTL_WAKE = 1, CTL_END = 2 }; /* the control word: seq * 16 + kind */
 #define WAKE_STOP UINT64_MAX
 
@@ -53,6 +61,8 @@ struct words {
 	LINE uint64_t ctl;  /* PE 0 -> PE 1: what to do */
 	LINE uint64_t ping; /* PE 0 -> PE 1 (wake) */
 	LINE uint64_t pong; /* PE 1 -> PE 0 (wake) */
+	LINE int64_t oput;  /* PE 0 -> PE 1 (flag): written, never waited on */
+	LINE int64_t oadd;
 };
 
 static struct words *w;
@@ -182,6 +192,38 @@ static double run_wake(uint64_t *seq, long n)
 	return (double)(bench_now_ns() - t0) / (double)n / 2;
 }
 
+/* PE 0's side of flag: n rounds of FLAG_K writes elsewhere, the flag
+ * (ping), the answer (pong); *seq as in run_wake, *total the adds */
+static double run_flag(uint64_t *seq, int64_t *total, long n)
+{
+	int64_t one = 1;
+	uint64_t t0 = bench_now_ns();
+	for (long i = 0; i < n; i++) {
+		for (int k = 0; k < FLAG_K; k++) {
+			if (k % 2) {
+				OK(hoist_atomic_nbi(1, &w->oadd, HOIST_AMO_ADD, HOIST_INT64, &one, NULL,
+						    NULL));
+				++*total;
+			} else {
+				int64_t v = (int64_t)i * FLAG_K + k;
+				OK(hoist_put(1, &w->oput, &v, sizeof(v)));
+			}
+		}
+		uint64_t v = ++*seq;
+		OK(hoist_put(1, &w->ping, &v, sizeof(v)));
+		OK(hoist_wait_until(&w->pong, HOIST_UINT64, HOIST_CMP_EQ, v));
+	}
+	double ns = (double)(bench_now_ns() - t0) / (double)n;
+	OK(hoist_quiet());
+	int64_t got = fetch(&w->oadd);
+	if (got != *total) {
+		fprintf(stderr, "amo-bench: flag: %lld after the adds, want %lld\n", (long long)got,
+			(long long)*total);
+		exit(1);
+	}
+	return ns;
+}
+
 /* PE 1's side: echo every ping until WAKE_STOP */
 static void wake_server(void)
 {
@@ -190,7 +232,12 @@ static void wake_server(void)
 		OK(hoist_wait_until(&w->ping, HOIST_UINT64, HOIST_CMP_NE, last));
 		uint64_t v = __atomic_load_n(&w->ping, __ATOMIC_ACQUIRE);
 		if (v == WAKE_STOP) {
-			last = v;
+			/* back to the last ping (wake and flag may both run),
+			 * then the answer: PE 0 writes ping or ctl again only
+			 * after it, so neither the stop nor a stale CTL_WAKE can
+			 * be missed or taken twice */
+			__atomic_store_n(&w->ping, last, __ATOMIC_RELEASE);
+			OK(hoist_put(0, &w->pong, &v, sizeof(v)));
 			return;
 		}
 		if (v != last + 1) {
@@ -201,6 +248,14 @@ static void wake_server(void)
 		last = v;
 		OK(hoist_put(0, &w->pong, &v, sizeof(v)));
 	}
+}
+
+/* PE 0: end PE 1's wake_server, and wait until it has ended */
+static void wake_stop(void)
+{
+	uint64_t stop = WAKE_STOP;
+	OK(hoist_put(1, &w->ping, &stop, sizeof(stop)));
+	OK(hoist_wait_until(&w->pong, HOIST_UINT64, HOIST_CMP_EQ, WAKE_STOP));
 }
 
 static void ctl(uint64_t *seq, uint64_t kind)
@@ -227,9 +282,10 @@ int main(int argc, char **argv)
 					 : !strcmp(t, "wake")  ? T_WAKE
 					 : !strcmp(t, "get")   ? T_GET
 					 : !strcmp(t, "putq")  ? T_PUTQ
+					 : !strcmp(t, "flag")  ? T_FLAG
 							       : (die("unknown test", 0), 0);
 		} else {
-			fprintf(stderr, "usage: amo-bench [--test fadd,cswap,add,get,putq,wake] [--time-ms T] "
+			fprintf(stderr, "usage: amo-bench [--test fadd,cswap,add,get,putq,wake,flag] [--time-ms T] "
 					"[--smoke]\n");
 			return 2;
 		}
@@ -289,9 +345,16 @@ int main(int argc, char **argv)
 			ctl(&seq, CTL_WAKE);
 			double est = run_wake(&wseq, smoke ? 10 : 100);
 			double v = run_wake(&wseq, sized(2 * est, 100, 2000000));
-			uint64_t stop = WAKE_STOP;
-			OK(hoist_put(1, &w->ping, &stop, sizeof(stop)));
+			wake_stop();
 			printf("row wake ns %.1f\n", v);
+		}
+		if (tests & T_FLAG) {
+			int64_t total = 0;
+			ctl(&seq, CTL_WAKE);
+			double est = run_flag(&wseq, &total, smoke ? 5 : 20);
+			double v = run_flag(&wseq, &total, sized(est, 20, 200000));
+			wake_stop();
+			printf("row flag ns %.1f\n", v);
 		}
 		fflush(stdout);
 		ctl(&seq, CTL_END);

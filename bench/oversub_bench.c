@@ -4,7 +4,7 @@
  * bench/run-oversub.sh, which adds the scenarios (2 PEs, 4 PEs, a CPU hog).
  *
  *   hoistrun -n P build/bench/hoist-oversub-bench --test get|inject
- *            [--reps N] [--hog PID]
+ *            [--reps N] [--hog PID] [--direct]
  *
  * get: in each rep, first the reference, then hoist:
  *   floor  rank 0 alone: the 1-line ping-pong between two pinned
@@ -20,7 +20,16 @@
  * inject: rank 0 puts 200k x 8 B to rank 1 through the daemon (the
  *   sustained rate: the ring fills, so min(client, daemon)), one round per
  *   rep, the final quiet outside the timed loop; the other ranks wait in
- *   a barrier. Output: "inject REP MOPS".
+ *   a barrier. Output: "inject REP MOPS NIVCSW YIELDS LONG": rank 0's
+ *   involuntary context switches during the round (getrusage: preemption,
+ *   and the yields that handed the CPU away), its yields waiting for a
+ *   free ring slot (hoist__sqe_wait) and of those the ones back only after
+ *   HOIST_YIELD_LONG_US. With --direct the library's
+ *   direct path stays on (HOIST_DIRECT as set, default 1): on one node the
+ *   puts are rank 0's own stores into rank 1's mapped heap, no descriptor
+ *   and no daemon -- what run-shmem.sh's "nbi" row measures (there through
+ *   shmem_putmem_nbi); without it every put is a descriptor in the ring
+ *   that the progress thread drains (the issue's injection metric).
  * The data is checked (gets read the neighbour's pattern, the last put is
  * read back).
  */
@@ -30,6 +39,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 
 #include "bench.h"
@@ -69,6 +79,7 @@ int main(int argc, char **argv)
 	int reps = 7;
 	const char *test = "get";
 	pid_t hog = 0;
+	int direct = 0;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--reps") && i + 1 < argc)
 			reps = atoi(argv[++i]);
@@ -76,8 +87,10 @@ int main(int argc, char **argv)
 			test = argv[++i];
 		else if (!strcmp(argv[i], "--hog") && i + 1 < argc)
 			hog = (pid_t)atol(argv[++i]);
+		else if (!strcmp(argv[i], "--direct"))
+			direct = 1;
 		else {
-			fprintf(stderr, "usage: hoist-oversub-bench [--test get|inject] [--reps N] [--hog PID]\n");
+			fprintf(stderr, "usage: hoist-oversub-bench [--test get|inject] [--reps N] [--hog PID] [--direct]\n");
 			return 2;
 		}
 	}
@@ -89,7 +102,8 @@ int main(int argc, char **argv)
 	int me = hoist_rank(), n = hoist_size();
 	if (n < 2)
 		die("needs 2 or more PEs", -EINVAL);
-	hoist__ctx()->direct = 0; /* everything through the daemon */
+	if (!direct)
+		hoist__ctx()->direct = 0; /* everything through the daemon */
 	uint64_t *sym = hoist_malloc(SLOTS * sizeof(uint64_t));
 	if (!sym)
 		die("hoist_malloc", -ENOMEM);
@@ -135,6 +149,10 @@ int main(int argc, char **argv)
 				die("barrier", rc);
 			if (me != 0)
 				continue;
+			struct rusage ru0, ru1;
+			struct hoist_ctrl *ctrl = hoist__ctx()->ring.ctrl;
+			uint64_t y0 = ctrl->wait_yields, ly0 = ctrl->wait_long_yields;
+			getrusage(RUSAGE_SELF, &ru0);
 			uint64_t t0 = bench_now_ns();
 			for (long i = 0; i < iters; i++) {
 				uint64_t v = (uint64_t)i;
@@ -142,6 +160,7 @@ int main(int argc, char **argv)
 					die("hoist_put", rc);
 			}
 			uint64_t t1 = bench_now_ns();
+			getrusage(RUSAGE_SELF, &ru1);
 			if ((rc = hoist_quiet()))
 				die("hoist_quiet", rc);
 			uint64_t last = 0, want = (uint64_t)(iters - 1);
@@ -150,7 +169,10 @@ int main(int argc, char **argv)
 			if (last != want)
 				die("the last put did not land", -EIO);
 			if (r >= 0)
-				printf("inject %d %.2f\n", r, (double)iters * 1e3 / (double)(t1 - t0));
+				printf("inject %d %.2f %ld %llu %llu\n", r,
+				       (double)iters * 1e3 / (double)(t1 - t0), ru1.ru_nivcsw - ru0.ru_nivcsw,
+				       (unsigned long long)(ctrl->wait_yields - y0),
+				       (unsigned long long)(ctrl->wait_long_yields - ly0));
 			fflush(stdout);
 		}
 		if ((rc = hoist_barrier()))

@@ -18,7 +18,9 @@
 # mean over all ranks, of the floor, and get/floor (goal <= 2.2x).
 # inject: hoistrun -n 2 hoist-oversub-bench --test inject --reps R, in the
 # 2pe and 2pe+hog scenarios: min / median / max Mops/s over R rounds (>= 20)
-# and how many rounds fell below 20 Mops/s (goal: none).
+# and how many rounds fell below 20 Mops/s (goal: none), through the daemon
+# (every put a descriptor in the ring) and again with --direct (rank 0's
+# own stores into rank 1's mapped heap: what run-shmem.sh's nbi row times).
 # The load average is printed before and after every scenario, the
 # progress thread's and the clients' wait counters (hoistctl stats) after.
 # Settings pass through the environment (HOIST_SPIN_US, HOISTD_SPIN_US, ...).
@@ -113,15 +115,19 @@ for sc in "${list[@]}"; do
 	if [ "$np" = 2 ]; then
 		HOIST_RUNTIME_DIR=$tmp "$hoistrun" -n 2 --timeout 600 "$bench" --test inject --reps "$rounds" \
 			>"$tmp/inj.$sc"
+		# the same puts as the library's direct stores (run-shmem.sh's nbi row)
+		HOIST_RUNTIME_DIR=$tmp "$hoistrun" -n 2 --timeout 600 "$bench" --test inject --direct \
+			--reps "$rounds" >"$tmp/injd.$sc"
 		inj=1
 	fi
 	after=$(load); c1=$(counters)
 	if [ -n "$hog" ]; then
 		kill -TERM "$hog"; wait "$hog" 2>/dev/null || true; hog=
 	fi
-	python3 - "$sc" "$np" "$tmp/get.$sc" "$inj" "$tmp/inj.$sc" "$before" "$after" "$c0" "$c1" <<'PY'
+	python3 - "$sc" "$np" "$tmp/get.$sc" "$inj" "$tmp/inj.$sc" "$before" "$after" "$c0" "$c1" \
+		"$tmp/injd.$sc" <<'PY'
 import sys, statistics as st
-sc, np, getf, inj, injf, before, after, c0, c1 = sys.argv[1:]
+sc, np, getf, inj, injf, before, after, c0, c1, injdf = sys.argv[1:]
 floor, get0, allr = {}, {}, {}
 notes = []
 for line in open(getf):
@@ -148,11 +154,12 @@ print("   get / floor (same rep; goal<=2.2x) %s" % (mr(ratios) if ratios else "-
 for n in notes:
     print("   " + n)
 if inj == "1":
-    v = sorted(float(l.split()[2]) for l in open(injf) if l.startswith("inject "))
-    if v:
-        low = sum(1 for x in v if x < 20.0)
-        print("   put injection 8 B (Mops/s), %d rounds: min %.1f median %.1f max %.1f; rounds < 20: %d" %
-              (len(v), v[0], st.median(v), v[-1], low))
+    for f, what in ((injf, "through the daemon"), (injdf, "direct stores     ")):
+        v = sorted(float(l.split()[2]) for l in open(f) if l.startswith("inject "))
+        if v:
+            low = sum(1 for x in v if x < 20.0)
+            print("   put injection 8 B %s (Mops/s), %d rounds: min %.1f median %.1f max %.1f; rounds < 20: %d" %
+                  (what, len(v), v[0], st.median(v), v[-1], low))
 def parse(s):
     return dict(kv.split("=") for kv in s.split()) if s.strip() else {}
 a, b = parse(c0), parse(c1)

@@ -65,7 +65,7 @@ static int amo_common(int pe, void *dst, hoist_amo_t op, hoist_type_t type, cons
 	if (base) {
 		uint64_t old;
 		hoist_amo_apply(base + roff, (uint32_t)op, size, v, cv, &old);
-		hoist__heap_touched_at(c, base); /* pe may wait for it (p2p.c) */
+		hoist__heap_touched_at(c, base, roff, size); /* pe may wait for it (p2p.c) */
 		if (fetching)
 			memcpy(fetched, &old, size);
 		c->direct_amos++;

@@ -261,10 +261,8 @@ HOIST_API int hoist_wait_from(hoist_req_t *req, int pe)
 		return -EINVAL;
 	if (!c->initialized)
 		return -ENOTCONN;
-	if (req->node) { /* every block lands at once */
-		hoist__nc_progress(c, req, 1);
-		return req->rc;
-	}
+	if (req->node) /* every block lands at once, maybe before the end */
+		return hoist__nc_wait_from(c, req);
 	if (!req->op->arrived)
 		return -EINVAL;
 	return hoist__wait_arrival(c, req->op, pe);

@@ -69,6 +69,8 @@ int hoist__nc_start(struct hoist_ctx *c, struct hoist_req *r, void *dst, const v
 		    uint64_t len, int type, int op, int root);
 /* Complete r (blocking) or advance it (test): 1 complete, 0 not yet. */
 int hoist__nc_progress(struct hoist_ctx *c, struct hoist_req *r, int blocking);
+/* hoist_wait_from for a node collective: until r's blocks are in dst */
+int hoist__nc_wait_from(struct hoist_ctx *c, struct hoist_req *r);
 
 /* A PE of the job attached to the same daemon (hoist_ptr, direct access). */
 struct hoist_peer {
@@ -305,14 +307,18 @@ int hoist__peer_map(struct hoist_ctx *c, struct hoist_peer *p);
 void hoist__heap_touched(struct hoist_ctx *c, int pe);
 
 /* The same, for a caller that holds the mapping's base already (the
- * direct put: no second peer lookup on its 20 ns path). The FUTEX_WAKE,
- * rare, is out of line. */
-void hoist__heap_wake(struct hoist_heap_wake *w);
-static inline void hoist__heap_touched_at(const struct hoist_ctx *c, char *base)
+ * direct put: no second peer lookup on its 20 ns path) and that wrote
+ * [off, off + len) of that heap (heap-file offsets): a PE sleeping on
+ * other words is not woken (hoist_heap_touched_range). The FUTEX_WAKE and
+ * the counting, rare, are out of line. */
+void hoist__heap_wake(const struct hoist_ctx *c, struct hoist_heap_wake *w, int r);
+static inline void hoist__heap_touched_at(const struct hoist_ctx *c, char *base, uint64_t off,
+					  uint64_t len)
 {
 	struct hoist_heap_wake *w = hoist_heap_wake_of(base, c->heap_bytes);
-	if (hoist_heap_touched(w))
-		hoist__heap_wake(w);
+	int r = hoist_heap_touched_range(w, off, len);
+	if (r)
+		hoist__heap_wake(c, w, r);
 }
 
 /* The local peer entry of pe, NULL if pe is on another node. */

@@ -424,7 +424,8 @@ static int progress_mn(struct hoist_ctx *c, struct hoist_nc_rec *rec, int blocki
 	return rec_end(rec, rc);
 }
 
-/* Advance rec; blocking: until it completed. 1 complete, 0 not yet. */
+/* Advance rec; blocking: until it completed (or, when blocking is 2, until
+ * its result is in dst: hoist_wait_from). 1 complete, 0 not yet. */
 static int progress_rec(struct hoist_ctx *c, struct hoist_nc_rec *rec, int blocking)
 {
 	int rc;
@@ -454,6 +455,8 @@ static int progress_rec(struct hoist_ctx *c, struct hoist_nc_rec *rec, int block
 		rec->rc = rc;
 		rec->state = NC_READ;
 	}
+	if (rec->state == NC_READ && blocking == 2 && !rec->tmp)
+		return 0; /* dst holds every block; others may still read our src */
 	if (rec->state == NC_READ) {
 		if (!all_reached(c, 1, rec->m, -1)) {
 			if (!blocking)
@@ -567,6 +570,25 @@ int hoist__nc_progress(struct hoist_ctx *c, struct hoist_req *r, int blocking)
 	if (!r->finished)
 		progress_upto(c, r->m, blocking);
 	return r->finished;
+}
+
+/* hoist_wait_from on the node path: every block lands at once, when this
+ * PE reads (pull), which needs every PE arrived (the parameters' verdict
+ * comes first: a PE with other parameters may have a shorter src). What it
+ * saves is the wait until every other PE read this PE's src (a collective
+ * above the eager limit): the blocks are in dst before that, unless dst
+ * overlaps the own src (written from a copy at the end). 0 or -errno. */
+int hoist__nc_wait_from(struct hoist_ctx *c, struct hoist_req *r)
+{
+	if (r->finished)
+		return r->rc;
+	progress_upto(c, r->m - 1, 1); /* in order, as hoist__nc_progress */
+	struct hoist_nc_rec *rec = &c->nc_rec[r->m % S];
+	if (!r->finished && rec->m == r->m && rec->req == r)
+		progress_rec(c, rec, 2);
+	if (r->finished)
+		return r->rc;
+	return rec->rc; /* NC_READ: what the read returned */
 }
 
 void hoist__nc_setup(struct hoist_ctx *c)

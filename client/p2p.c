@@ -8,7 +8,10 @@
  * (HOIST_SPIN_US, as wait.c does for the rings; again after every wake-up
  * that did not end the wait), then sleeps on the seq
  * word of its heap's wake line, which every writer bumps and FUTEX_WAKEs
- * when the waiting flag is set (protocol in hoist_shm.h). Sleeps are
+ * when the waiting flag is set and the write overlaps the range of the
+ * variables the wait published there (protocol in hoist_shm.h: a stream
+ * of puts and atomics into other words of the heap leaves the sleeper
+ * alone). Sleeps are
  * bounded by wait_poll_ms: NIC-placed data (verbs RDMA WRITE) bumps
  * nothing, and a vanished daemon is noticed then.
  */
@@ -32,6 +35,8 @@ struct p2p {
 	const char *values; /* vector forms: one per variable, else NULL */
 	size_t esz;
 	enum p2p_mode mode;
+	uint64_t off;       /* heap-file offset of the variables: the waited range
+			     * [off, off + n * esz) goes to the wake line */
 };
 
 static size_t type_size(hoist_type_t t)
@@ -74,6 +79,7 @@ static int check(struct hoist_ctx *c, struct p2p *q, const void *ivars, int vect
 	if (!hoist_range_ok(off, q->n * q->esz, rhi))
 		return -EFAULT;
 	q->base = a;
+	q->off = off;
 	return 0;
 }
 
@@ -214,7 +220,10 @@ static int64_t p2p_run(struct hoist_ctx *c, const struct p2p *q, size_t *out, in
 				hoist_cpu_relax();
 			continue;
 		}
-		/* sleep: flag, fence, read seq, recheck (hoist_shm.h) */
+		/* sleep: range, flag, fence, read seq, recheck (hoist_shm.h);
+		 * writers of other words see the range and do not wake us */
+		__atomic_store_n(&w->wait_lo, q->off, __ATOMIC_RELAXED);
+		__atomic_store_n(&w->wait_hi, q->off + q->n * q->esz, __ATOMIC_RELAXED);
 		__atomic_store_n(&w->waiting, 1, __ATOMIC_RELAXED);
 		hoist_smp_mb(); /* pairs with the fence in hoist_heap_touched() */
 		uint32_t seq = __atomic_load_n(&w->seq, __ATOMIC_RELAXED);
@@ -228,8 +237,9 @@ static int64_t p2p_run(struct hoist_ctx *c, const struct p2p *q, size_t *out, in
 		if (rc == 0 || rc == -EAGAIN) {
 			ctr_inc(&ctrl->p2p_wakeups); /* a writer moved seq */
 			/* Spin the whole budget again before the next sleep: a
-			 * store that did not end the wait is often followed by
-			 * more (a stream of puts into this heap), and a waiter
+			 * store to the waited words that did not end the wait
+			 * is often followed by more (a counter on its way up;
+			 * stores elsewhere in the heap wake nobody), and a waiter
 			 * that slept again at once made each of them pay a
 			 * FUTEX_WAKE (~0.3-1.5 us per same-node put). */
 			start = 0;

@@ -185,10 +185,15 @@ void hoist__heap_touched(struct hoist_ctx *c, int pe)
 			return;
 		base = p->base;
 	}
-	hoist__heap_touched_at(c, base);
+	hoist__heap_touched_at(c, base, 0, UINT64_MAX);
 }
 
-void hoist__heap_wake(struct hoist_heap_wake *w)
+void hoist__heap_wake(const struct hoist_ctx *c, struct hoist_heap_wake *w, int r)
 {
-	hoist_futex_wake(&w->seq);
+	/* only this client writes its counters; the daemon reads them */
+	uint64_t *ctr = r > 0 ? &c->ring.ctrl->heap_wakes_direct
+			      : &c->ring.ctrl->heap_wakes_direct_skipped;
+	__atomic_store_n(ctr, __atomic_load_n(ctr, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
+	if (r > 0)
+		hoist_futex_wake(&w->seq);
 }

@@ -94,7 +94,7 @@ static int put_common(int pe, void *dst, const void *src, size_t n, int nbi, int
 	char *base = direct_base(c, pe);
 	if (base) {
 		memmove(base + roff, src, n); /* src may overlap: own heap, a hoist_ptr */
-		hoist__heap_touched_at(c, base); /* pe may wait for it (p2p.c) */
+		hoist__heap_touched_at(c, base, roff, n); /* pe may wait for it (p2p.c) */
 		c->direct_puts++;
 		c->direct_bytes += n;
 		*direct = 1;

@@ -95,7 +95,8 @@ int hoist__reap(struct hoist_ctx *c)
  *    issue 16; a whole slice when they share one CPU, it_oversub);
  *  - else after HOIST_SPIN_US: the futex sleep, announced by flag.
  * The counts go to the control page (wait_yields, wait_long_yields,
- * wait_sleeps), which hoistctl stats reports per client. */
+ * wait_sleeps; the ring-full wait's yields count there too), which
+ * hoistctl stats reports per client. */
 #define YIELD_GAVE_NS 2000u
 #define CROWDED_WAITS 64u
 
@@ -286,6 +287,18 @@ int hoist__wait_node_barrier(struct hoist_ctx *c, uint32_t k)
 	}
 }
 
+/* A yield of the ring-full wait, counted (and timed) like wait_step's:
+ * a yield back late handed the CPU to another thread for that long. */
+static void sqe_yield(struct hoist_ctx *c)
+{
+	struct hoist_ctrl *ctrl = c->ring.ctrl;
+	uint64_t t = mono_ns();
+	sched_yield();
+	count(&ctrl->wait_yields);
+	if (c->yield_long_us && mono_ns() - t >= (uint64_t)c->yield_long_us * 1000u)
+		count(&ctrl->wait_long_yields);
+}
+
 /* The SQ is full: make progress until the daemon frees a slot. */
 int hoist__sqe_wait(struct hoist_ctx *c, struct hoist_sqe **out)
 {
@@ -304,9 +317,9 @@ int hoist__sqe_wait(struct hoist_ctx *c, struct hoist_sqe **out)
 			int rc = hoist__check_daemon(c);
 			if (rc)
 				return rc;
-			sched_yield();
+			sqe_yield(c);
 		} else if (w.spins % 64 == 0) {
-			sched_yield();
+			sqe_yield(c);
 		} else {
 			hoist_cpu_relax();
 		}

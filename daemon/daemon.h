@@ -263,6 +263,10 @@ void client_wake(struct client *c, uint32_t *word, uint32_t flag);
  * stored, from the progress thread; c may be NULL (no-op). Cheap when c
  * does not sleep: a fence and one load. */
 void client_heap_touched(struct daemon *d, struct client *c);
+/* The same for a write of [off, off + len) of c's heap (heap-file
+ * offsets): c sleeping in hoist_wait_until* on other words is not woken
+ * (hoist_heap_touched_range; counted in heap_wakes_skipped). */
+void client_heap_touched_range(struct daemon *d, struct client *c, uint64_t off, uint64_t len);
 /* An operation a transport started (XP_STARTED) finished with res (0 or
  * -errno): the transport hands back its request's cookie, once. The
  * engine counts it out of c->outstanding and completes it: CQE as the

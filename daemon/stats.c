@@ -36,7 +36,7 @@ void stats_sum_client(struct client_stats *acc, const struct client_stats *c)
 
 /* The counters the client keeps in its control page (point-to-point waits,
  * client/p2p.c; waits for the daemon, client/wait.c) into c->st, whose
- * other fields the progress thread owns: these six only this copies. */
+ * other fields the progress thread owns: these eight only this copies. */
 void stats_client_pull(struct client *c)
 {
 	if (!c->ctrl)
@@ -53,6 +53,12 @@ void stats_client_pull(struct client *c)
 			 __atomic_load_n(&c->ctrl->wait_long_yields, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
 	__atomic_store_n(&c->st.wait_sleeps,
 			 __atomic_load_n(&c->ctrl->wait_sleeps, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
+	__atomic_store_n(&c->st.heap_wakes_direct,
+			 __atomic_load_n(&c->ctrl->heap_wakes_direct, __ATOMIC_RELAXED),
+			 __ATOMIC_RELAXED);
+	__atomic_store_n(&c->st.heap_wakes_direct_skipped,
+			 __atomic_load_n(&c->ctrl->heap_wakes_direct_skipped, __ATOMIC_RELAXED),
+			 __ATOMIC_RELAXED);
 }
 
 /* Daemon-wide values that are not kept in a table of their own. */

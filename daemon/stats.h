@@ -28,12 +28,15 @@
 	X(sq_full, COUNTER, "drain passes that found the submission ring full (the client could post no more)") \
 	X(cq_full, COUNTER, "times draining paused because the completion ring was full")                  \
 	X(wakeups, COUNTER, "futex wakes sent to this client")                                              \
-	X(heap_wakes, COUNTER, "futex wakes sent to this client's hoist_wait_until (its heap changed)")     \
+	X(heap_wakes, COUNTER, "futex wakes sent to this client's hoist_wait_until (its heap changed where it waits)") \
+	X(heap_wakes_skipped, COUNTER, "writes into this client's heap while it slept in hoist_wait_until on other words: no wake") \
+	X(heap_wakes_direct, COUNTER, "futex wakes this client sent to same-node PEs' hoist_wait_until by its direct puts and atomics (the client counts)") \
+	X(heap_wakes_direct_skipped, COUNTER, "direct puts and atomics of this client into a sleeping same-node PE's heap away from its waited words: no wake (the client counts)") \
 	X(p2p_waits, COUNTER, "hoist_wait_until* calls that had to wait (the client counts)")              \
 	X(p2p_sleeps, COUNTER, "sleeps of those waits on the heap wake line (the client counts)")         \
 	X(p2p_wakeups, COUNTER, "of those sleeps, the ones a writer ended (the client counts)")           \
-	X(wait_yields, COUNTER, "sched_yield calls of waits for the daemon and node barriers (the client counts)")            \
-	X(wait_long_yields, COUNTER, "of those, yields back only after HOIST_YIELD_LONG_US: the wait slept at once (the client counts)") \
+	X(wait_yields, COUNTER, "sched_yield calls of waits for the daemon (completions, barriers, a free ring slot) and node barriers (the client counts)")            \
+	X(wait_long_yields, COUNTER, "of those, yields back only after HOIST_YIELD_LONG_US: the wait slept at once, except a ring-full wait, which keeps yielding (the client counts)") \
 	X(wait_sleeps, COUNTER, "futex sleeps of waits for the daemon and node barriers (the client counts)")                 \
 	X(batches, COUNTER, "drain passes that found work")                                                 \
 	X(deferred_puts, COUNTER, "remote puts completed lazily (automatic overlap)")                       \

@@ -261,6 +261,12 @@ struct hoist_ctrl {
 	uint64_t wait_yields;
 	uint64_t wait_long_yields;
 	uint64_t wait_sleeps;
+	/* client, as a writer into same-node heaps (direct puts and atomics):
+	 * FUTEX_WAKEs it sent to a PE sleeping in hoist_wait_until*, and the
+	 * wakes it skipped because that PE waits on words the write did not
+	 * touch (hoist_heap_touched_range). Reported like the above. */
+	uint64_t heap_wakes_direct;
+	uint64_t heap_wakes_direct_skipped;
 };
 
 _Static_assert(sizeof(struct hoist_sqe) == 64, "SQE must be one cache line");
@@ -283,6 +289,19 @@ _Static_assert(sizeof(struct hoist_ctrl) <= HOIST_CTRL_BYTES, "ctrl fits a page"
  * it bump seq and FUTEX_WAKE (Dekker as with HOIST_CQ_WAITING: either the
  * waiter's recheck sees the data or the writer sees the flag). Cheap when
  * nobody sleeps: a fence and one load.
+ *
+ * Only writes that cover what the waiter waits on wake it: before it sets
+ * waiting, the waiter stores the heap-file range [wait_lo, wait_hi) of
+ * its variables (a superset: every variable of a vector wait, parted or
+ * not). A writer that knows the range [off, off + len) it wrote
+ * (hoist_heap_touched_range) reads the range after the flag and skips the
+ * wake (no seq bump, no FUTEX_WAKE) when the two do not overlap. Both
+ * range words are stored before the waiter's fence and read after the
+ * writer's, so a writer whose fence follows the waiter's sees this wait's
+ * range (or a later wait's, stored after this wait ended); a writer whose
+ * fence comes first is seen by the waiter's recheck instead. A writer that
+ * does not know its range (a collective's result, a batch of strided
+ * elements) calls hoist_heap_touched: a wake whatever the range.
  *
  * Data the NIC places (verbs RDMA WRITE) runs no CPU on this node, so no
  * bump: the waiter's futex sleep is bounded (HOIST_WAIT_POLL_MS, default
@@ -321,6 +340,9 @@ struct hoist_heap_wake {
 	 * the job's first barrier). The node collectives run only when every
 	 * PE's is 1, so every PE takes the same path. */
 	uint32_t direct;
+	/* the owner, while waiting is set: the heap-file range it waits on
+	 * (see above); written before waiting, read by writers after it */
+	uint64_t wait_lo, wait_hi;
 };
 _Static_assert(sizeof(struct hoist_heap_wake) <= HOIST_HEAP_WAKE_BYTES, "wake line fits");
 
@@ -384,15 +406,29 @@ static inline struct hoist_heap_wake *hoist_heap_wake_of(void *heap_base, uint64
 	return (struct hoist_heap_wake *)((char *)heap_base + heap_bytes - HOIST_HEAP_WAKE_BYTES);
 }
 
-/* A writer changed the heap whose wake line is w: 1 when the owner sleeps
- * and the caller must FUTEX_WAKE &w->seq (seq already bumped), else 0. */
-static inline int hoist_heap_touched(struct hoist_heap_wake *w)
+/* A writer changed [off, off + len) of the heap whose wake line is w: 1
+ * when the owner sleeps on a range that overlaps it and the caller must
+ * FUTEX_WAKE &w->seq (seq already bumped); -1 when the owner sleeps on a
+ * range the write does not touch (no wake needed: count it as skipped);
+ * 0 when nobody sleeps. */
+static inline int hoist_heap_touched_range(struct hoist_heap_wake *w, uint64_t off, uint64_t len)
 {
 	__atomic_thread_fence(__ATOMIC_SEQ_CST); /* pairs with the waiter's fence */
 	if (!__atomic_load_n(&w->waiting, __ATOMIC_RELAXED))
 		return 0;
+	uint64_t lo = __atomic_load_n(&w->wait_lo, __ATOMIC_RELAXED);
+	uint64_t hi = __atomic_load_n(&w->wait_hi, __ATOMIC_RELAXED);
+	if (off >= hi || (off < lo && lo - off >= len)) /* no overlap (no overflow) */
+		return -1;
 	__atomic_fetch_add(&w->seq, 1, __ATOMIC_SEQ_CST);
 	return 1;
+}
+
+/* The same for a write whose range the caller does not know: 1 (wake) or
+ * 0, as above. */
+static inline int hoist_heap_touched(struct hoist_heap_wake *w)
+{
+	return hoist_heap_touched_range(w, 0, UINT64_MAX);
 }
 
 /* ---- prefetch table ------------------------------------------------------

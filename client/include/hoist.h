@@ -297,9 +297,14 @@ int hoist_allgather_start(void *dst, const void *src, size_t nbytes, hoist_req_t
 int hoist_alltoall_start(void *dst, const void *src, size_t nbytes, hoist_req_t **req);
 /* allgather/alltoall requests: returns 0 once the block from pe has landed
  * in dst (blocks are delivered as they arrive, in any order), or the
- * collective's error (on the node path, one node or several, the
- * collective delivers every block at once). -EINVAL for other kinds or pe
- * outside the job. */
+ * collective's error. -EINVAL for other kinds or pe outside the job.
+ * On the node path (one node or several) the collective delivers every
+ * block at once. On one node that is when every PE has started it (their
+ * parameters must agree before anyone reads another's src) and this PE
+ * has copied them; it returns then, before the other PEs have read this
+ * PE's src (which must not change until hoist_wait), except when dst
+ * overlaps src (in place: dst is written at the end). Over several nodes
+ * it is when the daemon's result for the node arrived. */
 int hoist_wait_from(hoist_req_t *req, int pe);
 int hoist_wait(hoist_req_t *req);  /* completes and frees req; its result */
 int hoist_test(hoist_req_t *req);  /* 1 complete (still hoist_wait it), 0 not yet, or -errno */

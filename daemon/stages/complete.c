@@ -26,16 +26,24 @@ void client_wake(struct client *c, uint32_t *word, uint32_t flag)
 	}
 }
 
-void client_heap_touched(struct daemon *d, struct client *c)
+void client_heap_touched_range(struct daemon *d, struct client *c, uint64_t off, uint64_t len)
 {
 	(void)d;
 	if (!c || !c->heap.base)
 		return;
 	struct hoist_heap_wake *w = hoist_heap_wake_of(c->heap.base, c->heap.bytes);
-	if (hoist_heap_touched(w)) {
+	int r = hoist_heap_touched_range(w, off, len);
+	if (r > 0) {
 		hoist_futex_wake(&w->seq);
 		STAT_INC(&c->st, heap_wakes);
+	} else if (r < 0) {
+		STAT_INC(&c->st, heap_wakes_skipped); /* it waits on other words */
 	}
+}
+
+void client_heap_touched(struct daemon *d, struct client *c)
+{
+	client_heap_touched_range(d, c, 0, UINT64_MAX);
 }
 
 static void cq_post_flags(struct client *c, uint64_t user_data, int32_t res, uint8_t opcode,

@@ -166,14 +166,19 @@ static enum exec_result multi_local(struct daemon *d, struct client *c, struct x
 	}
 	char *local = client_buf(c, sqe);
 	uint64_t bytes = 0;
+	uint64_t lo = UINT64_MAX, hi = 0; /* the pass's elements' bounding box */
 	for (unsigned n = 0; t && m->next < m->count; n++) {
 		if (n == MULTI_PASS_ELEMS || bytes >= MULTI_PASS_BYTES) {
-			if (put)
-				client_heap_touched(d, t); /* this pass's elements */
+			if (put) /* this pass's elements */
+				client_heap_touched_range(d, t, lo, hi - lo);
 			return EXEC_YIELD;
 		}
 		uint64_t off, len;
 		multi_elem(sqe, m, m->next, &off, &len);
+		if (off < lo)
+			lo = off;
+		if (off + len > hi)
+			hi = off + len;
 		char *remote = (char *)t->heap.base + off;
 		if (put)
 			memmove(remote, local + m->local_pos, len);
@@ -184,8 +189,8 @@ static enum exec_result multi_local(struct daemon *d, struct client *c, struct x
 		m->next++;
 	}
 	*res = m->next < m->count ? -ECONNRESET : 0;
-	if (put && bytes)
-		client_heap_touched(d, t); /* t may wait for it */
+	if (put && bytes) /* t may wait for it */
+		client_heap_touched_range(d, t, lo, hi - lo);
 	c->multi = NULL;
 	multi_free(m);
 	return EXEC_DONE;

@@ -67,8 +67,10 @@ uint64_t pack_execute(struct daemon *d, const struct wire_pack *w, const char *i
 	uint64_t pos = 0, rpos = 0;
 	/* the PE whose heap the elements since the last switch wrote: woken
 	 * once for a run of them, not per element (a sleeping waiter woken 64
-	 * times per pack of atomics cost more than the atomics) */
+	 * times per pack of atomics cost more than the atomics), and only when
+	 * it waits on words inside [tlo, thi), the run's bounding box */
 	struct client *touched = NULL;
+	uint64_t tlo = UINT64_MAX, thi = 0;
 	*ops = *bytes = 0;
 	for (uint32_t k = 0; k < w->nelem; k++) {
 		struct wire_pack_elem e;
@@ -93,9 +95,17 @@ uint64_t pack_execute(struct daemon *d, const struct wire_pack *w, const char *i
 		/* pack_check let only these three ops through (an atomic: a
 		 * valid non-fetching one of len bytes); should it learn another,
 		 * that one must not run as a get here */
-		if (at && (e.op == WIRE_PACK_PUT || e.op == WIRE_PACK_AMO) && t != touched) {
-			client_heap_touched(d, touched); /* the previous run is stored */
-			touched = t;
+		if (at && (e.op == WIRE_PACK_PUT || e.op == WIRE_PACK_AMO)) {
+			if (t != touched) {
+				if (touched) /* the previous run is stored */
+					client_heap_touched_range(d, touched, tlo, thi - tlo);
+				touched = t;
+				tlo = UINT64_MAX, thi = 0;
+			}
+			if (e.off < tlo)
+				tlo = e.off;
+			if (e.off + e.len > thi)
+				thi = e.off + e.len;
 		}
 		if (at && e.op == WIRE_PACK_PUT) {
 			memmove(at, data, e.len);
@@ -120,7 +130,8 @@ uint64_t pack_execute(struct daemon *d, const struct wire_pack *w, const char *i
 		memcpy(out + rpos, &r, sizeof(r));
 		rpos += sizeof(r) + wire_pad8(r.len);
 	}
-	client_heap_touched(d, touched); /* t may wait for it: before the reply */
+	if (touched) /* t may wait for it: before the reply */
+		client_heap_touched_range(d, touched, tlo, thi - tlo);
 	return rpos;
 }
 

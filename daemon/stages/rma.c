@@ -177,7 +177,7 @@ enum exec_result rma(struct daemon *d, struct client *c, const struct hoist_sqe 
 		rq.rmap = t->heap.base; /* validated: the heap is the one segment */
 		r = d->local->rma(d, &rq, &err);
 		if (r == XP_DONE && (kind == XP_PUT || kind == XP_AMO))
-			client_heap_touched(d, t); /* t may wait for it */
+			client_heap_touched_range(d, t, rq.off, rq.len); /* t may wait for it */
 		if (kind == XP_AMO && r == XP_DONE) {
 			STAT_INC(&c->st, amo_self);
 			if (sqe->flags & HOIST_SQE_F_SIGNAL)

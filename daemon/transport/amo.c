@@ -58,6 +58,7 @@ struct amo_slot {
 struct amo_wake {
 	uint64_t job;
 	int32_t pe;
+	uint64_t lo, hi; /* the heap-file range the pass's atomics changed */
 };
 
 struct xp_amo_table {
@@ -163,8 +164,15 @@ static int amo_exec(struct daemon *d, const struct wire_amo *w, uint64_t *old)
 static void amo_wake_later(struct daemon *d, const struct wire_amo *w)
 {
 	struct xp_amo_table *t = amo_table(d);
-	if (t && t->nwake && t->wake[t->nwake - 1].job == w->job && t->wake[t->nwake - 1].pe == w->pe)
-		return; /* the same PE as the atomic before */
+	uint64_t lo = w->off, hi = w->off + w->size; /* checked by amo_exec */
+	if (t && t->nwake && t->wake[t->nwake - 1].job == w->job && t->wake[t->nwake - 1].pe == w->pe) {
+		struct amo_wake *k = &t->wake[t->nwake - 1]; /* the same PE as the atomic before */
+		if (lo < k->lo)
+			k->lo = lo;
+		if (hi > k->hi)
+			k->hi = hi;
+		return;
+	}
 	if (t && t->nwake == t->wake_cap) {
 		uint32_t cap = t->wake_cap ? t->wake_cap * 2 : 16;
 		struct amo_wake *a = realloc(t->wake, (size_t)cap * sizeof(*a));
@@ -174,10 +182,10 @@ static void amo_wake_later(struct daemon *d, const struct wire_amo *w)
 		}
 	}
 	if (!t || t->nwake == t->wake_cap) {
-		client_heap_touched(d, progress_job_find(d, w->job)->pe[w->pe]);
+		client_heap_touched_range(d, progress_job_find(d, w->job)->pe[w->pe], lo, hi - lo);
 		return;
 	}
-	t->wake[t->nwake++] = (struct amo_wake){.job = w->job, .pe = w->pe};
+	t->wake[t->nwake++] = (struct amo_wake){.job = w->job, .pe = w->pe, .lo = lo, .hi = hi};
 }
 
 void xp_amo_wake(struct daemon *d)
@@ -188,8 +196,9 @@ void xp_amo_wake(struct daemon *d)
 	for (uint32_t i = 0; i < t->nwake; i++) {
 		/* looked up again: the PE may have left since */
 		struct job *j = progress_job_find(d, t->wake[i].job);
-		if (j && t->wake[i].pe < j->size)
-			client_heap_touched(d, j->pe[t->wake[i].pe]); /* NULL: gone, nothing */
+		if (j && t->wake[i].pe < j->size) /* NULL: gone, nothing */
+			client_heap_touched_range(d, j->pe[t->wake[i].pe], t->wake[i].lo,
+						  t->wake[i].hi - t->wake[i].lo);
 	}
 	t->nwake = 0;
 }

@@ -21,6 +21,12 @@
  *       src, alltoall of 8 B and of 1 KiB per pair;
  *     - split phase: 3 * HOIST_NC_SLOTS allreduces in flight, waited for
  *       in reverse order (a start beyond the slots completes the oldest);
+ *     - hoist_wait_from before the others read: allgathers of 4 KiB per
+ *       PE (not eager); every PE starts, the others then wait for PE 0's
+ *       flag before they wait for the collective (read PE 0's src), and
+ *       PE 0 sets the flags only once hoist_wait_from returned every
+ *       block (checked): wait_from must return once the blocks are in
+ *       dst, not when every PE read (that would deadlock: the watchdog);
  *     - the path: colls_node counts every collective, and the daemon's
  *       own counter of collective descriptors (hoistctl stats: colls) of
  *       this PE stays 0. IT_NC_WANT=daemon (HOIST_DIRECT=0): the reverse.
@@ -202,6 +208,44 @@ static void part_gather_reuse(unsigned char *dst, unsigned char *src)
 	}
 }
 
+#define FROMS 8
+
+static void part_wait_from(unsigned char *dst, unsigned char *src, int64_t *flag)
+{
+	for (int r = 1; r <= FROMS; r++) {
+		IT_WHERE("wait_from round %d", r);
+		it_fill(src, BIG, it_hash(0xf70, (uint64_t)me, (uint64_t)r, 0, 0));
+		hoist_req_t *q = NULL;
+		IT_OK(hoist_allgather_start(dst, src, BIG, &q), "wait_from %d start", r);
+		ncoll++;
+		if (me == 0) {
+			for (int k = 0; k < n; k++) {
+				int p = (k + r) % n; /* another order each round */
+				IT_OK(hoist_wait_from(q, p), "wait_from %d from %d", r, p);
+				size_t off = it_check_fill(dst + (size_t)p * BIG, BIG,
+							   it_hash(0xf70, (uint64_t)p, (uint64_t)r, 0, 0));
+				if (off != BIG)
+					IT_FAIL("wait_from %d: block of PE %d wrong at %zu", r, p, off);
+			}
+			int64_t v = r;
+			for (int p = 1; p < n; p++)
+				IT_OK(hoist_put(p, flag, &v, sizeof(v)), "wait_from %d flag %d", r, p);
+			IT_OK(hoist_quiet());
+		} else {
+			IT_OK(hoist_wait_until(flag, HOIST_INT64, HOIST_CMP_EQ, (uint64_t)r),
+			      "wait_from %d: PE 0's flag", r);
+		}
+		IT_OK(hoist_wait(q), "wait_from %d wait", r);
+		for (int p = 0; p < n; p++) {
+			size_t off = it_check_fill(dst + (size_t)p * BIG, BIG,
+						   it_hash(0xf70, (uint64_t)p, (uint64_t)r, 0, 0));
+			if (off != BIG)
+				IT_FAIL("wait_from %d: after the wait, block of PE %d wrong at %zu", r,
+					p, off);
+		}
+	}
+}
+
 static void part_in_place(int64_t *v, unsigned char *a2a)
 {
 	/* allreduce dst == src: 4 (eager) and 1024 elements (8 KiB, read in place) */
@@ -303,6 +347,8 @@ int main(int argc, char **argv)
 	int64_t *sd = it_malloc(3 * HOIST_NC_SLOTS * sizeof(int64_t));
 	int64_t *ss = it_malloc(3 * HOIST_NC_SLOTS * sizeof(int64_t));
 	unsigned char *kd = it_malloc((size_t)n * BIG), *ks = it_malloc((size_t)n * BIG);
+	int64_t *flag = it_malloc(sizeof(int64_t));
+	*flag = 0;
 	uint64_t node0 = c->colls_node, posted0 = c->colls_node_posted;
 	long dc0 = daemon_colls(), dn0 = mn ? daemon_colls_node() : 0;
 
@@ -311,6 +357,7 @@ int main(int argc, char **argv)
 	part_in_place(v, a2a);
 	part_split(sd, ss);
 	part_kinds(kd, ks);
+	part_wait_from(gd, gs, flag);
 
 	IT_OK(hoist_barrier(), "the end");
 	if (want_node != (c->nc_on && c->nc_base && !c->nc_err))

@@ -11,6 +11,16 @@
  *              spaced, each but the last not ending the wait; a waiter
  *              woken spins its budget again before it sleeps, so the
  *              stream must cost a few wake-ups, not one a put.
+ *   it_wait --cover  (2 PEs, a long HOIST_WAIT_POLL_MS; direct, through the
+ *              daemon, across two daemons): rank 0 sleeps on some words
+ *              of its heap (wait_until on one, wait_until_any over four,
+ *              wait_until_all_vector over four) while rank 1 puts and
+ *              atomically adds COVER_H times into other words of it, each
+ *              once rank 0 sleeps; only writes that cover the waited words
+ *              wake (hoist_heap_touched_range): rank 0 must be woken once
+ *              per form, by the last write, which lands in its range, and
+ *              rank 1 on the direct path must count COVER_H skipped wakes
+ *              per form (the daemon's heap_wakes_skipped: wait_stats.sh).
  *
  * Rank 0 alone first checks every comparison and type against a model,
  * the test forms true and false, all/any/some with and without status
@@ -498,6 +508,105 @@ static int stream_round(int rank, int64_t *flags)
 	return it_finish();
 }
 
+#define COVER_H 64
+#define COVER_FORMS 3
+
+/* Rank 1: write into rank 0's heap away from what it waits on, COVER_H
+ * times (puts and atomic adds alternating), each once rank 0 sleeps. */
+static void cover_hammer(int64_t *other, int form)
+{
+	struct hoist_ctrl *ctrl = hoist__ctx()->ring.ctrl;
+	uint64_t skipped = ctrl->heap_wakes_direct_skipped, sent = ctrl->heap_wakes_direct;
+	uint64_t direct = hoist__ctx()->direct_puts + hoist__ctx()->direct_amos;
+	for (int64_t i = 0; i < COVER_H; i++) {
+		until_peer_sleeps();
+		IT_WHERE("cover form %d: rank 0 sleeps, write %" PRId64 " elsewhere", form, i);
+		if (i % 2)
+			IT_OK(hoist_put(0, &other[i % 8], &i, sizeof(i)), "cover put %" PRId64, i);
+		else
+			IT_OK(hoist_atomic(0, &other[i % 8], HOIST_AMO_ADD, HOIST_INT64, &i, NULL,
+					   NULL),
+			      "cover atomic %" PRId64, i);
+		IT_OK(hoist_quiet(), "cover %" PRId64, i); /* executed: rank 0 saw it or not */
+		it_watchdog(WATCHDOG_S);
+	}
+	/* the direct path counts in this PE's control page */
+	if (hoist__ctx()->direct_puts + hoist__ctx()->direct_amos - direct == COVER_H) {
+		uint64_t ds = ctrl->heap_wakes_direct_skipped - skipped;
+		uint64_t dw = ctrl->heap_wakes_direct - sent;
+		it_log("cover form %d: direct writes skipped %" PRIu64 " wakes, sent %" PRIu64, form,
+		       ds, dw);
+		if (ds != COVER_H || dw != 0)
+			IT_FAIL("cover form %d: %" PRIu64 " wakes skipped, %" PRIu64
+				" sent for %d writes elsewhere into a sleeping PE's heap, want %d and 0",
+				form, ds, dw, COVER_H, COVER_H);
+	}
+}
+
+static int cover_round(int rank, int64_t *flags, int64_t *other)
+{
+	for (int form = 0; form < COVER_FORMS; form++) {
+		memset(flags, 0, N * sizeof(*flags));
+		memset(other, 0, 8 * sizeof(*other));
+		IT_OK(hoist_barrier(), "cover form %d", form);
+		int64_t b = 1000 + form, want[N];
+		size_t idx = 99;
+		if (rank == 0) {
+			struct hoist_ctrl *ctrl = hoist__ctx()->ring.ctrl;
+			uint64_t sleeps = ctrl->p2p_sleeps, wakeups = ctrl->p2p_wakeups;
+			IT_WHERE("cover form %d: waiting", form);
+			it_watchdog(WATCHDOG_S); /* as in waiter() */
+			switch (form) {
+			case 0:
+				IT_OK(hoist_wait_until(&flags[0], HOIST_INT64, HOIST_CMP_EQ,
+						       (uint64_t)b));
+				break;
+			case 1:
+				IT_OK(hoist_wait_until_any(flags, N, NULL, HOIST_INT64, HOIST_CMP_EQ,
+							   (uint64_t)b, &idx));
+				if (idx != 2)
+					IT_FAIL("cover: any woke with index %zu, want 2", idx);
+				break;
+			default:
+				for (int i = 0; i < N; i++)
+					want[i] = i == 3 ? b : 0;
+				IT_OK(hoist_wait_until_all_vector(flags, N, NULL, HOIST_INT64,
+								  HOIST_CMP_EQ, want));
+				break;
+			}
+			uint64_t ds = ctrl->p2p_sleeps - sleeps, dw = ctrl->p2p_wakeups - wakeups;
+			it_log("cover form %d: %" PRIu64 " sleeps, %" PRIu64 " wake-ups", form, ds, dw);
+			if (ds == 0)
+				IT_FAIL("cover form %d: the waiter never slept", form);
+			/* the writes elsewhere must not have woken it: one wake-up,
+			 * by the write into its range */
+			if (dw != 1)
+				IT_FAIL("cover form %d: woken %" PRIu64 " times, want once (by the "
+					"write it waits for; %d writes elsewhere)",
+					form, dw, COVER_H);
+			for (int i = 0; i < 8; i++)
+				if (other[i] != (i % 2 ? 56 + i : 8 * i + 224))
+					IT_FAIL("cover form %d: other[%d] = %" PRId64, form, i,
+						other[i]);
+		} else if (rank == 1) {
+			cover_hammer(other, form);
+			until_peer_sleeps();
+			IT_WHERE("cover form %d: rank 0 sleeps, writing its word", form);
+			/* the one write it waits for: a put for forms 0 and 2, an
+			 * atomic for form 1 */
+			int slot = form == 0 ? 0 : form == 1 ? 2 : 3;
+			if (form == 1)
+				IT_OK(hoist_atomic(0, &flags[slot], HOIST_AMO_SET, HOIST_INT64, &b, NULL,
+						   NULL));
+			else
+				IT_OK(hoist_put(0, &flags[slot], &b, sizeof(b)));
+			IT_OK(hoist_quiet());
+		}
+		IT_OK(hoist_barrier(), "cover form %d end", form);
+	}
+	return it_finish();
+}
+
 int main(int argc, char **argv)
 {
 	int rank, size;
@@ -517,6 +626,10 @@ int main(int argc, char **argv)
 		return poll_round(rank, flags);
 	if (argc > 1 && !strcmp(argv[1], "--stream"))
 		return stream_round(rank, flags);
+	if (argc > 1 && !strcmp(argv[1], "--cover")) {
+		int64_t *other = it_malloc(8 * sizeof(int64_t));
+		return cover_round(rank, flags, other);
+	}
 	if (rank == 0) {
 		local_compare(var);
 		local_arrays(a, u);

@@ -706,7 +706,8 @@ static int resolve(struct daemon *d, struct netconn *c, char **dst, uint64_t *le
 }
 
 /* A put's payload is in the target's heap: wake the PE if it waits in
- * hoist_wait_until* (the header still names it). */
+ * hoist_wait_until* on words it covers (the header still names it; the
+ * payload went to pdst). */
 static void put_landed(struct daemon *d, struct netconn *c)
 {
 	struct wire_target t;
@@ -718,7 +719,12 @@ static void put_landed(struct daemon *d, struct netconn *c)
 		t = w.name;
 	}
 	struct client *cl;
-	if (peer_target_client(d, &t, &cl) == 0)
+	if (peer_target_client(d, &t, &cl) != 0)
+		return;
+	char *base = cl->heap.base;
+	if (c->pdst >= base && c->pdst < base + cl->heap.bytes)
+		client_heap_touched_range(d, cl, (uint64_t)(c->pdst - base), c->hdr.plen);
+	else
 		client_heap_touched(d, cl);
 }
 
