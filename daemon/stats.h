@@ -90,6 +90,7 @@
 	X(doorbells, COUNTER, "doorbell wakeups of the progress thread")                                    \
 	X(prog_yields, COUNTER, "sched_yield calls of the idle progress thread in its spin_us window")       \
 	X(prog_long_yields, COUNTER, "of those, yields back only after yield_long_us: it slept at once")     \
+	X(prog_handoffs, COUNTER, "yields right after work: a client waited on the progress thread's CPU") \
 	X(commands, COUNTER, "control-plane commands handled")                                              \
 	X(coll_done, COUNTER, "collectives completed on this node (once per collective, not per PE)")       \
 	X(coll_failed, COUNTER, "collectives failed (invalid, mismatched, or a PE or node lost)")           \
