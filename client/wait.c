@@ -193,16 +193,21 @@ static int wait_step(struct hoist_ctx *c, struct waiter *w, uint32_t *word, uint
 	return rc;
 }
 
+/* The spin reads only cq_tail until it moves: reaping also reads the
+ * daemon's sq_head, a second line the daemon then has to take back when it
+ * stores it. */
 static int wait_op(struct hoist_ctx *c, struct hoist_op *op, struct waiter *w)
 {
 	hoist__kick(c);
+	hoist__reap(c);
 	for (;;) {
-		hoist__reap(c);
 		if (op->done)
 			return op->res;
 		uint32_t seen = hoist_load_relaxed(&c->ring.ctrl->cq_tail);
-		if (seen != c->ring.cq_head)
+		if (seen != c->ring.cq_head) {
+			hoist__reap(c);
 			continue;
+		}
 		int rc = wait_step(c, w, &c->ring.ctrl->cq_tail, seen, HOIST_CQ_WAITING);
 		if (rc)
 			return rc;

@@ -179,16 +179,22 @@ unsigned drain(struct daemon *d, struct client *c)
 		.heap_bytes = c->heap.bytes,
 		.staging_bytes = c->staging.bytes,
 	};
-	/* pairs with the client's hoist_store_release(&ctrl->cq_head) */
-	uint32_t cq_head = hoist_load_acquire(&ctrl->cq_head);
-	if (c->cq_tail - cq_head > c->cq_entries) {
-		client_break(c, "cq_head ahead of the ring");
-		return 0;
-	}
+	/* The client's cq_head as last read: it only grows, so an old value
+	 * only understates the room, and it is read again when that runs
+	 * out. The client stores it on every reap; reading it on every
+	 * drain put that line's trip from the client's core on the path of
+	 * every descriptor (a get 8 B through the daemon, issue 16). */
+	uint32_t cq_head = c->cq_head_seen;
 	unsigned done = 0, yielded = 0;
 	while (done < avail) {
 		if (c->cq_tail - cq_head >= c->cq_entries) {
+			/* pairs with the client's hoist_store_release(&ctrl->cq_head) */
 			cq_head = hoist_load_acquire(&ctrl->cq_head);
+			if (c->cq_tail - cq_head > c->cq_entries) {
+				client_break(c, "cq_head ahead of the ring");
+				return done;
+			}
+			c->cq_head_seen = cq_head;
 			if (c->cq_tail - cq_head >= c->cq_entries) {
 				STAT_INC(&c->st, cq_full);
 				break; /* the client must reap first */
@@ -225,12 +231,15 @@ unsigned drain(struct daemon *d, struct client *c)
 	}
 	if (capped && done == avail)
 		d->more_pending = 1; /* the next pass has work at once */
+	/* the completions first: the client waits for them, while the head
+	 * only frees slots and payloads (stores become visible in order, so
+	 * the head's line would have to come back from the client first) */
+	cq_flush(c);
 	if (done) {
 		/* pairs with hoist_load_acquire(&ctrl->sq_head) in the client:
 		 * consumed descriptors and their staged payloads may be reused */
 		hoist_store_release(&ctrl->sq_head, c->sq_head);
 		STAT_INC(&c->st, batches);
 	}
-	cq_flush(c);
 	return done + yielded;
 }
