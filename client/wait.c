@@ -147,8 +147,11 @@ static int wait_step(struct hoist_ctx *c, struct waiter *w, uint32_t *word, uint
 		     uint32_t flag)
 {
 	struct hoist_ctrl *ctrl = c->ring.ctrl;
-	if (!w->spins)
+	if (!w->spins) {
 		w->gave = w->shared = wait_cpu_begin(c);
+		if (w->shared)
+			count(&ctrl->wait_handoffs);
+	}
 	if (++w->spins < 64 && !w->shared) {
 		hoist_cpu_relax();
 		return 0;

@@ -168,13 +168,21 @@ static void *progress_main(void *arg)
 			STAT_INC(&d->pst, loops_busy);
 			idle = 0;
 			idle_since = 0;
-			if (handoff && !d->more_pending) {
+			if (handoff && !crowded && !d->more_pending) {
 				uint32_t cpu = my_cpu();
 				if (cpu != cur_cpu)
 					publish_cpu(d, cur_cpu = cpu);
 				if (waiter_on(d, cpu)) {
 					STAT_INC(&d->pst, prog_handoffs);
+					uint64_t t = now_ns();
 					sched_yield();
+					/* timed like the idle yields: one that ran a
+					 * CPU hog for a slice stops the hand-offs and
+					 * the spin for the next CROWDED_RUNS idle runs */
+					if (yield_long_ns && now_ns() - t >= yield_long_ns) {
+						STAT_INC(&d->pst, prog_long_yields);
+						crowded = CROWDED_RUNS;
+					}
 				}
 			}
 			continue;

@@ -53,6 +53,8 @@ void stats_client_pull(struct client *c)
 			 __atomic_load_n(&c->ctrl->wait_long_yields, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
 	__atomic_store_n(&c->st.wait_sleeps,
 			 __atomic_load_n(&c->ctrl->wait_sleeps, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
+	__atomic_store_n(&c->st.wait_handoffs,
+			 __atomic_load_n(&c->ctrl->wait_handoffs, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
 }
 
 /* Daemon-wide values that are not kept in a table of their own. */

@@ -35,6 +35,7 @@
 	X(wait_yields, COUNTER, "sched_yield calls of waits for the daemon and node barriers (the client counts)")            \
 	X(wait_long_yields, COUNTER, "of those, yields back only after HOIST_YIELD_LONG_US: the wait slept at once (the client counts)") \
 	X(wait_sleeps, COUNTER, "futex sleeps of waits for the daemon and node barriers (the client counts)")                 \
+	X(wait_handoffs, COUNTER, "waits for a completion that began on the progress thread's CPU: yielded at once")  \
 	X(batches, COUNTER, "drain passes that found work")                                                 \
 	X(deferred_puts, COUNTER, "remote puts completed lazily (automatic overlap)")                       \
 	X(conflicts, COUNTER, "accesses that overlapped an outstanding put (ordered after it)")             \

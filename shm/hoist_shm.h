@@ -245,6 +245,7 @@ struct hoist_ctrl {
 	uint64_t wait_yields;
 	uint64_t wait_long_yields;
 	uint64_t wait_sleeps;
+	uint64_t wait_handoffs; /* waits begun on the progress thread's CPU (below) */
 	/* Who runs where, for waits on a shared CPU (client/wait.c,
 	 * daemon/progress.c): sched_getcpu() + 1, 0 when not known. prog_cpu
 	 * (daemon): the CPU its progress thread last ran on, stored only
