@@ -84,7 +84,7 @@ int hoist__reap(struct hoist_ctx *c)
  *    or every round once a yield gave the CPU away (it came back after
  *    YIELD_GAVE_NS: someone, maybe the daemon, was waiting for this CPU).
  *    Each yield is timed;
- *  - a yield that came back only after HOIST_YIELD_LONG_US (default 20)
+ *  - a yield that came back only after HOIST_YIELD_LONG_US (default 200)
  *    means a thread that does not hand the CPU back soon shares it (a hog,
  *    a PE computing): yielding on would give it a slice each time, so the
  *    wait sleeps at once, and so do the next CROWDED_WAITS waits after

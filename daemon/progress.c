@@ -18,7 +18,7 @@
  * yield is timed: one that gave the CPU away (back after YIELD_GAVE_NS)
  * makes the next idle passes yield every pass rather than every 64th, so
  * a PE that shares this CPU gets it at once; one back only after
- * yield_long_us (default 20) means a thread that keeps the CPU for whole
+ * yield_long_us (default 200) means a thread that keeps the CPU for whole
  * slices shares it: the spin ends and the thread sleeps, and so do the
  * next CROWDED_RUNS idle runs without spinning (then one probes again),
  * so a doorbell's wake-up (which preempts such a thread) brings it back,
