@@ -31,7 +31,7 @@
  * waiting for a completion publishes its own (wait_cpu). When they share
  * one CPU, only one of them runs at a time: the client yields at once
  * instead of spinning (client/wait.c), and this thread yields right after
- * a pass that did work, instead of spinning the 64 idle passes before its
+ * a pass that posted completions for it, instead of spinning the 64 idle passes before its
  * first yield (~2.5 us: a get 8 B through the daemon with one PE took
  * ~2.3 us where the two ended up on one CPU, bench/run-oversub.sh).
  * Counter prog_handoffs.
@@ -84,15 +84,21 @@ static void publish_cpu(struct daemon *d, uint32_t cpu)
 			hoist_store_relaxed(&c->ctrl->prog_cpu, cpu);
 }
 
-/* A client waits for us on our CPU: it runs only when we let go. */
-static int waiter_on(struct daemon *d, uint32_t cpu)
+/* A client that waits on our CPU got completions since the last look: it
+ * runs only when we let go. Only completions count: a pass that only sent
+ * a request to another daemon (a put before a quiet across daemons) has
+ * nothing for it yet, and a yield then hands the CPU to whatever else is
+ * runnable (run-amo's putq across two daemons got slower). */
+static int waiter_served(struct daemon *d, uint32_t cpu)
 {
-	if (!cpu)
-		return 0;
-	for (struct client *c = d->active; c; c = c->prog_next)
-		if (hoist_load_relaxed(&c->ctrl->wait_cpu) == cpu)
-			return 1;
-	return 0;
+	int hit = 0;
+	for (struct client *c = d->active; c; c = c->prog_next) {
+		int served = c->cq_published != c->handoff_cq;
+		c->handoff_cq = c->cq_published;
+		if (served && cpu && hoist_load_relaxed(&c->ctrl->wait_cpu) == cpu)
+			hit = 1;
+	}
+	return hit;
 }
 
 static void set_need_wakeup(struct daemon *d, int on)
@@ -172,7 +178,7 @@ static void *progress_main(void *arg)
 				uint32_t cpu = my_cpu();
 				if (cpu != cur_cpu)
 					publish_cpu(d, cur_cpu = cpu);
-				if (waiter_on(d, cpu)) {
+				if (waiter_served(d, cpu)) {
 					STAT_INC(&d->pst, prog_handoffs);
 					uint64_t t = now_ns();
 					sched_yield();
