@@ -231,15 +231,16 @@ unsigned drain(struct daemon *d, struct client *c)
 	}
 	if (capped && done == avail)
 		d->more_pending = 1; /* the next pass has work at once */
-	/* the completions first: the client waits for them, while the head
-	 * only frees slots and payloads (stores become visible in order, so
-	 * the head's line would have to come back from the client first) */
-	cq_flush(c);
 	if (done) {
 		/* pairs with hoist_load_acquire(&ctrl->sq_head) in the client:
-		 * consumed descriptors and their staged payloads may be reused */
+		 * consumed descriptors and their staged payloads may be reused.
+		 * Before the completions: a client that saw its quiet complete
+		 * reads sq_head to know nothing it posted is left (the direct
+		 * path may go on then, rma.c); published after them, that read
+		 * could still see the old head (it_quiet_local, it_nodebar_4) */
 		hoist_store_release(&ctrl->sq_head, c->sq_head);
 		STAT_INC(&c->st, batches);
 	}
+	cq_flush(c);
 	return done + yielded;
 }
