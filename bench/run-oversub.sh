@@ -13,9 +13,13 @@
 #
 # get: hoistrun -n P hoist-oversub-bench --test get --reps N [--hog PID]:
 # in every rep the floor (rank 0, pinned ping-pong, the hog stopped while it
-# runs) and then the gets of every PE at once, interleaved. Printed per
-# scenario: median [min-max] over the reps of rank 0's ns per get, of the
-# mean over all ranks, of the floor, and get/floor (goal <= 2.2x).
+# runs), then the gets of every PE at once, then rank 0's gets alone (the
+# other PEs wait in a barrier), interleaved. Printed per scenario: median
+# [min-max] over the reps of the floor, of rank 0's ns per get alone and
+# its get/floor (the issue's goal <= 2.2x: 1 PE + the progress thread),
+# the median of 4001 such gets timed one by one and its ratio to the floor,
+# of rank 0's ns per get with every PE getting, of the mean over all ranks,
+# and that get/floor.
 # inject: hoistrun -n 2 hoist-oversub-bench --test inject --reps R, in the
 # 2pe and 2pe+hog scenarios: min / median / max Mops/s over R rounds (>= 20)
 # and how many rounds fell below 20 Mops/s (goal: none), through the daemon
@@ -38,7 +42,7 @@ while [ $# -gt 0 ]; do
 	--rounds) rounds=$2; shift 2 ;;
 	--build) build=$(cd "$2" && pwd); shift 2 ;;
 	--scenarios) scenarios=$2; shift 2 ;;
-	-h|--help) sed -n '2,24p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '2,30p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "run-oversub.sh: unknown option '$1'" >&2; exit 2 ;;
 	esac
 done
@@ -128,7 +132,7 @@ for sc in "${list[@]}"; do
 		"$tmp/injd.$sc" <<'PY'
 import sys, statistics as st
 sc, np, getf, inj, injf, before, after, c0, c1, injdf = sys.argv[1:]
-floor, get0, allr = {}, {}, {}
+floor, get0, allr, one, onemed = {}, {}, {}, {}, {}
 notes = []
 for line in open(getf):
     p = line.split()
@@ -139,6 +143,10 @@ for line in open(getf):
         allr.setdefault(rep, []).append(ns)
         if rank == 0:
             get0[rep] = ns
+    elif p[0] == "get1med":
+        onemed[int(p[1])] = float(p[2])
+    elif p[0] == "get1":
+        one[int(p[1])] = float(p[2])
     elif p[0] == "note":
         notes.append(line.strip())
 def mr(v):
@@ -146,11 +154,17 @@ def mr(v):
     return "%8.1f [%.1f-%.1f]" % (st.median(v), v[0], v[-1]) if v else "%8s" % "-"
 means = [st.mean(v) for _, v in sorted(allr.items())]
 ratios = [get0[r] / floor[r] for r in get0 if r in floor and floor[r] > 0]
+r1 = [one[r] / floor[r] for r in one if r in floor and floor[r] > 0]
+r1m = [onemed[r] / floor[r] for r in onemed if r in floor and floor[r] > 0]
 print("## %s  (load before %s, after %s)" % (sc, before, after))
 print("   floor (1-line ping-pong, ns rt)    %s" % mr(list(floor.values())))
-print("   get 8 B daemon, rank 0 (ns)        %s" % mr(list(get0.values())))
+print("   get 8 B daemon, 1 PE active (ns)   %s" % mr(list(one.values())))
+print("   1 PE get / floor (goal <= 2.2x)    %s" % (mr(r1) if r1 else "-"))
+print("   1 PE, median single get (ns)       %s" % mr(list(onemed.values())))
+print("   1 PE median single get / floor     %s" % (mr(r1m) if r1m else "-"))
+print("   get 8 B daemon, all PEs, rank 0    %s" % mr(list(get0.values())))
 print("   get 8 B daemon, mean of %s ranks   %s" % (np, mr(means)))
-print("   get / floor (same rep; goal<=2.2x) %s" % (mr(ratios) if ratios else "-"))
+print("   all PEs get / floor (rank 0)       %s" % (mr(ratios) if ratios else "-"))
 for n in notes:
     print("   " + n)
 if inj == "1":

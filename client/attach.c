@@ -284,6 +284,7 @@ HOIST_API int hoist_init_with(unsigned flags)
 		c->direct = env.direct;
 		c->wait_poll_ms = env.wait_poll_ms;
 		c->yield_long_us = env.yield_long_us;
+		c->no_cpu_handoff = !env.cpu_handoff;
 		snprintf(c->job_key, sizeof(c->job_key), "%s", env.job);
 		c->ring.sq = hoist_ctrl_sq(ctrl);
 		c->ring.cq = hoist_ctrl_cq(ctrl);

@@ -158,6 +158,13 @@ int hoist__env_read(struct hoist_env *e, char *err, size_t errlen)
 		return -EINVAL;
 	if (hy)
 		e->yield_long_us = (uint32_t)yl;
+	e->cpu_handoff = 1;
+	int ch;
+	int hc = env_int("HOIST_CPU_HANDOFF", &ch, err, errlen);
+	if (hc < 0 || (hc && ch != 0 && ch != 1))
+		return env_bad("HOIST_CPU_HANDOFF", "0 or 1", err, errlen);
+	if (hc)
+		e->cpu_handoff = ch;
 	int spin;
 	int hs = env_int("HOIST_SPIN_US", &spin, err, errlen);
 	if (hs < 0)

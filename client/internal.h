@@ -89,6 +89,7 @@ struct hoist_ctx {
 	uint32_t wait_poll_ms; /* HOIST_WAIT_POLL_MS: bound of a p2p wait's sleep */
 	uint32_t yield_long_us; /* HOIST_YIELD_LONG_US: a yield this long ends the spin (wait.c) */
 	uint32_t crowded;       /* waits left that sleep without yielding first (wait.c) */
+	int no_cpu_handoff;     /* HOIST_CPU_HANDOFF=0: waits ignore prog_cpu (wait.c) */
 
 	struct hoist_ring ring; /* ctrl page, SQ, CQ, doorbell (ring.h) */
 	size_t ring_bytes;      /* mapped at ring.ctrl */
@@ -231,6 +232,7 @@ struct hoist_env {
 	int reply_timeout_ms; /* HOIST_ATTACH_TIMEOUT_MS, default 10000 */
 	uint32_t wait_poll_ms; /* HOIST_WAIT_POLL_MS, default 50 */
 	uint32_t yield_long_us; /* HOIST_YIELD_LONG_US, default 200; 0: off */
+	int cpu_handoff;        /* HOIST_CPU_HANDOFF, default 1 */
 	const char *job_from; /* where the job key came from, in words */
 };
 /* 0, or -EINVAL with err saying which variable holds what. */

@@ -84,7 +84,7 @@ int hoist__reap(struct hoist_ctx *c)
  *    or every round once a yield gave the CPU away (it came back after
  *    YIELD_GAVE_NS: someone, maybe the daemon, was waiting for this CPU).
  *    Each yield is timed;
- *  - a yield that came back only after HOIST_YIELD_LONG_US (default 20)
+ *  - a yield that came back only after HOIST_YIELD_LONG_US (default 200)
  *    means a thread that does not hand the CPU back soon shares it (a hog,
  *    a PE computing): yielding on would give it a slice each time, so the
  *    wait sleeps at once, and so do the next CROWDED_WAITS waits after
@@ -94,6 +94,14 @@ int hoist__reap(struct hoist_ctx *c)
  *    end of its slice (10.6 us per get through the daemon with one hog,
  *    issue 16; a whole slice when they share one CPU, it_oversub);
  *  - else after HOIST_SPIN_US: the futex sleep, announced by flag.
+ * A wait for a completion or an epoch first says on which CPU it waits
+ * (ctrl->wait_cpu) and looks where the progress thread last ran
+ * (ctrl->prog_cpu). The same CPU: the daemon gets to serve us only when
+ * we let go of the CPU, so the wait yields at once and on every round
+ * (no 64 relaxes: they were ~1.2 us of nothing per get, and the progress
+ * thread, seeing wait_cpu, yields straight back after serving; get 8 B
+ * through the daemon with 1 PE: bench/run-oversub.sh). Else the policy
+ * above.
  * The counts go to the control page (wait_yields, wait_long_yields,
  * wait_sleeps; the ring-full wait's yields count there too), which
  * hoistctl stats reports per client. */
@@ -105,7 +113,30 @@ struct waiter {
 	unsigned spins;
 	int gave;   /* the last yield gave the CPU away */
 	int sleepy; /* a yield came back late: this wait sleeps from now on */
+	int shared; /* the progress thread last ran on this wait's CPU */
 };
+
+/* Start of a wait: publish our CPU, 1 if the progress thread last ran on
+ * it (see wait_step). */
+static int wait_cpu_begin(struct hoist_ctx *c)
+{
+	struct hoist_ctrl *ctrl = c->ring.ctrl;
+	if (c->no_cpu_handoff)
+		return 0;
+	int cpu = sched_getcpu();
+	uint32_t me = cpu < 0 ? 0u : (uint32_t)cpu + 1u;
+	if (hoist_load_relaxed(&ctrl->wait_cpu) != me)
+		hoist_store_relaxed(&ctrl->wait_cpu, me);
+	return me && hoist_load_relaxed(&ctrl->prog_cpu) == me;
+}
+
+/* End of a wait: no longer waiting on any CPU. */
+static void wait_cpu_end(struct hoist_ctx *c)
+{
+	struct hoist_ctrl *ctrl = c->ring.ctrl;
+	if (hoist_load_relaxed(&ctrl->wait_cpu))
+		hoist_store_relaxed(&ctrl->wait_cpu, 0);
+}
 
 /* only this client writes them; the daemon reads them for its stats */
 static void count(uint64_t *ctr)
@@ -117,7 +148,12 @@ static int wait_step(struct hoist_ctx *c, struct waiter *w, uint32_t *word, uint
 		     uint32_t flag)
 {
 	struct hoist_ctrl *ctrl = c->ring.ctrl;
-	if (++w->spins < 64) {
+	if (!w->spins) {
+		w->gave = w->shared = wait_cpu_begin(c);
+		if (w->shared)
+			count(&ctrl->wait_handoffs);
+	}
+	if (++w->spins < 64 && !w->shared) {
 		hoist_cpu_relax();
 		return 0;
 	}
@@ -137,7 +173,7 @@ static int wait_step(struct hoist_ctx *c, struct waiter *w, uint32_t *word, uint
 		sched_yield();
 		uint64_t dt = mono_ns() - t;
 		count(&ctrl->wait_yields);
-		w->gave = dt >= YIELD_GAVE_NS;
+		w->gave = w->shared || dt >= YIELD_GAVE_NS;
 		if (!c->yield_long_us || dt < (uint64_t)c->yield_long_us * 1000u)
 			return 0;
 		count(&ctrl->wait_long_yields);
@@ -161,26 +197,38 @@ static int wait_step(struct hoist_ctx *c, struct waiter *w, uint32_t *word, uint
 	return rc;
 }
 
-int hoist__wait_op(struct hoist_ctx *c, struct hoist_op *op)
+/* The spin reads only cq_tail until it moves: reaping also reads the
+ * daemon's sq_head, a second line the daemon then has to take back when it
+ * stores it. */
+static int wait_op(struct hoist_ctx *c, struct hoist_op *op, struct waiter *w)
 {
-	struct waiter w = {0};
 	hoist__kick(c);
+	hoist__reap(c);
 	for (;;) {
-		hoist__reap(c);
 		if (op->done)
 			return op->res;
 		uint32_t seen = hoist_load_relaxed(&c->ring.ctrl->cq_tail);
-		if (seen != c->ring.cq_head)
+		if (seen != c->ring.cq_head) {
+			hoist__reap(c);
 			continue;
-		int rc = wait_step(c, &w, &c->ring.ctrl->cq_tail, seen, HOIST_CQ_WAITING);
+		}
+		int rc = wait_step(c, w, &c->ring.ctrl->cq_tail, seen, HOIST_CQ_WAITING);
 		if (rc)
 			return rc;
 	}
 }
 
-int hoist__wait_arrival(struct hoist_ctx *c, struct hoist_op *op, int pe)
+int hoist__wait_op(struct hoist_ctx *c, struct hoist_op *op)
 {
 	struct waiter w = {0};
+	int rc = wait_op(c, op, &w);
+	if (w.spins)
+		wait_cpu_end(c);
+	return rc;
+}
+
+static int wait_arrival(struct hoist_ctx *c, struct hoist_op *op, int pe, struct waiter *w)
+{
 	hoist__kick(c);
 	for (;;) {
 		hoist__reap(c);
@@ -191,15 +239,34 @@ int hoist__wait_arrival(struct hoist_ctx *c, struct hoist_op *op, int pe)
 		uint32_t seen = hoist_load_relaxed(&c->ring.ctrl->cq_tail);
 		if (seen != c->ring.cq_head)
 			continue;
-		int rc = wait_step(c, &w, &c->ring.ctrl->cq_tail, seen, HOIST_CQ_WAITING);
+		int rc = wait_step(c, w, &c->ring.ctrl->cq_tail, seen, HOIST_CQ_WAITING);
 		if (rc)
 			return rc;
 	}
 }
 
+int hoist__wait_arrival(struct hoist_ctx *c, struct hoist_op *op, int pe)
+{
+	struct waiter w = {0};
+	int rc = wait_arrival(c, op, pe, &w);
+	if (w.spins)
+		wait_cpu_end(c);
+	return rc;
+}
+
+static int wait_epoch(struct hoist_ctx *c, uint32_t target, struct waiter *w);
+
 int hoist__wait_epoch(struct hoist_ctx *c, uint32_t target)
 {
 	struct waiter w = {0};
+	int rc = wait_epoch(c, target, &w);
+	if (w.spins)
+		wait_cpu_end(c);
+	return rc;
+}
+
+static int wait_epoch(struct hoist_ctx *c, uint32_t target, struct waiter *w)
+{
 	struct hoist_ctrl *ctrl = c->ring.ctrl;
 	hoist__kick(c);
 	for (;;) {
@@ -212,7 +279,7 @@ int hoist__wait_epoch(struct hoist_ctx *c, uint32_t target)
 		if (err)
 			return err;
 		hoist__reap(c);
-		int rc = wait_step(c, &w, &ctrl->barrier_epoch, e, HOIST_EPOCH_WAITING);
+		int rc = wait_step(c, w, &ctrl->barrier_epoch, e, HOIST_EPOCH_WAITING);
 		if (rc)
 			return rc;
 	}

@@ -18,12 +18,23 @@
  * yield is timed: one that gave the CPU away (back after YIELD_GAVE_NS)
  * makes the next idle passes yield every pass rather than every 64th, so
  * a PE that shares this CPU gets it at once; one back only after
- * yield_long_us (default 20) means a thread that keeps the CPU for whole
+ * yield_long_us (default 200) means a thread that keeps the CPU for whole
  * slices shares it: the spin ends and the thread sleeps, and so do the
  * next CROWDED_RUNS idle runs without spinning (then one probes again),
  * so a doorbell's wake-up (which preempts such a thread) brings it back,
  * not the end of the other thread's slice (counters prog_yields,
  * prog_long_yields).
+ *
+ * CPU hand-off (setting cpu_handoff): the thread publishes the CPU it
+ * runs on in every client's control page (prog_cpu, checked on the idle
+ * passes that read the clock, stored only when it differs), and a client
+ * waiting for a completion publishes its own (wait_cpu). When they share
+ * one CPU, only one of them runs at a time: the client yields at once
+ * instead of spinning (client/wait.c), and this thread yields right after
+ * a pass that posted completions for it, instead of spinning the 64 idle passes before its
+ * first yield (~2.5 us: a get 8 B through the daemon with one PE took
+ * ~2.3 us where the two ended up on one CPU, bench/run-oversub.sh).
+ * Counter prog_handoffs.
  */
 #include "daemon.h"
 
@@ -55,6 +66,39 @@ static unsigned poll_all(struct daemon *d)
 		if (!c->broken)
 			work += drain(d, c);
 	return work;
+}
+
+/* sched_getcpu() + 1, 0 if not known (the control page's encoding) */
+static uint32_t my_cpu(void)
+{
+	int cpu = sched_getcpu();
+	return cpu < 0 ? 0u : (uint32_t)cpu + 1u;
+}
+
+/* Tell every client where this thread runs (only stores what changed:
+ * the clients read the line). */
+static void publish_cpu(struct daemon *d, uint32_t cpu)
+{
+	for (struct client *c = d->active; c; c = c->prog_next)
+		if (hoist_load_relaxed(&c->ctrl->prog_cpu) != cpu)
+			hoist_store_relaxed(&c->ctrl->prog_cpu, cpu);
+}
+
+/* A client that waits on our CPU got completions since the last look: it
+ * runs only when we let go. Only completions count: a pass that only sent
+ * a request to another daemon (a put before a quiet across daemons) has
+ * nothing for it yet, and a yield then hands the CPU to whatever else is
+ * runnable (run-amo's putq across two daemons got slower). */
+static int waiter_served(struct daemon *d, uint32_t cpu)
+{
+	int hit = 0;
+	for (struct client *c = d->active; c; c = c->prog_next) {
+		int served = c->cq_published != c->handoff_cq;
+		c->handoff_cq = c->cq_published;
+		if (served && cpu && hoist_load_relaxed(&c->ctrl->wait_cpu) == cpu)
+			hit = 1;
+	}
+	return hit;
 }
 
 static void set_need_wakeup(struct daemon *d, int on)
@@ -99,6 +143,8 @@ static void *progress_main(void *arg)
 	uint64_t idle_since = 0; /* the first clock read of this idle run */
 	unsigned idle = 0, passes = 0;
 	int gave = 0;         /* the last idle yield gave the CPU away */
+	int handoff = d->cfg.cpu_handoff != 0;
+	uint32_t cur_cpu = 0; /* what prog_cpu says (see publish_cpu) */
 	unsigned crowded = 0; /* idle runs left that sleep without spinning */
 	/* a network transport runs (more than one node); with one node only
 	 * the rings, the commands and the doorbell need looking at */
@@ -128,6 +174,23 @@ static void *progress_main(void *arg)
 			STAT_INC(&d->pst, loops_busy);
 			idle = 0;
 			idle_since = 0;
+			if (handoff && !crowded && !d->more_pending) {
+				uint32_t cpu = my_cpu();
+				if (cpu != cur_cpu)
+					publish_cpu(d, cur_cpu = cpu);
+				if (waiter_served(d, cpu)) {
+					STAT_INC(&d->pst, prog_handoffs);
+					uint64_t t = now_ns();
+					sched_yield();
+					/* timed like the idle yields: one that ran a
+					 * CPU hog for a slice stops the hand-offs and
+					 * the spin for the next CROWDED_RUNS idle runs */
+					if (yield_long_ns && now_ns() - t >= yield_long_ns) {
+						STAT_INC(&d->pst, prog_long_yields);
+						crowded = CROWDED_RUNS;
+					}
+				}
+			}
 			continue;
 		}
 		/* read the clock (and maybe yield) only every few idle passes;
@@ -149,6 +212,8 @@ static void *progress_main(void *arg)
 			xp_amo_wake(d); /* none are left waiting through a sleep */
 		}
 		reg_timers(d, t); /* registrations whose grace period ended */
+		if (handoff) /* where we run now; new clients learn it too */
+			publish_cpu(d, cur_cpu = my_cpu());
 		if (!crowded && t - idle_since < spin_ns) {
 			/* a PE waiting for us may share this core: let it run */
 			sched_yield();

@@ -397,6 +397,12 @@ static const char *const example_detail[SET__COUNT] = {
 			      "brings the thread back sooner (a doorbell's wake-up preempts such a "
 			      "thread). hoistctl stats: prog_yields, prog_long_yields. Clients: "
 			      "HOIST_YIELD_LONG_US, the same for their waits.",
+	[SET_cpu_handoff] = "The thread tells clients its CPU (control page prog_cpu) and a "
+			    "waiting client tells it its own (wait_cpu). On one CPU the two "
+			    "take turns: the client yields at once instead of spinning, the "
+			    "thread yields right after the pass that served it. hoistctl "
+			    "stats: prog_handoffs. Clients: HOIST_CPU_HANDOFF=0 turns their "
+			    "half off.",
 	[SET_staging_bytes] = "It holds small put payloads and get bounce buffers.",
 	[SET_max_heap_bytes] = "Clients ask with HOIST_HEAP_SIZE (default 64m).",
 	[SET_batch] = "Fairness versus batching.",

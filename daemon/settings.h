@@ -20,6 +20,8 @@
 	  "microseconds the progress thread spins after its last work before it sleeps")          \
 	X(yield_long_us, UINT, "200", 0, 1000000,                                                  \
 	  "a yield of the idle progress thread that takes this long ends its spin: it sleeps (0: never)") \
+	X(cpu_handoff, UINT, "1", 0, 1,                                                            \
+	  "1: after work the progress thread yields at once if a client waits on its CPU (0: off)") \
 	X(sq_entries, UINT, "1024", 8, 65536, "submission ring entries per client (power of two)") \
 	X(cq_entries, UINT, "2048", 8, 131072, "completion ring entries per client (power of two)") \
 	X(staging_bytes, SIZE, "4m", 4096, 1ull << 32, "staging arena bytes per client")           \

@@ -59,6 +59,8 @@ void stats_client_pull(struct client *c)
 	__atomic_store_n(&c->st.heap_wakes_direct_skipped,
 			 __atomic_load_n(&c->ctrl->heap_wakes_direct_skipped, __ATOMIC_RELAXED),
 			 __ATOMIC_RELAXED);
+	__atomic_store_n(&c->st.wait_handoffs,
+			 __atomic_load_n(&c->ctrl->wait_handoffs, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
 }
 
 /* Daemon-wide values that are not kept in a table of their own. */

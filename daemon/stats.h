@@ -38,6 +38,7 @@
 	X(wait_yields, COUNTER, "sched_yield calls of waits for the daemon (completions, barriers, a free ring slot) and node barriers (the client counts)")            \
 	X(wait_long_yields, COUNTER, "of those, yields back only after HOIST_YIELD_LONG_US: the wait slept at once, except a ring-full wait, which keeps yielding (the client counts)") \
 	X(wait_sleeps, COUNTER, "futex sleeps of waits for the daemon and node barriers (the client counts)")                 \
+	X(wait_handoffs, COUNTER, "waits for a completion that began on the progress thread's CPU: yielded at once")  \
 	X(batches, COUNTER, "drain passes that found work")                                                 \
 	X(deferred_puts, COUNTER, "remote puts completed lazily (automatic overlap)")                       \
 	X(conflicts, COUNTER, "accesses that overlapped an outstanding put (ordered after it)")             \
@@ -93,6 +94,7 @@
 	X(doorbells, COUNTER, "doorbell wakeups of the progress thread")                                    \
 	X(prog_yields, COUNTER, "sched_yield calls of the idle progress thread in its spin_us window")       \
 	X(prog_long_yields, COUNTER, "of those, yields back only after yield_long_us: it slept at once")     \
+	X(prog_handoffs, COUNTER, "yields right after work: a client waited on the progress thread's CPU") \
 	X(commands, COUNTER, "control-plane commands handled")                                              \
 	X(coll_done, COUNTER, "collectives completed on this node (once per collective, not per PE)")       \
 	X(coll_node, COUNTER, "node collective descriptors: one for every local PE (HOIST_COLL_F_NODE)")  \

@@ -267,6 +267,17 @@ struct hoist_ctrl {
 	 * touch (hoist_heap_touched_range). Reported like the above. */
 	uint64_t heap_wakes_direct;
 	uint64_t heap_wakes_direct_skipped;
+	uint64_t wait_handoffs; /* waits begun on the progress thread's CPU (below) */
+	/* Who runs where, for waits on a shared CPU (client/wait.c,
+	 * daemon/progress.c): sched_getcpu() + 1, 0 when not known. prog_cpu
+	 * (daemon): the CPU its progress thread last ran on, stored only
+	 * when it changed. wait_cpu (client): the CPU it waits for a
+	 * completion on, stored at the start of such a wait, 0 after it.
+	 * When the two match, spinning only delays the other: the client
+	 * yields at once instead of spinning first, and the progress thread
+	 * yields right after a pass that did work. */
+	HOIST_ALIGNED_LINE uint32_t prog_cpu;
+	HOIST_ALIGNED_LINE uint32_t wait_cpu;
 };
 
 _Static_assert(sizeof(struct hoist_sqe) == 64, "SQE must be one cache line");

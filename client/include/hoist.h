@@ -40,6 +40,9 @@
  *   HOIST_YIELD_LONG_US a wait's yield back only after this long (default
  *                       200 us; 0: never) means a thread that keeps the CPU
  *                       shares it: the wait (and the next 64) sleep at once
+ *   HOIST_CPU_HANDOFF   1 (default): a wait for the daemon that starts on
+ *                       the CPU its progress thread last ran on yields at
+ *                       once instead of spinning (they take turns); 0: off
  *   HOIST_AUTO          1 (default): puts complete lazily, gets of repeated
  *                       phases are prefetched; 0: every put completes
  *                       remotely before it returns, no prefetch (baseline)

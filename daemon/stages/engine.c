@@ -185,16 +185,22 @@ unsigned drain(struct daemon *d, struct client *c)
 		.heap_bytes = c->heap.bytes,
 		.staging_bytes = c->staging.bytes,
 	};
-	/* pairs with the client's hoist_store_release(&ctrl->cq_head) */
-	uint32_t cq_head = hoist_load_acquire(&ctrl->cq_head);
-	if (c->cq_tail - cq_head > c->cq_entries) {
-		client_break(c, "cq_head ahead of the ring");
-		return 0;
-	}
+	/* The client's cq_head as last read: it only grows, so an old value
+	 * only understates the room, and it is read again when that runs
+	 * out. The client stores it on every reap; reading it on every
+	 * drain put that line's trip from the client's core on the path of
+	 * every descriptor (a get 8 B through the daemon, issue 16). */
+	uint32_t cq_head = c->cq_head_seen;
 	unsigned done = 0, yielded = 0;
 	while (done < avail) {
 		if (c->cq_tail - cq_head >= c->cq_entries) {
+			/* pairs with the client's hoist_store_release(&ctrl->cq_head) */
 			cq_head = hoist_load_acquire(&ctrl->cq_head);
+			if (c->cq_tail - cq_head > c->cq_entries) {
+				client_break(c, "cq_head ahead of the ring");
+				return done;
+			}
+			c->cq_head_seen = cq_head;
 			if (c->cq_tail - cq_head >= c->cq_entries) {
 				STAT_INC(&c->st, cq_full);
 				break; /* the client must reap first */
@@ -233,7 +239,11 @@ unsigned drain(struct daemon *d, struct client *c)
 		d->more_pending = 1; /* the next pass has work at once */
 	if (done) {
 		/* pairs with hoist_load_acquire(&ctrl->sq_head) in the client:
-		 * consumed descriptors and their staged payloads may be reused */
+		 * consumed descriptors and their staged payloads may be reused.
+		 * Before the completions: a client that saw its quiet complete
+		 * reads sq_head to know nothing it posted is left (the direct
+		 * path may go on then, rma.c); published after them, that read
+		 * could still see the old head (it_quiet_local, it_nodebar_4) */
 		hoist_store_release(&ctrl->sq_head, c->sq_head);
 		STAT_INC(&c->st, batches);
 	}
