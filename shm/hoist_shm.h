@@ -32,7 +32,11 @@
 				* ctrl wait_yields/wait_long_yields/wait_sleeps;
 				* 6: HOIST_COLL_F_NODE (one descriptor per node
 				* for a collective: a daemon of 5 would fail it),
-				* hoist_nc_args.fin/res written by the daemon */
+				* hoist_nc_args.fin/res written by the daemon,
+				* the heap wake line's wait_lo/wait_hi (a
+				* writer of 5 would wake whatever the range: safe),
+				* ctrl heap_wakes_direct*, wait_handoffs,
+				* prog_cpu/wait_cpu (the CPU hand-off) */
 #define HOIST_CACHELINE   64
 #define HOIST_CTRL_BYTES  4096u
 
