@@ -127,6 +127,8 @@ struct hoist_ctx {
 	int nb_armed;            /* the pending wait is a node barrier's */
 	uint64_t barriers_node;  /* barrier waits done in shared memory (tests) */
 	uint64_t barriers_epoch; /* barrier waits on the daemon's epoch (tests) */
+	uint64_t nb_sq_waits;    /* node barrier notifies that found the SQ full (tests) */
+	uint64_t nb_kicks;       /* half-full SQ doorbells of node barriers (tests) */
 	/* node collectives (nodecoll.c): a one-node job's PEs combine among
 	 * themselves through their heaps (hoist_shm.h, struct hoist_nc_hdr) */
 	int nc_on;                /* collectives take the node path */
@@ -137,7 +139,8 @@ struct hoist_ctx {
 	uint32_t nc_done;         /* the done word as last published */
 	int32_t nc_err;           /* could not set up (a peer's heap): every one fails */
 	int32_t nc_sticky;        /* a failed eager collective found after it returned */
-	uint64_t nc_checked_ns;   /* the last arriver's last liveness check (CLOCK_MONOTONIC) */
+	uint64_t nc_checked_ns;   /* the last arriver's last liveness check (CLOCK_MONOTONIC),
+				   * node barriers' and node collectives' */
 	uint64_t colls_node;      /* collectives completed that way (tests, bench) */
 	int posted_since_quiet;  /* a descriptor went out after the last quiet */
 	uint32_t sq_ops_tail;    /* sq_tail after the last descriptor but a node
@@ -233,6 +236,9 @@ int hoist__wait_op(struct hoist_ctx *c, struct hoist_op *op);
 int hoist__op_alloc(struct hoist_ctx *c, struct hoist_op **out);
 void hoist__op_free(struct hoist_ctx *c, struct hoist_op *op);
 int hoist__check_daemon(struct hoist_ctx *c);
+/* hoist__check_daemon at most once a millisecond per PE (the node
+ * barrier's and node collectives' last arriver): 0 when not due */
+int hoist__check_daemon_due(struct hoist_ctx *c);
 int hoist__quiet(struct hoist_ctx *c);
 int hoist__barrier_notify(struct hoist_ctx *c, uint64_t phase);
 /* The phase id of a call site: object file hash and offset, the same in

@@ -14,11 +14,14 @@
  *   heap can be mapped), the PEs synchronise among themselves in the wake
  *   line of the lowest rank's heap (hoist_shm.h, struct hoist_heap_wake):
  *   notify = quiet (free when everything since the last went the direct
- *   path), post the notify for the daemon (no doorbell), then arrive (one
- *   atomic add); the last to arrive checks the daemon is alive (one poll:
- *   a dead daemon cannot fail the job, so that PE fails the barrier for
- *   all, nb_error) and releases the others (one store, a FUTEX_WAKE only
- *   when someone sleeps). No daemon thread on the critical path. The
+ *   path), post the notify for the daemon (HOIST_SQE_F_LAZY: no doorbell,
+ *   and no reason for the daemon to keep polling; one doorbell when half
+ *   the SQ holds notifies it has not taken), then arrive (one atomic
+ *   add); the last to arrive checks the daemon is alive (one poll, at
+ *   most once a millisecond per PE: a dead daemon cannot fail the job, so
+ *   that PE fails the barrier for all, nb_error) and releases the others
+ *   (one store, a FUTEX_WAKE only when someone sleeps). No daemon thread
+ *   on the critical path, and none woken or polling per barrier. The
  *   daemon still sees every notify in order (it holds a notify that comes
  *   before it finished counting the previous barrier) and starts the next
  *   phase's prefetches when its own count completes; the client's phase
@@ -81,21 +84,42 @@ static int node_notify(struct hoist_ctx *c, uint64_t phase)
 	if (err)
 		return err;
 	struct hoist_sqe *sqe;
-	if ((rc = hoist__sqe_get(c, &sqe)))
-		return rc;
-	*sqe = (struct hoist_sqe){.opcode = HOIST_OP_BARRIER_NOTIFY, .remote_off = phase};
+	if (__builtin_expect(hoist_ring_sqe_get(&c->ring, &sqe) != 0, 0)) {
+		c->nb_sq_waits++;
+		if ((rc = hoist__sqe_wait(c, &sqe)))
+			return rc;
+	}
+	*sqe = (struct hoist_sqe){.opcode = HOIST_OP_BARRIER_NOTIFY,
+				  .flags = HOIST_SQE_F_LAZY,
+				  .remote_off = phase};
 	/* nothing a quiet must wait for: the notify completes nothing of ours
 	 * and a failure of the job reaches us through job_error; nothing a
 	 * direct access must wait for either (no data; the daemon may hold it
 	 * until the other PEs' notifies came). No doorbell: a sleeping daemon
 	 * woken per barrier takes a CPU from the PEs (2 CPUs); it counts the
-	 * notifies when it next looks (at the latest when the SQ is full, or
-	 * when anything waits for it, hoist_finalize included) */
+	 * notifies when it next looks, and HOIST_SQE_F_LAZY tells it that they
+	 * are no reason to stay awake polling for more (they came every
+	 * microsecond: it never slept, a third runnable thread on 2 CPUs) */
 	int psq = c->posted_since_quiet;
 	uint32_t ops_tail = c->sq_ops_tail;
 	hoist__sqe_submit_lazy(c);
 	c->posted_since_quiet = psq;
 	c->sq_ops_tail = ops_tail;
+	/* half the SQ holds notifies the daemon has not taken: ring (once per
+	 * daemon sleep, hoist_ring_kick) so that it drains them while we go
+	 * on, instead of a notify finding the SQ full and waiting for the
+	 * daemon to wake up (every sq_entries barriers) */
+	struct hoist_ring *ring = &c->ring;
+	if (ring->sq_tail - ring->sq_head_seen > (ring->sq_mask + 1) / 2) {
+		uint32_t head;
+		if (hoist_ring_sq_head(ring, &head))
+			staging_sq_done(&c->stage, head);
+		if (ring->sq_tail - ring->sq_head_seen > (ring->sq_mask + 1) / 2) {
+			uint32_t f = ring->rang_flags;
+			hoist_ring_kick(ring);
+			c->nb_kicks += ring->rang_flags != f;
+		}
+	}
 	c->barrier_target++;
 	c->barrier_pending = 1;
 	c->nb_armed = 1;
@@ -106,8 +130,10 @@ static int node_notify(struct hoist_ctx *c, uint64_t phase)
 	if (a == k * n) { /* the last one: barrier k is complete */
 		/* unless the daemon died: it cannot fail the job then, and the
 		 * direct path must not go on as if the job lived (one poll,
-		 * by this PE only; the others' waits check in their sleep) */
-		if ((rc = hoist__check_daemon(c))) {
+		 * by this PE only, at most once a millisecond: a system call
+		 * costs more than the rest of the barrier; the others' waits
+		 * check in their sleep) */
+		if ((rc = hoist__check_daemon_due(c))) {
 			__atomic_store_n(&l->nb_error, rc, __ATOMIC_SEQ_CST);
 			hoist_futex_wake(&l->nb_gen);
 			c->barrier_pending = c->nb_armed = 0;

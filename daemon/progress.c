@@ -24,6 +24,14 @@
  * so a doorbell's wake-up (which preempts such a thread) brings it back,
  * not the end of the other thread's slice (counters prog_yields,
  * prog_long_yields).
+ *
+ * Lazy barrier notifies (HOIST_SQE_F_LAZY, a one-node job's node barriers:
+ * the PEs synchronise among themselves and wait for nothing of the daemon)
+ * are counted and acted on, but are not work (drain()): they do not
+ * restart the spin, and a thread woken to find nothing else (the client
+ * rings when half its SQ holds them) sleeps again without spinning. Else
+ * a job of barriers posted one every microsecond kept the thread awake
+ * for good, a third runnable thread beside 2 PEs on 2 CPUs (issue 16).
  */
 #include "daemon.h"
 
@@ -100,6 +108,9 @@ static void *progress_main(void *arg)
 	unsigned idle = 0, passes = 0;
 	int gave = 0;         /* the last idle yield gave the CPU away */
 	unsigned crowded = 0; /* idle runs left that sleep without spinning */
+	/* since its last sleep the thread found nothing to do but lazy
+	 * barrier notifies (drain() does not count them): no spin, sleep on */
+	int rested = 0;
 	/* a network transport runs (more than one node); with one node only
 	 * the rings, the commands and the doorbell need looking at */
 	int net = d->net.enabled;
@@ -128,6 +139,7 @@ static void *progress_main(void *arg)
 			STAT_INC(&d->pst, loops_busy);
 			idle = 0;
 			idle_since = 0;
+			rested = 0;
 			continue;
 		}
 		/* read the clock (and maybe yield) only every few idle passes;
@@ -149,7 +161,7 @@ static void *progress_main(void *arg)
 			xp_amo_wake(d); /* none are left waiting through a sleep */
 		}
 		reg_timers(d, t); /* registrations whose grace period ended */
-		if (!crowded && t - idle_since < spin_ns) {
+		if (!crowded && !rested && t - idle_since < spin_ns) {
 			/* a PE waiting for us may share this core: let it run */
 			sched_yield();
 			uint64_t dt = now_ns() - t;
@@ -198,6 +210,7 @@ static void *progress_main(void *arg)
 		set_need_wakeup(d, 0);
 		idle = 0;
 		idle_since = 0;
+		rested = 1;
 	}
 	/* stopping: tell every client the daemon is gone */
 	for (struct client *c = d->active; c; c = c->prog_next) {

@@ -24,12 +24,13 @@
 #include <stdint.h>
 
 #define HOIST_SHM_MAGIC   0x314d53545349484fULL /* "OHISTSM1" little endian */
-#define HOIST_ABI_VERSION 5u /* 3: AttachReply.accepted (two-stage attach reply);
+#define HOIST_ABI_VERSION 6u /* 3: AttachReply.accepted (two-stage attach reply);
 				* 4: HOIST_OP_AMO, sqe.amo_op/amo_type;
 				* 5: sq_flags' sleep generation (a client of 5
 				* rings once per generation: with a daemon that
 				* does not bump it, it would ring once at all),
-				* ctrl wait_yields/wait_long_yields/wait_sleeps */
+				* ctrl wait_yields/wait_long_yields/wait_sleeps;
+				* 6: HOIST_SQE_F_LAZY (an older daemon rejects it) */
 #define HOIST_CACHELINE   64
 #define HOIST_CTRL_BYTES  4096u
 
@@ -86,7 +87,11 @@ enum hoist_opcode {
  * put-with-signal (the library posts it after the put completed); the
  * daemon executes it as any atomic and counts it as a signal too */
 #define HOIST_SQE_F_SIGNAL     0x20u
-#define HOIST_SQE_F__ALL       0x2fu
+/* BARRIER_NOTIFY only: posted without a doorbell and waited for by
+ * nobody (a one-node job's node barrier, client/sync.c): the daemon takes
+ * it when it looks, and does not stay awake polling for more of them */
+#define HOIST_SQE_F_LAZY       0x40u
+#define HOIST_SQE_F__ALL       0x6fu
 
 #define HOIST_INLINE_MAX 16u
 

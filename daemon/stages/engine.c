@@ -156,7 +156,11 @@ static enum exec_result execute(struct daemon *d, struct client *c, const struct
 }
 
 /* Drain up to `batch` descriptors of one client. Returns how many, plus 1
- * when a long strided/vector descriptor made progress and yielded. */
+ * when a long strided/vector descriptor made progress and yielded, not
+ * counting lazy barrier notifies (HOIST_SQE_F_LAZY: a one-node job's node
+ * barriers, which nobody waits for): they are no reason for the progress
+ * thread to stay awake polling (progress.c), where they came every
+ * microsecond and kept it from ever sleeping. */
 unsigned drain(struct daemon *d, struct client *c)
 {
 	struct hoist_ctrl *ctrl = c->ctrl;
@@ -185,7 +189,7 @@ unsigned drain(struct daemon *d, struct client *c)
 		client_break(c, "cq_head ahead of the ring");
 		return 0;
 	}
-	unsigned done = 0, yielded = 0;
+	unsigned done = 0, yielded = 0, lazy = 0;
 	while (done < avail) {
 		if (c->cq_tail - cq_head >= c->cq_entries) {
 			cq_head = hoist_load_acquire(&ctrl->cq_head);
@@ -219,6 +223,8 @@ unsigned drain(struct daemon *d, struct client *c)
 				break; /* retry on a later pass */
 			if (er == EXEC_DONE && (res || (sqe.flags & HOIST_SQE_F_CQE)))
 				cq_post(c, sqe.user_data, res, sqe.opcode);
+			if (er == EXEC_DONE && (sqe.flags & HOIST_SQE_F_LAZY))
+				lazy++;
 		}
 		c->sq_head++;
 		done++;
@@ -232,5 +238,5 @@ unsigned drain(struct daemon *d, struct client *c)
 		STAT_INC(&c->st, batches);
 	}
 	cq_flush(c);
-	return done + yielded;
+	return done - lazy + yielded;
 }
