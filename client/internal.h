@@ -123,6 +123,7 @@ struct hoist_ctx {
 	/* node barrier (sync.c): a one-node job's PEs synchronise among
 	 * themselves in the wake line of the lowest rank's heap */
 	struct hoist_heap_wake *nb_line; /* that line, once in use (else NULL) */
+	uint32_t **nb_in;        /* [size]: every PE's nb_in (its own wake line) */
 	uint32_t nb_k;           /* node barriers this PE arrived at */
 	int nb_armed;            /* the pending wait is a node barrier's */
 	uint64_t barriers_node;  /* barrier waits done in shared memory (tests) */
@@ -245,7 +246,10 @@ int hoist__barrier_notify(struct hoist_ctx *c, uint64_t phase);
  * every process of one program (sync.c). */
 uint64_t hoist__site_id(uintptr_t addr);
 int hoist__wait_epoch(struct hoist_ctx *c, uint32_t target);
-/* Until node barrier k completed (nb_gen reached it) or the daemon's epoch
+/* How many PEs arrived at node barrier k (their nb_in reached it), counted
+ * from PE from on and stopping at the first that did not (sync.c) */
+int hoist__nb_arrived(const struct hoist_ctx *c, uint32_t k, int from);
+/* Until node barrier k completed (every PE's nb_in reached it) or the daemon's epoch
  * reached barrier_target (0), or the job failed / the daemon left (-errno). */
 int hoist__wait_node_barrier(struct hoist_ctx *c, uint32_t k);
 /* Until op completed (its result) or the partial completion of pe came (0). */

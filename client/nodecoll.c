@@ -425,6 +425,7 @@ int hoist__nc_start(struct hoist_ctx *c, struct hoist_req *r, void *dst, const v
 	 * collective of 8 B takes well under a microsecond */
 	if (all_reached(c, 0, m, me) && (rc = hoist__check_daemon_due(c))) {
 		__atomic_store_n(&c->nb_line->nb_error, rc, __ATOMIC_SEQ_CST);
+		__atomic_fetch_add(&c->nb_line->nb_gen, 1, __ATOMIC_SEQ_CST);
 		hoist_futex_wake(&c->nb_line->nb_gen);
 		wake_all(c);
 		rec_end(rec, rc);

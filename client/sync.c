@@ -10,18 +10,19 @@
  * - PEs on several nodes (or HOIST_DIRECT=0, or a job of one PE): the wait
  *   is for the daemon's epoch (hoist__wait_epoch), as always.
  * - Every PE of the job on this node, HOIST_DIRECT=1: from the job's second
- *   barrier on (after the first every PE is attached, so the lowest rank's
- *   heap can be mapped), the PEs synchronise among themselves in the wake
- *   line of the lowest rank's heap (hoist_shm.h, struct hoist_heap_wake):
+ *   barrier on (after the first every PE is attached, so every PE's heap
+ *   can be mapped), the PEs synchronise among themselves in the wake
+ *   lines of their heaps (hoist_shm.h, struct hoist_heap_wake):
  *   notify = quiet (free when everything since the last went the direct
  *   path), post the notify for the daemon (HOIST_SQE_F_LAZY: no doorbell,
  *   and no reason for the daemon to keep polling; one doorbell when half
- *   the SQ holds notifies it has not taken), then arrive (one atomic
- *   add); the last to arrive checks the daemon is alive (one poll, at
- *   most once a millisecond per PE: a dead daemon cannot fail the job, so
- *   that PE fails the barrier for all, nb_error) and releases the others
- *   (one store, a FUTEX_WAKE only when someone sleeps). No daemon thread
- *   on the critical path, and none woken or polling per barrier. The
+ *   the SQ holds notifies it has not taken), then arrive (one release
+ *   store in its own nb_in: no shared counter); a PE's barrier is complete
+ *   once every PE's nb_in reached it. The last to arrive checks the
+ *   daemon is alive first (one poll, at most once a millisecond per PE: a
+ *   dead daemon cannot fail the job, so that PE fails the barrier for
+ *   all, nb_error). A FUTEX_WAKE only when someone sleeps. No daemon
+ *   thread on the critical path, and none woken or polling per barrier. The
  *   daemon still sees every notify in order (it holds a notify that comes
  *   before it finished counting the previous barrier) and starts the next
  *   phase's prefetches when its own count completes; the client's phase
@@ -34,6 +35,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <stddef.h>
 #include <link.h>
 #include <stdlib.h>
 #include <string.h>
@@ -123,31 +125,38 @@ static int node_notify(struct hoist_ctx *c, uint64_t phase)
 	c->barrier_target++;
 	c->barrier_pending = 1;
 	c->nb_armed = 1;
-	uint32_t k = ++c->nb_k, n = (uint32_t)c->size;
-	/* acq_rel: the arrivals form one chain, so the last one sees (and
-	 * releases) every PE's stores before its arrival */
-	uint32_t a = __atomic_add_fetch(&l->nb_arrived, 1, __ATOMIC_ACQ_REL);
-	if (a == k * n) { /* the last one: barrier k is complete */
-		/* unless the daemon died: it cannot fail the job then, and the
-		 * direct path must not go on as if the job lived (one poll,
-		 * by this PE only, at most once a millisecond: a system call
-		 * costs more than the rest of the barrier; the others' waits
-		 * check in their sleep) */
-		if ((rc = hoist__check_daemon_due(c))) {
-			__atomic_store_n(&l->nb_error, rc, __ATOMIC_SEQ_CST);
-			hoist_futex_wake(&l->nb_gen);
-			c->barrier_pending = c->nb_armed = 0;
-			return rc;
-		}
-		uint32_t g = __atomic_load_n(&l->nb_gen, __ATOMIC_RELAXED);
-		while ((int32_t)(k - g) > 0 &&
-		       !__atomic_compare_exchange_n(&l->nb_gen, &g, k, 0, __ATOMIC_SEQ_CST,
-						    __ATOMIC_RELAXED))
-			;
-		if (__atomic_load_n(&l->nb_sleepers, __ATOMIC_SEQ_CST))
-			hoist_futex_wake(&l->nb_gen);
+	uint32_t k = ++c->nb_k;
+	/* The last one to arrive (every other PE's nb_in reached k; two that
+	 * arrive at once may both miss it, which costs nothing but a check)
+	 * completes barrier k -- unless the daemon died: it cannot fail the
+	 * job then, and the direct path must not go on as if the job lived.
+	 * So it checks first (one poll, at most once a millisecond per PE: a
+	 * system call costs more than the rest of the barrier; the others'
+	 * waits check in their sleep) and fails the barrier for all instead */
+	if (hoist__nb_arrived(c, k, 0) == c->size - 1 && (rc = hoist__check_daemon_due(c))) {
+		__atomic_store_n(&l->nb_error, rc, __ATOMIC_SEQ_CST);
+		__atomic_fetch_add(&l->nb_gen, 1, __ATOMIC_SEQ_CST);
+		hoist_futex_wake(&l->nb_gen);
+		c->barrier_pending = c->nb_armed = 0;
+		return rc;
+	}
+	/* release: a PE that sees it sees every store of ours before it */
+	__atomic_store_n(c->nb_in[c->rank], k, __ATOMIC_RELEASE);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST); /* Dekker with the sleepers */
+	if (__atomic_load_n(&l->nb_sleepers, __ATOMIC_RELAXED)) {
+		__atomic_fetch_add(&l->nb_gen, 1, __ATOMIC_SEQ_CST);
+		hoist_futex_wake(&l->nb_gen);
 	}
 	return 0;
+}
+
+int hoist__nb_arrived(const struct hoist_ctx *c, uint32_t k, int from)
+{
+	int p = from;
+	/* acquire: every store of that PE's before its arrival is visible */
+	while (p < c->size && (int32_t)(__atomic_load_n(c->nb_in[p], __ATOMIC_ACQUIRE) - k) >= 0)
+		p++;
+	return p;
 }
 
 /* After the job's first barrier: may the next ones be node barriers? Every
@@ -157,11 +166,24 @@ static void node_barrier_setup(struct hoist_ctx *c)
 	hoist__nc_setup(c); /* the node collectives (nodecoll.c), HOIST_DIRECT or not */
 	if (!c->direct || c->size < 2 || c->npeers != (uint32_t)c->size || c->daemon_gone)
 		return;
-	struct hoist_peer *p = &c->peers[0]; /* the lowest rank */
-	if (p->state == 0 && hoist__peer_map(c, p))
+	/* every PE's heap: the lowest rank's wake line and every PE's nb_in */
+	uint32_t **in = calloc((size_t)c->size, sizeof(*in));
+	if (!in)
 		return;
-	if (p->state > 0)
-		c->nb_line = hoist_heap_wake_of(p->base, c->heap_bytes);
+	for (int r = 0; r < c->size; r++) {
+		struct hoist_peer *p = hoist__peer_find(c, r);
+		char *base = r == c->rank ? c->heap_base : NULL;
+		if (!base && p && (p->state > 0 || (p->state == 0 && !hoist__peer_map(c, p))))
+			base = p->base;
+		if (!base) {
+			free(in);
+			return;
+		}
+		in[r] = &hoist_heap_wake_of(base, c->heap_bytes)->nb_in;
+	}
+	c->nb_in = in;
+	c->nb_line = (struct hoist_heap_wake *)((char *)in[0] -
+						offsetof(struct hoist_heap_wake, nb_in));
 }
 
 /* phase: the call site that names the phase which starts when this barrier

@@ -281,17 +281,19 @@ _Static_assert(sizeof(struct hoist_ctrl) <= HOIST_CTRL_BYTES, "ctrl fits a page"
 struct hoist_heap_wake {
 	uint32_t seq;     /* writers: bumped when waiting is set (futex word) */
 	uint32_t waiting; /* owner: 1 while it sleeps on seq */
-	/* The node barrier of a one-node job (libhoist, client/sync.c): used
-	 * in the wake line of the job's lowest rank only, which every PE of
-	 * the node maps. Written by the PEs alone, never by the daemon.
-	 * nb_arrived counts arrivals (free running); the PE whose arrival
-	 * makes it k * (PEs of the job) completes barrier k: it stores
-	 * nb_gen = k and, when nb_sleepers is not 0, FUTEX_WAKEs nb_gen. A
-	 * waiter of barrier k announces itself in nb_sleepers (full fence),
-	 * rechecks nb_gen and FUTEX_WAITs on it (Dekker, as above). The last
-	 * PE to arrive that finds the daemon gone stores -ECONNRESET in
-	 * nb_error instead (sticky) and wakes the others. */
-	uint32_t nb_arrived;
+	/* The node barrier of a one-node job (libhoist, client/sync.c),
+	 * written by the PEs alone, never by the daemon. nb_in, in every PE's
+	 * own line: the node barriers it arrived at (a release store); barrier
+	 * k is complete for a PE once every PE's nb_in reached k (one line
+	 * from each PE, no shared counter: a 2-PE barrier is one line each
+	 * way, both at once). The rest in the lowest rank's line only: a
+	 * waiter announces itself in nb_sleepers (full fence), reads nb_gen,
+	 * rechecks the nb_in words and FUTEX_WAITs on nb_gen; an arriving PE,
+	 * after its store and a full fence, bumps nb_gen and FUTEX_WAKEs it
+	 * when nb_sleepers is not 0 (Dekker, as above). The last PE to arrive
+	 * that finds the daemon gone stores -ECONNRESET in nb_error instead
+	 * of arriving (sticky), bumps nb_gen and wakes the others. */
+	uint32_t nb_in;
 	uint32_t nb_gen;
 	uint32_t nb_sleepers;
 	int32_t nb_error;

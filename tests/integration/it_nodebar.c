@@ -91,9 +91,8 @@ static int kill_test(int me, int n)
 	}
 	if (me == n - 1) {
 		/* everyone else arrived at node barrier nb_k + 1: die */
-		uint32_t want = (c->nb_k + 1) * (uint32_t)n - 1;
-		IT_WHERE("victim: wait for %u arrivals", want);
-		while (__atomic_load_n(&c->nb_line->nb_arrived, __ATOMIC_ACQUIRE) != want)
+		IT_WHERE("victim: wait for %d arrivals", n - 1);
+		while (hoist__nb_arrived(c, c->nb_k + 1, 0) != n - 1)
 			usleep(1000);
 		usleep(20000); /* let them sleep */
 		kill(getpid(), SIGKILL);
