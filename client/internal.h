@@ -247,7 +247,7 @@ int hoist__barrier_notify(struct hoist_ctx *c, uint64_t phase);
 uint64_t hoist__site_id(uintptr_t addr);
 int hoist__wait_epoch(struct hoist_ctx *c, uint32_t target);
 /* How many PEs arrived at node barrier k (their nb_in reached it), counted
- * from PE from on and stopping at the first that did not (sync.c) */
+ * from PE from on and stopping at the first that did not */
 int hoist__nb_arrived(const struct hoist_ctx *c, uint32_t k, int from);
 /* Until node barrier k completed (every PE's nb_in reached it) or the daemon's epoch
  * reached barrier_target (0), or the job failed / the daemon left (-errno). */

@@ -150,14 +150,6 @@ static int node_notify(struct hoist_ctx *c, uint64_t phase)
 	return 0;
 }
 
-int hoist__nb_arrived(const struct hoist_ctx *c, uint32_t k, int from)
-{
-	int p = from;
-	/* acquire: every store of that PE's before its arrival is visible */
-	while (p < c->size && (int32_t)(__atomic_load_n(c->nb_in[p], __ATOMIC_ACQUIRE) - k) >= 0)
-		p++;
-	return p;
-}
 
 /* After the job's first barrier: may the next ones be node barriers? Every
  * PE of the job decides the same (the same job, the same settings). */

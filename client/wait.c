@@ -229,6 +229,15 @@ int hoist__wait_epoch(struct hoist_ctx *c, uint32_t target)
 	}
 }
 
+int hoist__nb_arrived(const struct hoist_ctx *c, uint32_t k, int from)
+{
+	int p = from;
+	/* acquire: every store of that PE's before its arrival is visible */
+	while (p < c->size && (int32_t)(__atomic_load_n(c->nb_in[p], __ATOMIC_ACQUIRE) - k) >= 0)
+		p++;
+	return p;
+}
+
 /* Node barrier k (sync.c): spin, then yield (two cores, several PEs: the
  * last one to arrive needs a CPU; a yield back late ends the yielding as
  * in wait_step, and counts the same), then sleep on nb_gen in slices that
