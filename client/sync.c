@@ -133,7 +133,11 @@ static int node_notify(struct hoist_ctx *c, uint64_t phase)
 	 * So it checks first (one poll, at most once a millisecond per PE: a
 	 * system call costs more than the rest of the barrier; the others'
 	 * waits check in their sleep) and fails the barrier for all instead */
-	if (hoist__nb_arrived(c, k, 0) == c->size - 1 && (rc = hoist__check_daemon_due(c))) {
+	int last = 1;
+	for (int p = 0; p < c->size && last; p++)
+		if (p != c->rank && (int32_t)(__atomic_load_n(c->nb_in[p], __ATOMIC_RELAXED) - k) < 0)
+			last = 0;
+	if (last && (rc = hoist__check_daemon_due(c))) {
 		__atomic_store_n(&l->nb_error, rc, __ATOMIC_SEQ_CST);
 		__atomic_fetch_add(&l->nb_gen, 1, __ATOMIC_SEQ_CST);
 		hoist_futex_wake(&l->nb_gen);
