@@ -46,7 +46,7 @@ reps=5
 time_ms=50
 only="h1,o1,h2,o2,o2b"
 orig_args=("$@")
-usage() { sed -n '2,40p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,39p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--build) build=$(cd "$2" && pwd); shift 2 ;;

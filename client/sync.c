@@ -35,8 +35,8 @@
  */
 #include <errno.h>
 #include <limits.h>
-#include <stddef.h>
 #include <link.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -153,7 +153,6 @@ static int node_notify(struct hoist_ctx *c, uint64_t phase)
 	}
 	return 0;
 }
-
 
 /* After the job's first barrier: may the next ones be node barriers? Every
  * PE of the job decides the same (the same job, the same settings). */
