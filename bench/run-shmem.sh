@@ -4,8 +4,8 @@
 # one table of medians with their spread, hoist/oshmem ratios, the goals of
 # issue 12, then the reproducing command.
 #
-#   bash bench/run-shmem.sh [--build DIR] [--reps N] [--time-ms T]
-#                           [--only LIST]
+#   bash bench/run-shmem.sh [--build DIR] [--base DIR] [--reps N]
+#                           [--time-ms T] [--only LIST]
 #
 # Builds nothing of hoist: DIR (default build/ of the repository) must hold
 # openshmem/oshcc, openshmem/oshrun and daemon/hoistd. shmem_bench.c is
@@ -24,7 +24,12 @@
 #   o2b  o2 plus --mca btl self,tcp: Open MPI's collectives ride its MPI
 #        layer, whose byte transfer stays on shared memory in o2; this
 #        puts them on TCP as well
-# --only LIST: a comma list of these (default all). --time-ms T: each
+#   b1   h1 with a second hoist build (--base DIR, e.g. main's; compiled
+#        with DIR/openshmem/oshcc): before and after, in the same run
+#   f1   the floor of the barrier row: bench/spin_barrier.c (cc -O2), two
+#        processes that spin on each other's cache line, nothing else
+# --only LIST: a comma list of these (default h1,o1,h2,o2,o2b; b1 with
+# --base; f1 only when named). --time-ms T: each
 # measurement of each run lasts about T ms (default 50).
 # The program checks every result (data read back, broadcast words, sums,
 # the fetch-add counter): a wrong one fails the run, not the table. A row
@@ -36,14 +41,16 @@ set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build="$repo/build"
+base=
 reps=5
 time_ms=50
 only="h1,o1,h2,o2,o2b"
 orig_args=("$@")
-usage() { sed -n '2,34p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,39p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--build) build=$(cd "$2" && pwd); shift 2 ;;
+	--base) base=$(cd "$2" && pwd); shift 2 ;;
 	--reps) reps=$2; shift 2 ;;
 	--time-ms) time_ms=$2; shift 2 ;;
 	--only) only=$2; shift 2 ;;
@@ -52,6 +59,8 @@ while [ $# -gt 0 ]; do
 	esac
 done
 case "$reps" in '' | *[!0-9]* | 0) echo "run-shmem.sh: --reps must be a positive integer" >&2; exit 2 ;; esac
+[ -n "$base" ] && [ "$only" = "h1,o1,h2,o2,o2b" ] && only="$only,b1"
+case ",$only," in *,b1,*) [ -n "$base" ] || { echo "run-shmem.sh: b1 needs --base DIR" >&2; exit 2; } ;; esac
 
 hoshcc="$build/openshmem/oshcc"
 hoshrun="$build/openshmem/oshrun"
@@ -73,6 +82,21 @@ if ! "$hoshcc" -O2 -I"$repo/bench" "$repo/bench/shmem_bench.c" -o "$tmp/shmem-be
 	cat "$tmp/cc.err" >&2
 	exit 1
 fi
+if want b1; then
+	for f in "$base/openshmem/oshcc" "$base/openshmem/oshrun" "$base/daemon/hoistd"; do
+		[ -x "$f" ] || { echo "run-shmem.sh: $f is missing (--base)" >&2; exit 1; }
+	done
+	if ! "$base/openshmem/oshcc" -O2 -I"$repo/bench" "$repo/bench/shmem_bench.c" -o "$tmp/shmem-bench-base" 2>"$tmp/cc.err"; then
+		echo "run-shmem.sh: the base's oshcc failed:" >&2
+		cat "$tmp/cc.err" >&2
+		exit 1
+	fi
+fi
+if want f1 && ! cc -O2 -I"$repo/bench" "$repo/bench/spin_barrier.c" -o "$tmp/spin-barrier" 2>"$tmp/cc.err"; then
+	echo "run-shmem.sh: cc spin_barrier.c failed:" >&2
+	cat "$tmp/cc.err" >&2
+	exit 1
+fi
 ocshcc=/usr/bin/oshcc
 [ -x "$ocshcc" ] || ocshcc=$(command -v oshcc || true)
 osh_note=
@@ -88,6 +112,9 @@ one() {
 	case $cfg in
 	h1) timeout 600 "$hoshrun" -np 2 --runtime-dir "$(mktemp -d "$tmp/rt.XXXXXX")" --hoistd "$hoistd" \
 		"$tmp/shmem-bench-hoist" --time-ms "$time_ms" >"$out" 2>"$tmp/err" || rc=$? ;;
+	b1) timeout 600 "$base/openshmem/oshrun" -np 2 --runtime-dir "$(mktemp -d "$tmp/rt.XXXXXX")" \
+		--hoistd "$base/daemon/hoistd" "$tmp/shmem-bench-base" --time-ms "$time_ms" >"$out" 2>"$tmp/err" || rc=$? ;;
+	f1) timeout 600 "$tmp/spin-barrier" --time-ms "$time_ms" >"$out" 2>"$tmp/err" || rc=$? ;;
 	h2) timeout 600 "$hoshrun" -np 2 --nodes 2 --hoistd "$hoistd" \
 		"$tmp/shmem-bench-hoist" --time-ms "$time_ms" >"$out" 2>"$tmp/err" || rc=$? ;;
 	o1 | o2 | o2b)
@@ -116,7 +143,7 @@ load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 : >"$tmp/vals"
 for r in $(seq 1 "$reps"); do
 	echo "run-shmem.sh: rep $r of $reps" >&2
-	for cfg in h1 o1 h2 o2 o2b; do
+	for cfg in h1 b1 o1 f1 h2 o2 o2b; do
 		want "$cfg" && one "$cfg"
 	done
 done
@@ -125,7 +152,7 @@ load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 echo "# shmem_bench.c, 2 PEs (PE 0 -> PE 1 for point-to-point); median [min-max] of $reps alternating reps" \
 	"(--time-ms $time_ms each); $(nproc) CPUs ($(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1));" \
 	"load average before: $load_before, after: $load_after"
-python3 - "$tmp/vals" <<'PY'
+python3 - "$tmp/vals" "$only" <<'PY'
 import sys
 vals = {}
 order = []
@@ -155,17 +182,26 @@ def title(n):
     return "%s, %s" % (n, units.get(n, "ns"))
 def ahead(n, r):  # hoist better than Open MPI?
     return r is not None and (r > 1 if n in units else r < 1)
-cols = [("h1", "hoist 1 node"), ("o1", "oshmem shm"), ("h2", "hoist 2 daemons"),
-        ("o2", "oshmem UCX tcp"), ("o2b", "oshmem tcp+btl tcp")]
+only = sys.argv[2].split(",")
+cols = [("h1", "hoist 1 node"), ("b1", "base 1 node"), ("o1", "oshmem shm"), ("f1", "spin floor"),
+        ("h2", "hoist 2 daemons"), ("o2", "oshmem UCX tcp"), ("o2b", "oshmem tcp+btl tcp")]
+cols = [x for x in cols if x[0] in only]
+ratios = [("h1", "o1"), ("b1", "o1"), ("h1", "b1"), ("f1", "o1"), ("h2", "o2"), ("h2", "o2b")]
+ratios = [x for x in ratios if x[0] in only and x[1] in only]
 w = 26
 print("%-14s" % "measurement" + "".join("| %-*s" % (w, h) for _, h in cols)
-      + "| h1/o1  | h2/o2  | h2/o2b")
+      + "".join("| %-6s " % ("%s/%s" % r) for r in ratios))
 for n in order:
     print("%-14s" % title(n) + "".join("| %-*s" % (w, cell(c, n)) for c, _ in cols)
-          + "| %-6s | %-6s | %-6s" % (rs(rat("h1", "o1", n)), rs(rat("h2", "o2", n)), rs(rat("h2", "o2b", n))))
+          + "".join("| %-6s " % rs(rat(a, b, n)) for a, b in ratios))
 print()
 print("goals of issue 12 (ratio = hoist median / Open MPI median)")
 for n in ("put-8", "put-64", "putq-8", "putq-64", "get-8", "get-64"):
+    r = rat("h1", "o1", n)
+    print("  same node %-8s hoist/oshmem shm   %7s   goal <= 1.5x: %s"
+          % (n, rs(r), "-" if r is None else "met" if r <= 1.5 else "MISSED"))
+print("goals of issue 16")
+for n in ("barrier", "bcast-8"):
     r = rat("h1", "o1", n)
     print("  same node %-8s hoist/oshmem shm   %7s   goal <= 1.5x: %s"
           % (n, rs(r), "-" if r is None else "met" if r <= 1.5 else "MISSED"))

@@ -117,6 +117,8 @@ static void *map_fd(int fd, size_t bytes)
 static void ctx_release(struct hoist_ctx *c, uint64_t staging_bytes)
 {
 	hoist__nc_release(c);
+	free(c->nb_in);
+	c->nb_in = NULL;
 	hoist__peers_release(c); /* pointers from hoist_ptr die here */
 	if (c->ring.ctrl)
 		munmap(c->ring.ctrl, c->ring_bytes);

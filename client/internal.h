@@ -126,10 +126,13 @@ struct hoist_ctx {
 	/* node barrier (sync.c): a one-node job's PEs synchronise among
 	 * themselves in the wake line of the lowest rank's heap */
 	struct hoist_heap_wake *nb_line; /* that line, once in use (else NULL) */
+	uint32_t **nb_in;        /* [size]: every PE's nb_in (its own wake line) */
 	uint32_t nb_k;           /* node barriers this PE arrived at */
 	int nb_armed;            /* the pending wait is a node barrier's */
 	uint64_t barriers_node;  /* barrier waits done in shared memory (tests) */
 	uint64_t barriers_epoch; /* barrier waits on the daemon's epoch (tests) */
+	uint64_t nb_sq_waits;    /* node barrier notifies that found the SQ full (tests) */
+	uint64_t nb_kicks;       /* half-full SQ doorbells of node barriers (tests) */
 	/* node collectives (nodecoll.c): a one-node job's PEs combine among
 	 * themselves through their heaps (hoist_shm.h, struct hoist_nc_hdr) */
 	int nc_on;                /* collectives take the node path */
@@ -140,7 +143,8 @@ struct hoist_ctx {
 	uint32_t nc_done;         /* the done word as last published */
 	int32_t nc_err;           /* could not set up (a peer's heap): every one fails */
 	int32_t nc_sticky;        /* a failed eager collective found after it returned */
-	uint64_t nc_checked_ns;   /* the last arriver's last liveness check (CLOCK_MONOTONIC) */
+	uint64_t nc_checked_ns;   /* the last arriver's last liveness check (CLOCK_MONOTONIC),
+				   * node barriers' and node collectives' */
 	uint64_t colls_node;      /* collectives completed that way (tests, bench) */
 	/* a job over several nodes: the node's PEs meet in their blocks, ONE
 	 * posts a HOIST_COLL_F_NODE descriptor, the daemon answers in the
@@ -247,13 +251,19 @@ int hoist__wait_op(struct hoist_ctx *c, struct hoist_op *op);
 int hoist__op_alloc(struct hoist_ctx *c, struct hoist_op **out);
 void hoist__op_free(struct hoist_ctx *c, struct hoist_op *op);
 int hoist__check_daemon(struct hoist_ctx *c);
+/* hoist__check_daemon at most once a millisecond per PE (the node
+ * barrier's and node collectives' last arriver): 0 when not due */
+int hoist__check_daemon_due(struct hoist_ctx *c);
 int hoist__quiet(struct hoist_ctx *c);
 int hoist__barrier_notify(struct hoist_ctx *c, uint64_t phase);
 /* The phase id of a call site: object file hash and offset, the same in
  * every process of one program (sync.c). */
 uint64_t hoist__site_id(uintptr_t addr);
 int hoist__wait_epoch(struct hoist_ctx *c, uint32_t target);
-/* Until node barrier k completed (nb_gen reached it) or the daemon's epoch
+/* How many PEs arrived at node barrier k (their nb_in reached it), counted
+ * from PE from on and stopping at the first that did not */
+int hoist__nb_arrived(const struct hoist_ctx *c, uint32_t k, int from);
+/* Until node barrier k completed (every PE's nb_in reached it) or the daemon's epoch
  * reached barrier_target (0), or the job failed / the daemon left (-errno). */
 int hoist__wait_node_barrier(struct hoist_ctx *c, uint32_t k);
 /* Until op completed (its result) or the partial completion of pe came (0). */

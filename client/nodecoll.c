@@ -219,17 +219,6 @@ static int wait_all(struct hoist_ctx *c, int done, uint32_t m)
 	}
 }
 
-/* the last arriver's liveness check: due once a millisecond passed since
- * this PE's last one (the waits check in every sleep slice as well) */
-static int daemon_check_due(struct hoist_ctx *c)
-{
-	uint64_t t = now_ns();
-	if (t - c->nc_checked_ns < 1000000u)
-		return 0;
-	c->nc_checked_ns = t;
-	return 1;
-}
-
 /* rec was read: move done on over every collective of this PE read so far */
 static void mark_read(struct hoist_ctx *c, struct hoist_nc_rec *rec)
 {
@@ -541,8 +530,9 @@ int hoist__nc_start(struct hoist_ctx *c, struct hoist_req *r, void *dst, const v
 	 * job when it is gone): it fails the collective for all instead. One
 	 * poll() per millisecond at most: it is a system call, and a
 	 * collective of 8 B takes well under a microsecond */
-	if (all_reached(c, 0, m, me) && daemon_check_due(c) && (rc = hoist__check_daemon(c))) {
+	if (all_reached(c, 0, m, me) && (rc = hoist__check_daemon_due(c))) {
 		__atomic_store_n(&c->nc_line->nb_error, rc, __ATOMIC_SEQ_CST);
+		__atomic_fetch_add(&c->nc_line->nb_gen, 1, __ATOMIC_SEQ_CST);
 		hoist_futex_wake(&c->nc_line->nb_gen);
 		wake_all(c);
 		rec_end(rec, rc);

@@ -10,15 +10,19 @@
  * - PEs on several nodes (or HOIST_DIRECT=0, or a job of one PE): the wait
  *   is for the daemon's epoch (hoist__wait_epoch), as always.
  * - Every PE of the job on this node, HOIST_DIRECT=1: from the job's second
- *   barrier on (after the first every PE is attached, so the lowest rank's
- *   heap can be mapped), the PEs synchronise among themselves in the wake
- *   line of the lowest rank's heap (hoist_shm.h, struct hoist_heap_wake):
+ *   barrier on (after the first every PE is attached, so every PE's heap
+ *   can be mapped), the PEs synchronise among themselves in the wake
+ *   lines of their heaps (hoist_shm.h, struct hoist_heap_wake):
  *   notify = quiet (free when everything since the last went the direct
- *   path), post the notify for the daemon (no doorbell), then arrive (one
- *   atomic add); the last to arrive checks the daemon is alive (one poll:
- *   a dead daemon cannot fail the job, so that PE fails the barrier for
- *   all, nb_error) and releases the others (one store, a FUTEX_WAKE only
- *   when someone sleeps). No daemon thread on the critical path. The
+ *   path), post the notify for the daemon (HOIST_SQE_F_LAZY: no doorbell,
+ *   and no reason for the daemon to keep polling; one doorbell when half
+ *   the SQ holds notifies it has not taken), then arrive (one release
+ *   store in its own nb_in: no shared counter); a PE's barrier is complete
+ *   once every PE's nb_in reached it. The last to arrive checks the
+ *   daemon is alive first (one poll, at most once a millisecond per PE: a
+ *   dead daemon cannot fail the job, so that PE fails the barrier for
+ *   all, nb_error). A FUTEX_WAKE only when someone sleeps. No daemon
+ *   thread on the critical path, and none woken or polling per barrier. The
  *   daemon still sees every notify in order (it holds a notify that comes
  *   before it finished counting the previous barrier) and starts the next
  *   phase's prefetches when its own count completes; the client's phase
@@ -32,6 +36,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <link.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -81,45 +86,70 @@ static int node_notify(struct hoist_ctx *c, uint64_t phase)
 	if (err)
 		return err;
 	struct hoist_sqe *sqe;
-	if ((rc = hoist__sqe_get(c, &sqe)))
-		return rc;
-	*sqe = (struct hoist_sqe){.opcode = HOIST_OP_BARRIER_NOTIFY, .remote_off = phase};
+	if (__builtin_expect(hoist_ring_sqe_get(&c->ring, &sqe) != 0, 0)) {
+		c->nb_sq_waits++;
+		if ((rc = hoist__sqe_wait(c, &sqe)))
+			return rc;
+	}
+	*sqe = (struct hoist_sqe){.opcode = HOIST_OP_BARRIER_NOTIFY,
+				  .flags = HOIST_SQE_F_LAZY,
+				  .remote_off = phase};
 	/* nothing a quiet must wait for: the notify completes nothing of ours
 	 * and a failure of the job reaches us through job_error; nothing a
 	 * direct access must wait for either (no data; the daemon may hold it
 	 * until the other PEs' notifies came). No doorbell: a sleeping daemon
 	 * woken per barrier takes a CPU from the PEs (2 CPUs); it counts the
-	 * notifies when it next looks (at the latest when the SQ is full, or
-	 * when anything waits for it, hoist_finalize included) */
+	 * notifies when it next looks, and HOIST_SQE_F_LAZY tells it that they
+	 * are no reason to stay awake polling for more (they came every
+	 * microsecond: it never slept, a third runnable thread on 2 CPUs) */
 	int psq = c->posted_since_quiet;
 	uint32_t ops_tail = c->sq_ops_tail;
 	hoist__sqe_submit_lazy(c);
 	c->posted_since_quiet = psq;
 	c->sq_ops_tail = ops_tail;
+	/* half the SQ holds notifies the daemon has not taken: ring (once per
+	 * daemon sleep, hoist_ring_kick) so that it drains them while we go
+	 * on, instead of a notify finding the SQ full and waiting for the
+	 * daemon to wake up (every sq_entries barriers) */
+	struct hoist_ring *ring = &c->ring;
+	if (ring->sq_tail - ring->sq_head_seen > (ring->sq_mask + 1) / 2) {
+		uint32_t head;
+		if (hoist_ring_sq_head(ring, &head))
+			staging_sq_done(&c->stage, head);
+		if (ring->sq_tail - ring->sq_head_seen > (ring->sq_mask + 1) / 2) {
+			uint32_t f = ring->rang_flags;
+			hoist_ring_kick(ring);
+			c->nb_kicks += ring->rang_flags != f;
+		}
+	}
 	c->barrier_target++;
 	c->barrier_pending = 1;
 	c->nb_armed = 1;
-	uint32_t k = ++c->nb_k, n = (uint32_t)c->size;
-	/* acq_rel: the arrivals form one chain, so the last one sees (and
-	 * releases) every PE's stores before its arrival */
-	uint32_t a = __atomic_add_fetch(&l->nb_arrived, 1, __ATOMIC_ACQ_REL);
-	if (a == k * n) { /* the last one: barrier k is complete */
-		/* unless the daemon died: it cannot fail the job then, and the
-		 * direct path must not go on as if the job lived (one poll,
-		 * by this PE only; the others' waits check in their sleep) */
-		if ((rc = hoist__check_daemon(c))) {
-			__atomic_store_n(&l->nb_error, rc, __ATOMIC_SEQ_CST);
-			hoist_futex_wake(&l->nb_gen);
-			c->barrier_pending = c->nb_armed = 0;
-			return rc;
-		}
-		uint32_t g = __atomic_load_n(&l->nb_gen, __ATOMIC_RELAXED);
-		while ((int32_t)(k - g) > 0 &&
-		       !__atomic_compare_exchange_n(&l->nb_gen, &g, k, 0, __ATOMIC_SEQ_CST,
-						    __ATOMIC_RELAXED))
-			;
-		if (__atomic_load_n(&l->nb_sleepers, __ATOMIC_SEQ_CST))
-			hoist_futex_wake(&l->nb_gen);
+	uint32_t k = ++c->nb_k;
+	/* The last one to arrive (every other PE's nb_in reached k; two that
+	 * arrive at once may both miss it, which costs nothing but a check)
+	 * completes barrier k -- unless the daemon died: it cannot fail the
+	 * job then, and the direct path must not go on as if the job lived.
+	 * So it checks first (one poll, at most once a millisecond per PE: a
+	 * system call costs more than the rest of the barrier; the others'
+	 * waits check in their sleep) and fails the barrier for all instead */
+	int last = 1;
+	for (int p = 0; p < c->size && last; p++)
+		if (p != c->rank && (int32_t)(__atomic_load_n(c->nb_in[p], __ATOMIC_RELAXED) - k) < 0)
+			last = 0;
+	if (last && (rc = hoist__check_daemon_due(c))) {
+		__atomic_store_n(&l->nb_error, rc, __ATOMIC_SEQ_CST);
+		__atomic_fetch_add(&l->nb_gen, 1, __ATOMIC_SEQ_CST);
+		hoist_futex_wake(&l->nb_gen);
+		c->barrier_pending = c->nb_armed = 0;
+		return rc;
+	}
+	/* release: a PE that sees it sees every store of ours before it */
+	__atomic_store_n(c->nb_in[c->rank], k, __ATOMIC_RELEASE);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST); /* Dekker with the sleepers */
+	if (__atomic_load_n(&l->nb_sleepers, __ATOMIC_RELAXED)) {
+		__atomic_fetch_add(&l->nb_gen, 1, __ATOMIC_SEQ_CST);
+		hoist_futex_wake(&l->nb_gen);
 	}
 	return 0;
 }
@@ -131,11 +161,24 @@ static void node_barrier_setup(struct hoist_ctx *c)
 	hoist__nc_setup(c); /* the node collectives (nodecoll.c), HOIST_DIRECT or not */
 	if (!c->direct || c->size < 2 || c->npeers != (uint32_t)c->size || c->daemon_gone)
 		return;
-	struct hoist_peer *p = &c->peers[0]; /* the lowest rank */
-	if (p->state == 0 && hoist__peer_map(c, p))
+	/* every PE's heap: the lowest rank's wake line and every PE's nb_in */
+	uint32_t **in = calloc((size_t)c->size, sizeof(*in));
+	if (!in)
 		return;
-	if (p->state > 0)
-		c->nb_line = hoist_heap_wake_of(p->base, c->heap_bytes);
+	for (int r = 0; r < c->size; r++) {
+		struct hoist_peer *p = hoist__peer_find(c, r);
+		char *base = r == c->rank ? c->heap_base : NULL;
+		if (!base && p && (p->state > 0 || (p->state == 0 && !hoist__peer_map(c, p))))
+			base = p->base;
+		if (!base) {
+			free(in);
+			return;
+		}
+		in[r] = &hoist_heap_wake_of(base, c->heap_bytes)->nb_in;
+	}
+	c->nb_in = in;
+	c->nb_line = (struct hoist_heap_wake *)((char *)in[0] -
+						offsetof(struct hoist_heap_wake, nb_in));
 }
 
 /* phase: the call site that names the phase which starts when this barrier

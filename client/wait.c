@@ -42,6 +42,18 @@ int hoist__check_daemon(struct hoist_ctx *c)
 	return 0;
 }
 
+int hoist__check_daemon_due(struct hoist_ctx *c)
+{
+	/* a poll(2) is a system call: it was the largest part of a 2-PE node
+	 * barrier's critical path (issue 16); a barrier of 2 PEs takes well
+	 * under a microsecond */
+	uint64_t t = mono_ns();
+	if (!c->daemon_gone && t - c->nc_checked_ns < 1000000u)
+		return 0;
+	c->nc_checked_ns = t;
+	return hoist__check_daemon(c);
+}
+
 /* One completion: the op it names is done (or, for a collective's
  * partial completion, one source block landed); a failed put that asked
  * for no completion is reported at the next quiet. */
@@ -285,26 +297,35 @@ static int wait_epoch(struct hoist_ctx *c, uint32_t target, struct waiter *w)
 	}
 }
 
+int hoist__nb_arrived(const struct hoist_ctx *c, uint32_t k, int from)
+{
+	int p = from;
+	/* acquire: every store of that PE's before its arrival is visible */
+	while (p < c->size && (int32_t)(__atomic_load_n(c->nb_in[p], __ATOMIC_ACQUIRE) - k) >= 0)
+		p++;
+	return p;
+}
+
 /* Node barrier k (sync.c): spin, then yield (two cores, several PEs: the
  * last one to arrive needs a CPU; a yield back late ends the yielding as
  * in wait_step, and counts the same), then sleep on nb_gen in slices that
  * recheck the job's error, the daemon's epoch and the daemon's liveness.
- * The daemon's epoch: it counts every PE's notify too, so when it reached
- * this barrier every PE arrived and its puts completed; a PE that never
- * arrives here (it could not map the line) then costs a slice, not a
- * hang. A dead peer makes the daemon fail the job (job_error), which a
- * slice sees; a dead daemon the last PE to arrive (nb_error) or a slice. */
+ * Complete when every PE's nb_in reached k (the PEs found arrived stay
+ * counted: p). The daemon's epoch: it counts every PE's notify too, so
+ * when it reached this barrier every PE arrived and its puts completed;
+ * a PE that never arrives here (it could not map the lines) then costs a
+ * slice, not a hang. A dead peer makes the daemon fail the job
+ * (job_error), which a slice sees; a dead daemon the last PE to arrive
+ * (nb_error) or a slice. */
 int hoist__wait_node_barrier(struct hoist_ctx *c, uint32_t k)
 {
 	struct hoist_heap_wake *l = c->nb_line;
 	struct hoist_ctrl *ctrl = c->ring.ctrl;
 	uint64_t start = 0;
 	int sleepy = 0; /* as in wait_step: a late yield, now or lately */
+	int p = 0;      /* PEs 0..p-1 arrived */
 	for (unsigned spins = 0;; spins++) {
-		/* pairs with the releasing store of the last PE to arrive
-		 * (sync.c): every PE's stores before its arrival are visible */
-		uint32_t g = __atomic_load_n(&l->nb_gen, __ATOMIC_ACQUIRE);
-		if ((int32_t)(g - k) >= 0)
+		if ((p = hoist__nb_arrived(c, k, p)) == c->size)
 			return 0;
 		if (spins % 64 != 63) {
 			hoist_cpu_relax();
@@ -341,8 +362,9 @@ int hoist__wait_node_barrier(struct hoist_ctx *c, uint32_t k)
 		 * a sleeping daemon count them (phases, prefetches) */
 		hoist__kick(c);
 		__atomic_fetch_add(&l->nb_sleepers, 1, __ATOMIC_SEQ_CST);
+		uint32_t g = __atomic_load_n(&l->nb_gen, __ATOMIC_SEQ_CST);
 		int rc = 0;
-		if (__atomic_load_n(&l->nb_gen, __ATOMIC_SEQ_CST) == g &&
+		if ((p = hoist__nb_arrived(c, k, p)) != c->size &&
 		    !__atomic_load_n(&l->nb_error, __ATOMIC_SEQ_CST)) {
 			count(&ctrl->wait_sleeps);
 			rc = hoist_futex_wait(&l->nb_gen, g, SLEEP_SLICE_NS);

@@ -35,6 +35,14 @@
  * first yield (~2.5 us: a get 8 B through the daemon with one PE took
  * ~2.3 us where the two ended up on one CPU, bench/run-oversub.sh).
  * Counter prog_handoffs.
+ *
+ * Lazy barrier notifies (HOIST_SQE_F_LAZY, a one-node job's node barriers:
+ * the PEs synchronise among themselves and wait for nothing of the daemon)
+ * are counted and acted on, but are not work (drain()): they do not
+ * restart the spin, and a thread woken to find nothing else (the client
+ * rings when half its SQ holds them) sleeps again without spinning. Else
+ * a job of barriers posted one every microsecond kept the thread awake
+ * for good, a third runnable thread beside 2 PEs on 2 CPUs (issue 16).
  */
 #include "daemon.h"
 
@@ -146,6 +154,9 @@ static void *progress_main(void *arg)
 	int handoff = d->cfg.cpu_handoff != 0;
 	uint32_t cur_cpu = 0; /* what prog_cpu says (see publish_cpu) */
 	unsigned crowded = 0; /* idle runs left that sleep without spinning */
+	/* since its last sleep the thread found nothing to do but lazy
+	 * barrier notifies (drain() does not count them): no spin, sleep on */
+	int rested = 0;
 	/* a network transport runs (more than one node); with one node only
 	 * the rings, the commands and the doorbell need looking at */
 	int net = d->net.enabled;
@@ -174,6 +185,7 @@ static void *progress_main(void *arg)
 			STAT_INC(&d->pst, loops_busy);
 			idle = 0;
 			idle_since = 0;
+			rested = 0;
 			if (handoff && !crowded && !d->more_pending) {
 				uint32_t cpu = my_cpu();
 				if (cpu != cur_cpu)
@@ -214,7 +226,7 @@ static void *progress_main(void *arg)
 		reg_timers(d, t); /* registrations whose grace period ended */
 		if (handoff) /* where we run now; new clients learn it too */
 			publish_cpu(d, cur_cpu = my_cpu());
-		if (!crowded && t - idle_since < spin_ns) {
+		if (!crowded && !rested && t - idle_since < spin_ns) {
 			/* a PE waiting for us may share this core: let it run */
 			sched_yield();
 			uint64_t dt = now_ns() - t;
@@ -263,6 +275,7 @@ static void *progress_main(void *arg)
 		set_need_wakeup(d, 0);
 		idle = 0;
 		idle_since = 0;
+		rested = 1;
 	}
 	/* stopping: tell every client the daemon is gone */
 	for (struct client *c = d->active; c; c = c->prog_next) {

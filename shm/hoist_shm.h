@@ -36,7 +36,8 @@
 				* the heap wake line's wait_lo/wait_hi (a
 				* writer of 5 would wake whatever the range: safe),
 				* ctrl heap_wakes_direct*, wait_handoffs,
-				* prog_cpu/wait_cpu (the CPU hand-off) */
+				* prog_cpu/wait_cpu (the CPU hand-off),
+				* HOIST_SQE_F_LAZY (an older daemon rejects it) */
 #define HOIST_CACHELINE   64
 #define HOIST_CTRL_BYTES  4096u
 
@@ -93,7 +94,11 @@ enum hoist_opcode {
  * put-with-signal (the library posts it after the put completed); the
  * daemon executes it as any atomic and counts it as a signal too */
 #define HOIST_SQE_F_SIGNAL     0x20u
-#define HOIST_SQE_F__ALL       0x2fu
+/* BARRIER_NOTIFY only: posted without a doorbell and waited for by
+ * nobody (a one-node job's node barrier, client/sync.c): the daemon takes
+ * it when it looks, and does not stay awake polling for more of them */
+#define HOIST_SQE_F_LAZY       0x40u
+#define HOIST_SQE_F__ALL       0x6fu
 
 #define HOIST_INLINE_MAX 16u
 
@@ -326,17 +331,19 @@ _Static_assert(sizeof(struct hoist_ctrl) <= HOIST_CTRL_BYTES, "ctrl fits a page"
 struct hoist_heap_wake {
 	uint32_t seq;     /* writers: bumped when waiting is set (futex word) */
 	uint32_t waiting; /* owner: 1 while it sleeps on seq */
-	/* The node barrier of a one-node job (libhoist, client/sync.c): used
-	 * in the wake line of the job's lowest rank only, which every PE of
-	 * the node maps. Written by the PEs alone, never by the daemon.
-	 * nb_arrived counts arrivals (free running); the PE whose arrival
-	 * makes it k * (PEs of the job) completes barrier k: it stores
-	 * nb_gen = k and, when nb_sleepers is not 0, FUTEX_WAKEs nb_gen. A
-	 * waiter of barrier k announces itself in nb_sleepers (full fence),
-	 * rechecks nb_gen and FUTEX_WAITs on it (Dekker, as above). The last
-	 * PE to arrive that finds the daemon gone stores -ECONNRESET in
-	 * nb_error instead (sticky) and wakes the others. */
-	uint32_t nb_arrived;
+	/* The node barrier of a one-node job (libhoist, client/sync.c),
+	 * written by the PEs alone, never by the daemon. nb_in, in every PE's
+	 * own line: the node barriers it arrived at (a release store); barrier
+	 * k is complete for a PE once every PE's nb_in reached k (one line
+	 * from each PE, no shared counter: a 2-PE barrier is one line each
+	 * way, both at once). The rest in the lowest rank's line only: a
+	 * waiter announces itself in nb_sleepers (full fence), reads nb_gen,
+	 * rechecks the nb_in words and FUTEX_WAITs on nb_gen; an arriving PE,
+	 * after its store and a full fence, bumps nb_gen and FUTEX_WAKEs it
+	 * when nb_sleepers is not 0 (Dekker, as above). The last PE to arrive
+	 * that finds the daemon gone stores -ECONNRESET in nb_error instead
+	 * of arriving (sticky), bumps nb_gen and wakes the others. */
+	uint32_t nb_in;
 	uint32_t nb_gen;
 	uint32_t nb_sleepers;
 	int32_t nb_error;

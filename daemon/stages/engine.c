@@ -162,7 +162,11 @@ static enum exec_result execute(struct daemon *d, struct client *c, const struct
 }
 
 /* Drain up to `batch` descriptors of one client. Returns how many, plus 1
- * when a long strided/vector descriptor made progress and yielded. */
+ * when a long strided/vector descriptor made progress and yielded, not
+ * counting lazy barrier notifies (HOIST_SQE_F_LAZY: a one-node job's node
+ * barriers, which nobody waits for): they are no reason for the progress
+ * thread to stay awake polling (progress.c), where they came every
+ * microsecond and kept it from ever sleeping. */
 unsigned drain(struct daemon *d, struct client *c)
 {
 	struct hoist_ctrl *ctrl = c->ctrl;
@@ -191,7 +195,7 @@ unsigned drain(struct daemon *d, struct client *c)
 	 * drain put that line's trip from the client's core on the path of
 	 * every descriptor (a get 8 B through the daemon, issue 16). */
 	uint32_t cq_head = c->cq_head_seen;
-	unsigned done = 0, yielded = 0;
+	unsigned done = 0, yielded = 0, lazy = 0;
 	while (done < avail) {
 		if (c->cq_tail - cq_head >= c->cq_entries) {
 			/* pairs with the client's hoist_store_release(&ctrl->cq_head) */
@@ -231,6 +235,8 @@ unsigned drain(struct daemon *d, struct client *c)
 				break; /* retry on a later pass */
 			if (er == EXEC_DONE && (res || (sqe.flags & HOIST_SQE_F_CQE)))
 				cq_post(c, sqe.user_data, res, sqe.opcode);
+			if (er == EXEC_DONE && (sqe.flags & HOIST_SQE_F_LAZY))
+				lazy++;
 		}
 		c->sq_head++;
 		done++;
@@ -248,5 +254,5 @@ unsigned drain(struct daemon *d, struct client *c)
 		STAT_INC(&c->st, batches);
 	}
 	cq_flush(c);
-	return done + yielded;
+	return done - lazy + yielded;
 }

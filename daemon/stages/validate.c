@@ -103,6 +103,8 @@ int validate_sqe(const struct hoist_sqe *sqe, const struct validate_geom *g)
 		return amo_ok(sqe, g);
 	if (sqe->flags & HOIST_SQE_F_SIGNAL) /* atomics only */
 		return -EINVAL;
+	if ((sqe->flags & HOIST_SQE_F_LAZY) && sqe->opcode != HOIST_OP_BARRIER_NOTIFY)
+		return -EINVAL; /* barrier notifies only */
 	if (sqe->reserved0 || sqe->reserved1)
 		return -EINVAL;
 

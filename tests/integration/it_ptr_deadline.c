@@ -5,8 +5,10 @@
  *
  *   hoistrun -n 2 it_ptr_deadline     (under harness.sh)
  *
- * Rank 0 puts a silent socket in place of its attach connection (the
- * request goes nowhere, no answer comes), asks for rank 1's heap (NULL,
+ * Rank 0 forgets the mapping of rank 1's heap that the node barrier made
+ * at the job's first barrier, puts a silent socket in place of its attach
+ * connection (the request goes nowhere, no answer comes), asks for rank
+ * 1's heap (NULL,
  * -ETIMEDOUT kept for that peer), then puts the real connection back and
  * asks again: now the mapping works and shows what rank 1 wrote.
  */
@@ -34,6 +36,12 @@ int main(void)
 		if (!p || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) != 0) {
 			IT_FAIL("no peer entry for rank 1, or socketpair failed");
 		} else {
+			/* a one-node job's first barrier mapped every peer (the
+			 * node barrier reads each PE's word in its heap's wake
+			 * line, client/sync.c): forget that mapping, which stays
+			 * mapped for the barrier, so that hoist_ptr asks */
+			p->state = 0;
+			p->base = NULL;
 			int real = c->sock, real_ms = c->reply_timeout_ms;
 			c->sock = sp[0];
 			c->reply_timeout_ms = 500;

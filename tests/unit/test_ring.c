@@ -53,7 +53,7 @@ START_TEST(test_layout_sqe_cqe)
 	ck_assert_int_eq(HOIST_OP_INVALID, 0);
 	ck_assert_uint_eq(HOIST_SQE_F__ALL,
 			  HOIST_SQE_F_INLINE | HOIST_SQE_F_LOCAL_HEAP | HOIST_SQE_F_CQE | HOIST_SQE_F_AGG |
-				  HOIST_SQE_F_SIGNAL);
+				  HOIST_SQE_F_SIGNAL | HOIST_SQE_F_LAZY);
 }
 END_TEST
 

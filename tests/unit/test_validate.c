@@ -144,6 +144,19 @@ START_TEST(test_flags)
 	e = put();
 	e.flags = 0xFF;
 	ck_assert_int_eq(V(e), -EINVAL);
+	/* LAZY: barrier notifies only (a one-node job's node barrier) */
+	e = simple(HOIST_OP_BARRIER_NOTIFY);
+	e.flags = HOIST_SQE_F_LAZY;
+	ck_assert_int_eq(V(e), 0);
+	uint8_t others[] = {HOIST_OP_QUIET, HOIST_OP_FENCE, HOIST_OP_NOP, HOIST_OP_PHASE};
+	for (size_t i = 0; i < sizeof(others); i++) {
+		e = simple(others[i]);
+		e.flags = HOIST_SQE_F_LAZY;
+		ck_assert_msg(V(e) == -EINVAL, "LAZY accepted on op %u", others[i]);
+	}
+	e = put();
+	e.flags = HOIST_SQE_F_LAZY;
+	ck_assert_int_eq(V(e), -EINVAL);
 }
 END_TEST
 
