@@ -20,16 +20,16 @@
  *     - the daemon still counted every one: after hoist_finalize's wait
  *       for its epoch nothing is left (checked by the epoch: barrier_epoch
  *       reached every barrier of the job);
- *     - the client rang when half its SQ held notifies, so that at most
- *       8 notifies found the SQ full (0 when the daemon has a CPU; without
- *       the doorbell at least 16 do, 31-62 seen: the daemon sleeps until
- *       the SQ is full);
+ *     - the client rang when half its SQ held notifies, so that fewer
+ *       than 16 notifies found the SQ full (0 when the daemon has a CPU,
+ *       up to 6 seen under load; without the doorbell at least 16 do,
+ *       31-62 seen: the daemon sleeps until the SQ is full);
  *     - lazy notifies are no reason for the daemon's progress thread to
  *       poll on: woken by a doorbell it counts them and sleeps again
  *       without spinning, so its spin's yields (hoistctl's prog_yields,
  *       read by rank 0 through $HOIST_HOISTCTL before and after, the
- *       daemon left 100 ms to fall asleep first) do not grow by more than
- *       2 (without that, every wake-up spun for HOIST_SPIN_US, and at low
+ *       daemon left 100 ms to fall asleep first) stay below one per 32
+ *       barriers (0-2 when quiet; without that, every wake-up spun for HOIST_SPIN_US, and at low
  *       load it never slept again: a third runnable thread beside the 2
  *       PEs on 2 CPUs).
  *   it_nodebar kill   the last rank waits until every other PE arrived at a
@@ -161,11 +161,18 @@ static int lazy_test(int me)
 	if (c->barriers_node - n0 != nbar + 1)
 		IT_FAIL("%" PRIu64 " node barriers, want %u", c->barriers_node - n0, nbar + 1);
 	/* the daemon may lack a CPU for the 512 barriers after a doorbell
-	 * (2 PEs, other load): 0 when it has one, up to 6 seen under load */
-	if (waits > nbar / entries / 2)
-		IT_FAIL("%" PRIu64 " notifies found the SQ full, want at most %u (without the "
-			"half-full doorbell at least %u do)", waits, nbar / entries / 2, nbar / entries);
-	if (yields > 2)
+	 * (2 PEs, other load): 0 when it has one, up to 6 seen under load.
+	 * Without the doorbell every SQ fill is a wait: at least nbar /
+	 * entries. The bound sits just below that, not at the quiet value,
+	 * so that a loaded machine (sanitizers, parallel tests) passes */
+	if (waits >= nbar / entries)
+		IT_FAIL("%" PRIu64 " notifies found the SQ full, want fewer than %u (without the "
+			"half-full doorbell at least that many do)", waits, nbar / entries);
+	/* 0-2 when the machine is quiet; a loaded one may make the spin
+	 * after the first barrier outlast the 100 ms or wake the thread for
+	 * other reasons now and then. Lazy notifies counted as work made it
+	 * spin through the run: 5,220 and 9,040 yields in 16,384 barriers */
+	if (yields > nbar / 32)
 		IT_FAIL("the daemon's progress thread spun (%lld yields) in %u node barriers: lazy "
 			"notifies kept it polling", yields, nbar);
 	uint32_t target = c->barrier_target;
