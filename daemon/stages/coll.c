@@ -921,7 +921,10 @@ static int coll_post_node(struct daemon *d, struct client *c, const struct hoist
 					(uint64_t)(m % HOIST_NC_SLOTS) * sizeof(struct hoist_nc_slot) +
 					offsetof(struct hoist_nc_slot, data);
 		memcpy(one.inline_data, &ca, sizeof(ca));
-		int rc = a.seq != m ? -EPROTO : a.bad;
+		/* bad is the PE's word, any value: an -errno or nothing. A
+		 * positive one would go out as the result (res, every PE's
+		 * return value) and through W_COLL_ABORT */
+		int rc = a.seq != m || a.bad > 0 || a.bad < -4095 ? -EPROTO : a.bad;
 		if (!rc && a.eager && a.kind == HOIST_COLL_BROADCAST && a.root == r)
 			co->skip_dst = r; /* it returned at once and copied its dst itself */
 		coll_add(d, j, co, r, &one, rc, &g);
