@@ -26,7 +26,8 @@
  * PEs' count of collectives (coll_calls: the daemon's numbering of their
  * descriptors, daemon-path ones before the node path started included).
  * hoist_wait_from delivers every block at once. A PE or node that dies
- * fails the job: the waits end with the job's error.
+ * fails the job: the waits end with the job's error; so does a PE that
+ * cannot map a local peer (post_node_fail).
  *
  * Layout (hoist_shm.h, struct hoist_nc_hdr): every PE owns a block of its
  * heap at the same offset (symheap_alloc'd by every PE after the first
@@ -598,11 +599,36 @@ void hoist__nc_setup(struct hoist_ctx *c)
 	c->nc_on = 1; /* the peers are mapped by the first collective (nc_map) */
 }
 
+/* Several nodes: this PE cannot take part in its node's collectives (it
+ * could not map a peer's heap), so its node's descriptor would never come
+ * and the node's other PEs (no node barrier line to store nc_error in)
+ * and every other node's would wait for it until the job ended otherwise.
+ * One node descriptor carrying the error instead (reserved1, hoist_shm.h)
+ * makes the daemon fail this collective on every node and the job on
+ * this one. The daemon gone: nothing to tell. */
+static void post_node_fail(struct hoist_ctx *c, int rc)
+{
+	struct hoist_sqe *sqe;
+	if (hoist__sqe_get(c, &sqe))
+		return;
+	struct hoist_coll_args a = {.flags = HOIST_COLL_F_NODE,
+				    .reserved0 = c->coll_calls++,
+				    .reserved1 = (uint64_t)-(int64_t)rc};
+	*sqe = (struct hoist_sqe){.opcode = HOIST_OP_COLL};
+	memcpy(sqe->inline_data, &a, sizeof(a));
+	int psq = c->posted_since_quiet; /* no CQE comes, as try_post */
+	uint32_t ops_tail = c->sq_ops_tail;
+	hoist__sqe_submit(c);
+	c->posted_since_quiet = psq;
+	c->sq_ops_tail = ops_tail;
+}
+
 /* The first node collective: map every peer's heap (the node barrier has
  * the lowest rank's) and see that every PE stored HOIST_DIRECT=1 at attach;
  * else every PE that gets here sees the same and all take the daemon path
  * (0, nc_on cleared). A PE that cannot map a peer fails every node
- * collective, its own (nc_err) and the others' (nc_error). */
+ * collective, its own (nc_err) and the others' (nc_error; over several
+ * nodes through the daemon: post_node_fail). */
 static int nc_map(struct hoist_ctx *c)
 {
 	c->nc_base = calloc((size_t)c->size, sizeof(*c->nc_base));
@@ -637,6 +663,8 @@ static int nc_map(struct hoist_ctx *c)
 		return 0;
 	}
 	c->nc_err = rc;
+	if (c->nc_mn)
+		post_node_fail(c, rc);
 	if (c->nb_line) { /* the node barrier's line: the lowest rank's */
 		c->nc_line = c->nb_line;
 		__atomic_store_n(&c->nb_line->nc_error, rc, __ATOMIC_SEQ_CST);

@@ -182,8 +182,10 @@ enum hoist_coll_kind {
  * when the slot says eager, else from its src. No CQE: the daemon stores
  * the result in slot m of PE sqe.pe (the node's lowest rank, "anchor"):
  * res, then fin = m (release), and wakes nc_seq in the anchor's heap wake
- * line. kind/type/op/len of the descriptor are ignored; reserved1 must
- * be 0. */
+ * line. kind/type/op/len of the descriptor are ignored; reserved1 is 0,
+ * or an errno (1..4095) from a PE of the node that cannot take part
+ * (it could not map a peer's heap, client/nodecoll.c): the daemon then
+ * fails collective reserved0 on every node and the job on this one. */
 #define HOIST_COLL_F_NODE 0x2u
 
 struct hoist_coll_args {

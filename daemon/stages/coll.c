@@ -875,6 +875,18 @@ static int coll_post_node(struct daemon *d, struct client *c, const struct hoist
 		job_fail(j, -ENOMEM);
 		return 0; /* the PEs see the job's error */
 	}
+	if (na->reserved1 && na->reserved1 < 4096) {
+		/* a PE of this node cannot take part (it could not map a
+		 * peer's heap): the node's descriptor never comes. Fail the
+		 * collective on every node and the job here (its PEs wait for
+		 * that PE in shared memory: job_error ends their waits) */
+		int err = -(int)na->reserved1;
+		hlog_warn("job %s rank %d cannot take part in node collectives (%d): failing collective %u and the job",
+			  j->key, c->rank, err, seq);
+		coll_abort(d, j, co, err, 1);
+		job_fail(j, err);
+		return 0;
+	}
 	uint64_t off = sqe->remote_off;
 	if (co->posted || co->node || na->reserved1 || sqe->pe < 0 || sqe->pe >= j->size ||
 	    !j->pe[sqe->pe] || off > c->heap.bytes || c->heap.bytes - off < HOIST_NC_BYTES ||
@@ -909,7 +921,10 @@ static int coll_post_node(struct daemon *d, struct client *c, const struct hoist
 					(uint64_t)(m % HOIST_NC_SLOTS) * sizeof(struct hoist_nc_slot) +
 					offsetof(struct hoist_nc_slot, data);
 		memcpy(one.inline_data, &ca, sizeof(ca));
-		int rc = a.seq != m ? -EPROTO : a.bad;
+		/* bad is the PE's word, any value: an -errno or nothing. A
+		 * positive one would go out as the result (res, every PE's
+		 * return value) and through W_COLL_ABORT */
+		int rc = a.seq != m || a.bad > 0 || a.bad < -4095 ? -EPROTO : a.bad;
 		if (!rc && a.eager && a.kind == HOIST_COLL_BROADCAST && a.root == r)
 			co->skip_dst = r; /* it returned at once and copied its dst itself */
 		coll_add(d, j, co, r, &one, rc, &g);
