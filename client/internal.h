@@ -143,6 +143,7 @@ struct hoist_ctx {
 	uint32_t nc_done;         /* the done word as last published */
 	int32_t nc_err;           /* could not set up (a peer's heap): every one fails */
 	int32_t nc_sticky;        /* a failed eager collective found after it returned */
+	int32_t nc_dead;          /* a node collective failed with -ECONNRESET: so do the later ones */
 	uint64_t nc_checked_ns;   /* the last arriver's last liveness check (CLOCK_MONOTONIC),
 				   * node barriers' and node collectives' */
 	uint64_t colls_node;      /* collectives completed that way (tests, bench) */

@@ -148,6 +148,8 @@ static int failed(struct hoist_ctx *c)
 {
 	struct hoist_heap_wake *l = c->nc_line;
 	int32_t err = __atomic_load_n(&c->ring.ctrl->job_error, __ATOMIC_ACQUIRE);
+	if (!err)
+		err = c->nc_dead;
 	if (!err && (err = __atomic_load_n(&l->nb_error, __ATOMIC_ACQUIRE)))
 		c->daemon_gone = 1; /* our daemon: the node's one */
 	if (!err)
@@ -237,8 +239,14 @@ static void mark_read(struct hoist_ctx *c, struct hoist_nc_rec *rec)
 	}
 }
 
-static int rec_end(struct hoist_nc_rec *rec, int rc)
+static int rec_end(struct hoist_ctx *c, struct hoist_nc_rec *rec, int rc)
 {
+	/* a PE or node of the job died: every later collective fails too,
+	 * whatever reached this PE first (another node's abort can tell the
+	 * daemon before its own peer loss does, and the root of an eager
+	 * broadcast reads nothing else before it returns) */
+	if (rc == -ECONNRESET && !c->nc_dead)
+		c->nc_dead = rc;
 	free(rec->tmp);
 	rec->tmp = NULL;
 	if (rec->req) {
@@ -392,17 +400,17 @@ static int progress_mn(struct hoist_ctx *c, struct hoist_nc_rec *rec, int blocki
 	int rc;
 	if (!all_reached(c, 0, rec->m, -1)) {
 		if (!blocking)
-			return (rc = failed(c)) ? rec_end(rec, rc) : 0;
+			return (rc = failed(c)) ? rec_end(c, rec, rc) : 0;
 		if ((rc = wait_all(c, 0, rec->m)))
-			return rec_end(rec, rc);
+			return rec_end(c, rec, rc);
 	}
 	if ((rc = try_post(c, rec)))
-		return rec_end(rec, rc);
+		return rec_end(c, rec, rc);
 	if (!fin_reached(c, rec->m)) {
 		if (!blocking)
-			return (rc = failed(c)) ? rec_end(rec, rc) : 0;
+			return (rc = failed(c)) ? rec_end(c, rec, rc) : 0;
 		if ((rc = wait_all(c, FIN, rec->m)))
-			return rec_end(rec, rc);
+			return rec_end(c, rec, rc);
 	}
 	rc = __atomic_load_n(&slot(c, c->nc_ranks[0], rec->m)->a.res, __ATOMIC_RELAXED);
 	mark_read(c, rec); /* the anchor may reuse its slot from here on */
@@ -411,7 +419,7 @@ static int progress_mn(struct hoist_ctx *c, struct hoist_nc_rec *rec, int blocki
 			c->nc_sticky = rc;
 		rc = 0;
 	}
-	return rec_end(rec, rc);
+	return rec_end(c, rec, rc);
 }
 
 /* Advance rec; blocking: until it completed (or, when blocking is 2, until
@@ -424,16 +432,16 @@ static int progress_rec(struct hoist_ctx *c, struct hoist_nc_rec *rec, int block
 	if (rec->state == NC_ARRIVED || rec->state == NC_EARLY) {
 		if (!all_reached(c, 0, rec->m, -1)) {
 			if (!blocking)
-				return (rc = failed(c)) ? rec_end(rec, rc) : 0;
+				return (rc = failed(c)) ? rec_end(c, rec, rc) : 0;
 			if ((rc = wait_all(c, 0, rec->m)))
-				return rec_end(rec, rc);
+				return rec_end(c, rec, rc);
 		}
 		rc = check_args(c, rec->m);
 		if (rec->state == NC_EARLY) { /* returned already: report with the next one */
 			if (rc && !c->nc_sticky)
 				c->nc_sticky = rc;
 			mark_read(c, rec);
-			return rec_end(rec, 0);
+			return rec_end(c, rec, 0);
 		}
 		/* a mismatch is seen by every PE: nobody reads anyone's src */
 		int agreed = !rc;
@@ -441,7 +449,7 @@ static int progress_rec(struct hoist_ctx *c, struct hoist_nc_rec *rec, int block
 			rc = pull(c, rec);
 		mark_read(c, rec); /* the slots may be reused from here on */
 		if (rec->eager || !agreed)
-			return rec_end(rec, rc);
+			return rec_end(c, rec, rc);
 		rec->rc = rc;
 		rec->state = NC_READ;
 	}
@@ -450,13 +458,13 @@ static int progress_rec(struct hoist_ctx *c, struct hoist_nc_rec *rec, int block
 	if (rec->state == NC_READ) {
 		if (!all_reached(c, 1, rec->m, -1)) {
 			if (!blocking)
-				return (rc = failed(c)) ? rec_end(rec, rc) : 0;
+				return (rc = failed(c)) ? rec_end(c, rec, rc) : 0;
 			if ((rc = wait_all(c, 1, rec->m)))
-				return rec_end(rec, rc);
+				return rec_end(c, rec, rc);
 		}
 		if (rec->tmp)
 			memcpy(rec->dst, rec->tmp, rec->dlen);
-		return rec_end(rec, rec->rc);
+		return rec_end(c, rec, rec->rc);
 	}
 	return 1;
 }
@@ -536,12 +544,12 @@ int hoist__nc_start(struct hoist_ctx *c, struct hoist_req *r, void *dst, const v
 		__atomic_fetch_add(&c->nc_line->nb_gen, 1, __ATOMIC_SEQ_CST);
 		hoist_futex_wake(&c->nc_line->nb_gen);
 		wake_all(c);
-		rec_end(rec, rc);
+		rec_end(c, rec, rc);
 		return 0;
 	}
 	publish(c, &hdr(c, me)->arrived, m);
 	if (c->nc_mn && (rc = try_post(c, rec))) { /* the last to arrive posts */
-		rec_end(rec, rc);
+		rec_end(c, rec, rc);
 		return 0;
 	}
 	if (a.eager && a.kind == HOIST_COLL_BROADCAST && me == root) {

@@ -38,14 +38,17 @@ void job_fail(struct job *j, int err)
 		return;
 	j->error = err;
 	j->bar_active = 0;
+	/* job_error first, then the collectives' failure: a PE that saw its
+	 * collective fail with err must find the job failed at its next call
+	 * (the root of an eager node broadcast reads nothing else before it
+	 * returns: mn_coll_kill_daemon's broadcast returned 0 now and then) */
+	for (int32_t r = 0; r < j->size; r++)
+		if (j->pe[r])
+			__atomic_store_n(&j->pe[r]->ctrl->job_error, err, __ATOMIC_RELEASE);
 	coll_job_fail(j, err);
-	for (int32_t r = 0; r < j->size; r++) {
-		struct client *c = j->pe[r];
-		if (!c)
-			continue;
-		__atomic_store_n(&c->ctrl->job_error, err, __ATOMIC_RELEASE);
-		client_wake(c, &c->ctrl->barrier_epoch, HOIST_EPOCH_WAITING);
-	}
+	for (int32_t r = 0; r < j->size; r++)
+		if (j->pe[r])
+			client_wake(j->pe[r], &j->pe[r]->ctrl->barrier_epoch, HOIST_EPOCH_WAITING);
 }
 
 static void barrier_complete(struct daemon *d, struct job *j)
