@@ -223,6 +223,8 @@ struct daemon {
 	struct xp_amo_table *amo; /* atomics sent to other nodes, awaiting
 				   * their reply (transport/amo.c), or NULL */
 	uint64_t heartbeat;      /* bumped by the progress thread (watchdog) */
+	int cpu_unpublished;     /* a client joined d->active since the progress
+				  * thread last published prog_cpu (progress.c) */
 	int more_pending;        /* this pass left descriptors for the next
 				  * one: open packs may wait to fill up */
 };

@@ -188,8 +188,14 @@ static void *progress_main(void *arg)
 			rested = 0;
 			if (handoff && !crowded && !d->more_pending) {
 				uint32_t cpu = my_cpu();
-				if (cpu != cur_cpu)
+				/* a client that joined since learns it now: a
+				 * thread kept busy by it reads no clock idle pass
+				 * (it_oversub_handoff under TSan: the daemon handed
+				 * off 2002 times, the client never) */
+				if (cpu != cur_cpu || d->cpu_unpublished) {
+					d->cpu_unpublished = 0;
 					publish_cpu(d, cur_cpu = cpu);
+				}
 				if (waiter_served(d, cpu)) {
 					STAT_INC(&d->pst, prog_handoffs);
 					uint64_t t = now_ns();

@@ -75,6 +75,7 @@ static void client_add(struct daemon *d, struct client *c)
 			  c->rank);
 	c->prog_next = d->active;
 	d->active = c;
+	d->cpu_unpublished = 1; /* its prog_cpu is 0 until published */
 }
 
 static int cmp_i32(const void *a, const void *b)

@@ -5,10 +5,12 @@
 #   shared: every thread of the harness's hoistd and the 2-PE job
 #           it_handoff (HOIST_DIRECT=0) pinned to one CPU. it_handoff
 #           asserts that its waits began as hand-offs; here: the progress
-#           thread yielded right after serving (prog_handoffs, at least one
-#           per ten gets: a hand-off yield that ran another process for
-#           yield_long_us stops them for the next 64 idle runs, which a
-#           loaded machine does now and then) and did not spin idle before
+#           thread yielded right after serving (prog_handoffs > 0; without
+#           its half 0. Not a rate: a hand-off yield that ran another
+#           process for yield_long_us stops them for the next 64 idle runs,
+#           and with the client handing off too the thread is rarely idle,
+#           so a loaded machine can leave a handful: +12 of 2000 seen at
+#           load 10) and did not spin idle before
 #           giving the CPU back (prog_yields, its idle yields, fewer than
 #           one per four gets: without its half, about one per get).
 #   apart:  hoistd on one CPU, the job on the other (needs 2 CPUs):
@@ -44,7 +46,7 @@ h=$(($(stat prog_handoffs) - h0))
 y=$(($(stat prog_yields) - y0))
 echo "[oversub_handoff] $mode: prog_handoffs +$h prog_yields +$y for $gets gets" >&2
 if [ "$mode" = shared ]; then
-	[ "$h" -ge $((gets / 10)) ] || FAIL "prog_handoffs +$h, want >= $((gets / 10))"
+	[ "$h" -gt 0 ] || FAIL "prog_handoffs +$h, want > 0: the thread never yielded after serving a waiter on its CPU"
 	[ "$y" -lt $((gets / 4)) ] || FAIL "prog_yields +$y, want < $((gets / 4)): the thread spun idle before handing the CPU back"
 else
 	[ "$h" -eq 0 ] || FAIL "prog_handoffs +$h on two CPUs, want 0"
