@@ -20,10 +20,10 @@
  *     - the daemon still counted every one: after hoist_finalize's wait
  *       for its epoch nothing is left (checked by the epoch: barrier_epoch
  *       reached every barrier of the job);
- *     - the client rang when half its SQ held notifies, so that fewer
- *       than 16 notifies found the SQ full (0 when the daemon has a CPU,
- *       up to 6 seen under load; without the doorbell at least 16 do,
- *       31-62 seen: the daemon sleeps until the SQ is full);
+ *     - the client rang when half its SQ held notifies (nb_kicks > 0;
+ *       without that doorbell the daemon sleeps until the SQ is full and
+ *       at least 16 notifies find it full, 29-62 seen; with it 0 when
+ *       the daemon gets a CPU, up to 269 under TSan beside other work);
  *     - lazy notifies are no reason for the daemon's progress thread to
  *       poll on: woken by a doorbell it counts them and sleeps again
  *       without spinning, so its spin's yields (hoistctl's prog_yields,
@@ -160,14 +160,16 @@ static int lazy_test(int me)
 	       kicks, yields);
 	if (c->barriers_node - n0 != nbar + 1)
 		IT_FAIL("%" PRIu64 " node barriers, want %u", c->barriers_node - n0, nbar + 1);
-	/* the daemon may lack a CPU for the 512 barriers after a doorbell
-	 * (2 PEs, other load): 0 when it has one, up to 6 seen under load.
-	 * Without the doorbell every SQ fill is a wait: at least nbar /
-	 * entries. The bound sits just below that, not at the quiet value,
-	 * so that a loaded machine (sanitizers, parallel tests) passes */
-	if (waits >= nbar / entries)
-		IT_FAIL("%" PRIu64 " notifies found the SQ full, want fewer than %u (without the "
-			"half-full doorbell at least that many do)", waits, nbar / entries);
+	/* the client rang when half its SQ held notifies: the daemon sleeps
+	 * through lazy notifies, so 16 fills of half the SQ ring it at least
+	 * once (35 seen quiet and under TSan; 0 without the doorbell, which
+	 * made at least 16 notifies find the SQ full, 29-62 seen). How many
+	 * still find it full depends on whether the daemon gets a CPU after
+	 * the doorbell: 0 quiet, 269 under TSan beside other work, so that
+	 * count is printed, not bounded */
+	if (kicks == 0)
+		IT_FAIL("no half-full doorbell in %u node barriers (%" PRIu64 " notifies found the "
+			"SQ full)", nbar, waits);
 	/* 0-2 when the machine is quiet; a loaded one may make the spin
 	 * after the first barrier outlast the 100 ms or wake the thread for
 	 * other reasons now and then. Lazy notifies counted as work made it
