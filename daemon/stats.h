@@ -46,6 +46,7 @@
 	X(conflict_precise, COUNTER, "conflict checks that searched the interval tree")                     \
 	X(forced_completions, COUNTER, "stalls because max_outstanding_puts was reached")                   \
 	X(phases, COUNTER, "program phases started")                                                        \
+	X(pf_notify_ns, COUNTER, "ns the progress thread spent ending a phase run and preparing the next at a barrier notify (overlap_notify: O(gets of the phase), on the barrier's path)") \
 	X(pf_issued, COUNTER, "prefetches issued")                                                          \
 	X(pf_hits, COUNTER, "gets served from a landed prefetch")                                           \
 	X(pf_waits, COUNTER, "gets served from a prefetch they waited for")                                 \
