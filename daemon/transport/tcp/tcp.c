@@ -3,7 +3,8 @@
  * peer), the handshake's frames (PeerHello), framing with partial reads and
  * writes, credits, striping of large transfers over the lanes, the address
  * cache on the request side and the pinned table's keys (reg.c) on the
- * serving side, pings on every lane and which lane is silent. What it
+ * serving side, pings on every lane and which lane is silent. A read
+ * gives way to the clients' rings every tcp_rx_batch frames (rx_yield). What it
  * shares with verbs is the peer layer's (peer.h): peer state and retries,
  * when a ping is due and when silence means lost, the loss path (tcp drops
  * its lanes in peer_drop), the handshake's MACs and hello rules,
