@@ -94,7 +94,7 @@ build=$RP_BUILD
 pf="$build/bench/hoist-prefetch-init"
 out=$(mktemp -d "${TMPDIR:-/tmp}/hoist-prefetch.XXXXXX")
 trap 'rm -rf "$out"' EXIT
-stat_keys="pf_fast_hits pf_hits pf_waits pf_demand pf_late pf_misses pf_miss_cold pf_miss_new pf_miss_full pf_miss_invalid pf_skipped pf_skip_room pf_issued pf_wasted pf_chunks phases"
+stat_keys="pf_fast_hits pf_hits pf_waits pf_demand pf_late pf_misses pf_miss_cold pf_miss_new pf_miss_full pf_miss_invalid pf_skipped pf_skip_room pf_issued pf_wasted pf_chunks phases pf_notify_ns"
 
 snap() { # one line "k=v ..." of daemon counters summed over both daemons
 	"$HOIST_HOISTCTL" --runtime-dir "$HOIST_DIR_0" stats --json >"$out/s0.json"
@@ -142,7 +142,7 @@ machine="$(nproc) CPUs (${cpu:-unknown CPU}), load average before: $load_before,
 python3 - "$out" "$machine" "$reps" "$inner" "${plot_dir:-}" "$variants" <<'EOF' || status=1
 import json, os, re, sys
 out, machine, reps, inner, plot_dir, variants = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5], sys.argv[6].split()
-data, ctr, fail = {}, {}, 0
+data, ctr, notify, fail = {}, {}, {}, 0
 for line in open(os.path.join(out, "runs.txt")):
     kv = dict(re.findall(r"(\w+)=(\S+)", line.split(" BEFORE ")[0]))
     v, s, g = kv["variant"], int(kv["size"]), int(kv["gets"])
@@ -159,6 +159,9 @@ for line in open(os.path.join(out, "runs.txt")):
         c["jobs"] += 1
         c["predicted"] += (1 + inner) * g  # runs after the recording run
         c["cold_want"] = c.get("cold_want", 0) + g
+        n = notify.setdefault((s, g), [0, 0])
+        n[0] += a.get("pf_notify_ns", 0) - b.get("pf_notify_ns", 0)
+        n[1] += a.get("phases", 0) - b.get("phases", 0)
 
 def med(xs):
     xs = sorted(xs)
@@ -203,6 +206,18 @@ print()
 print("Flatness over G = %s (goal: per-get max/min <= 1.10; first get independent of G):" % ",".join(map(str, gs)))
 for s, fl, ff, fmin, fmax in summary:
     print("  %5d B: per-get max/min = %.2f; first get %.1f-%.1f us, max/min = %.2f" % (s, fl, fmin, fmax, ff))
+print()
+print("Phase ends at the barrier notify (overlap_notify, on the barrier's path; counter pf_notify_ns of the auto jobs,")
+print("both daemons, all 4 PEs; only rank 0's phase has G gets): us per job, and per notify (phases started):")
+for s in sizes:
+    cells = []
+    for g in gs:
+        ns, ph = notify.get((s, g), (0, 0))
+        jobs = len(data.get(("auto", s, g), []))
+        if jobs and ph and ns:
+            cells.append("G=%d %.0f us/job %.1f us/notify" % (g, ns / 1e3 / jobs, ns / 1e3 / ph))
+    if cells:
+        print("  %5d B: %s" % (s, "; ".join(cells)))
 print()
 print("Daemon counters of the auto jobs (both daemons; each job's first run is its recording run: G cold misses):")
 for s in sizes:

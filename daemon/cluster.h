@@ -89,6 +89,7 @@ struct net {
 	uint64_t next_flood_log_ns;   /* rate limit of the refusal log lines */
 	uint64_t flood_unlogged;      /* refusals since the last such line */
 	uint64_t busy_until_ns;       /* tcp: poll for replies until then (tcp_busy_poll_us), 0: not */
+	uint32_t rx_held;             /* tcp: connections whose read stopped at tcp_rx_batch frames */
 };
 
 /* cluster.c (main thread, before the threads start) */

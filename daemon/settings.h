@@ -70,6 +70,11 @@
 	  "long (ended at once by client descriptors or commands); 0: off. Off by default: on a " \
 	  "machine with more busy threads than CPUs not yielding made gets slower; try 10-20 "    \
 	  "where each daemon has a CPU of its own")                                                \
+	X(tcp_rx_batch, UINT, "8", 0, 65536,                                                       \
+	  "frames read from one tcp connection in a row while a client's ring holds descriptors; " \
+	  "then the rings are drained before the rest is read (a get posted while a prefetch "     \
+	  "window lands is taken after at most this many landings, not after the whole window); " \
+	  "0: read until the socket is empty")                                                     \
 	X(max_outstanding_puts, UINT, "4096", 1, 1u << 24,                                         \
 	  "deferred puts per client at most; reaching it waits for completions")                   \
 	X(phase_max, UINT, "32", 1, 4096, "phases whose gets are remembered, per client (LRU)")    \

@@ -46,6 +46,7 @@
 	X(conflict_precise, COUNTER, "conflict checks that searched the interval tree")                     \
 	X(forced_completions, COUNTER, "stalls because max_outstanding_puts was reached")                   \
 	X(phases, COUNTER, "program phases started")                                                        \
+	X(pf_notify_ns, COUNTER, "ns the progress thread spent ending a phase run and preparing the next at a barrier notify (overlap_notify: O(gets of the phase), on the barrier's path)") \
 	X(pf_issued, COUNTER, "prefetches issued")                                                          \
 	X(pf_hits, COUNTER, "gets served from a landed prefetch")                                           \
 	X(pf_waits, COUNTER, "gets served from a prefetch they waited for")                                 \
@@ -118,6 +119,7 @@
 	X(tcp_bytes_in, COUNTER, "bytes of those frames: header, extension and payload") \
 	X(tcp_busy_polls, COUNTER, "busy polls for an awaited reply (tcp_busy_poll_us): passes that read the reply connections directly instead of going back to epoll") \
 	X(tcp_busy_poll_hits, COUNTER, "of those, the ones that found the reply (or other frames) on a connection they read") \
+	X(tcp_rx_breaks, COUNTER, "reads of a tcp connection cut short after tcp_rx_batch frames because a client's ring held descriptors; the rest is read once the rings were drained") \
 	X(tcp_conns, GAUGE, "tcp connections to and from other daemons open now, handshakes in progress included (tcp_lanes outgoing per peer this node sent to, and the peers' incoming ones)") \
 	X(peer_conns_dropped, COUNTER, "incoming peer connections dropped unauthenticated (deadline or cap)") \
 	X(accept_pauses, COUNTER, "times accepting peer connections paused: out of file descriptors") \

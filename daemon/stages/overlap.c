@@ -538,6 +538,7 @@ void overlap_notify(struct daemon *d, struct client *c, uint64_t next_phase)
 	struct overlap *o = c->ov;
 	if (!o)
 		return;
+	uint64_t t0 = now_ns();
 	if (o->in_phase) {
 		uint32_t n;
 		struct phase_get *g = phase_current(&o->ph, &n);
@@ -582,6 +583,7 @@ void overlap_notify(struct daemon *d, struct client *c, uint64_t next_phase)
 	o->next_phase = next_phase;
 	o->next_set = 1;
 	prepare_run(d, c, next_phase);
+	STAT_ADD(&c->st, pf_notify_ns, now_ns() - t0);
 }
 
 /* A get the phase table did not match: why (pf_miss_*), and, recorded,

@@ -8,7 +8,8 @@
 #  - an own put overlapping a prefetched range invalidates it (and the get
 #    still sees the put: the program checks its data); so does an own
 #    atomic (mode 4);
-#  - predictions that stop being used are dropped: wasted once, not again.
+#  - predictions that stop being used are dropped: wasted once, not again;
+#  - the phase ends at the notifies are timed (pf_notify_ns > 0).
 set -u
 prog=$1
 : "${HOIST_DIRS:?run me under cluster.sh}"
@@ -25,7 +26,7 @@ sum() { # sum of daemon counter $1 over both daemons
 	echo "$t"
 }
 run() { HOIST_AUTO=1 "$HOIST_HOISTRUN" -n $NP --runtime-dirs "$HOIST_DIRS" --timeout 100 "$prog" $ITERS $BLOCKS 4096 "$1" >/dev/null; }
-snap() { for c in pf_issued pf_hits pf_waits pf_fast_hits pf_misses pf_wasted pf_invalidated; do eval "$1_$c=$(sum $c)"; done; }
+snap() { for c in pf_issued pf_hits pf_waits pf_fast_hits pf_misses pf_wasted pf_invalidated pf_notify_ns; do eval "$1_$c=$(sum $c)"; done; }
 
 # every PE gets BLOCKS blocks per iteration from a PE on the other node
 gets=$((BLOCKS * NP))
@@ -38,6 +39,8 @@ served=$(((b_pf_hits - a_pf_hits) + (b_pf_waits - a_pf_waits) + (b_pf_fast_hits 
 	FAIL "mode 0: only $((b_pf_fast_hits - a_pf_fast_hits)) gets took the client's fast path"
 [[ $((b_pf_misses - a_pf_misses)) -eq $gets ]] || FAIL "mode 0: $((b_pf_misses - a_pf_misses)) misses, want $gets (first run only)"
 [[ $((b_pf_wasted - a_pf_wasted)) -eq 0 ]] || FAIL "mode 0: prefetches wasted"
+# the phase ends at the barrier notifies are timed (pf_notify_ns)
+[[ $((b_pf_notify_ns - a_pf_notify_ns)) -gt 0 ]] || FAIL "mode 0: no time counted in overlap_notify (pf_notify_ns)"
 
 run 1 || FAIL "mode 1 run failed (own put into a prefetched range)"
 snap c

@@ -3,7 +3,8 @@
  * peer), the handshake's frames (PeerHello), framing with partial reads and
  * writes, credits, striping of large transfers over the lanes, the address
  * cache on the request side and the pinned table's keys (reg.c) on the
- * serving side, pings on every lane and which lane is silent. What it
+ * serving side, pings on every lane and which lane is silent. A read
+ * gives way to the clients' rings every tcp_rx_batch frames (rx_yield). What it
  * shares with verbs is the peer layer's (peer.h): peer state and retries,
  * when a ping is due and when silence means lost, the loss path (tcp drops
  * its lanes in peer_drop), the handshake's MACs and hello rules,
@@ -44,6 +45,7 @@ static int pack_close(struct daemon *d, int32_t node);
 static struct lane *lane_for(const struct daemon *d, struct peer *p, const struct xp_req *rq,
 			     uint64_t plen);
 static uint32_t lane_bound(const struct peer *p, const struct xp_req *rq);
+static int busy_other_work(struct daemon *d);
 
 /* ---- output buffers ---------------------------------------------------- */
 
@@ -466,6 +468,15 @@ static void conn_unlink(struct net *n, struct netconn *c)
 		*pp = c->next;
 }
 
+/* c's read goes on: it is no longer waiting in net_poll's list */
+static void rx_unhold(struct net *n, struct netconn *c)
+{
+	if (c->rx_held) {
+		c->rx_held = 0;
+		n->rx_held--;
+	}
+}
+
 static void conn_release(struct netconn *c)
 {
 	STAT_ADD(c->pst, tcp_conns, (uint64_t)-1);
@@ -484,6 +495,7 @@ static void conn_release(struct netconn *c)
  * whose code may still use it. */
 static void conn_free(struct daemon *d, struct netconn *c)
 {
+	rx_unhold(&d->net, c);
 	if (!c->outgoing)
 		conn_unlink(&d->net, c);
 	loop_del(d->net.loop, c->fd);
@@ -1110,10 +1122,35 @@ static int rec_next(struct daemon *d, struct netconn *c)
 	}
 }
 
+/* A frame of c was acted on. After tcp_rx_batch of them in this read, a
+ * client ring that holds descriptors (or a command) stops the read: 1.
+ * What is left (in rbuf, or in the socket) is read by net_poll on the
+ * same pass, after the next drain of the rings. Without it one read took
+ * a whole prefetch window (64 landings of 4 KiB: 256 KiB) before the
+ * client's first get of the phase was looked at (issue 16). */
+static int rx_yield(struct daemon *d, struct netconn *c, uint32_t *frames)
+{
+	uint32_t batch = d->cfg.tcp_rx_batch;
+	if (!batch || ++*frames < batch)
+		return 0;
+	*frames = 0;
+	if (!busy_other_work(d))
+		return 0;
+	if (!c->rx_held) {
+		c->rx_held = 1;
+		d->net.rx_held++;
+	}
+	STAT_INC(&d->pst, tcp_rx_breaks);
+	return 1;
+}
+
 /* Parse what is buffered; read big payloads straight into place (plain
- * frames only: records are verified in rbuf first, then copied). */
+ * frames only: records are verified in rbuf first, then copied). Stops
+ * early for the clients' rings (rx_yield). */
 static int conn_read(struct daemon *d, struct netconn *c)
 {
+	uint32_t frames = 0;
+	rx_unhold(&d->net, c);
 	for (;;) {
 		if (c->rpos == c->rlen && c->fr) {
 			int rc = rec_next(d, c);
@@ -1138,6 +1175,8 @@ static int conn_read(struct daemon *d, struct netconn *c)
 					int rc = rx_frame_done(d, c);
 					if (rc)
 						return rc;
+					if (rx_yield(d, c, &frames))
+						return 0;
 				}
 				continue;
 			}
@@ -1208,6 +1247,8 @@ static int conn_read(struct daemon *d, struct netconn *c)
 			int rc = rx_frame_done(d, c);
 			if (rc)
 				return rc;
+			if (rx_yield(d, c, &frames))
+				return 0;
 			break;
 		}
 		}
@@ -1493,9 +1534,35 @@ static int busy_hit(struct daemon *d, struct netconn *c)
 	return 1;
 }
 
+/* Go on reading the connections whose read stopped for the rings
+ * (rx_yield): their frames may sit in rbuf, which epoll does not see. */
+static int rx_resume(struct daemon *d)
+{
+	struct net *n = &d->net;
+	int work = 0;
+	for (int32_t i = 0; i < n->nnodes && n->rx_held; i++) {
+		struct peer *p = &n->peers[i];
+		for (uint32_t k = 0; k < p->nlanes && n->rx_held; k++) {
+			struct netconn *c = p->lanes[k].conn;
+			if (c && c->rx_held)
+				work += conn_ready(d, c, EPOLLIN);
+		}
+	}
+	/* one incoming connection per pass: handling it may free others of
+	 * the list (a peer lost), so the walk does not go on after it */
+	for (struct netconn *c = n->incoming; c && n->rx_held; c = c->next)
+		if (c->rx_held) {
+			work += conn_ready(d, c, EPOLLIN);
+			break;
+		}
+	return work;
+}
+
 static int net_poll(struct daemon *d)
 {
 	struct net *n = &d->net;
+	if (n->rx_held)
+		return rx_resume(d);
 	if (!n->busy_until_ns)
 		return 0;
 	if (now_ns() >= n->busy_until_ns) {

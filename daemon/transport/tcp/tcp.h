@@ -66,6 +66,8 @@ struct netconn {
 	struct frames *fr;     /* frame_integrity mac/encrypt, once PH_UP */
 	struct outbuf sealed;  /* records sealed from out, not yet sent */
 	uint32_t short_read;   /* the last recv returned less than asked */
+	uint32_t rx_held;      /* its read stopped for the clients' rings (tcp_rx_batch):
+				* frames may wait in rbuf, where epoll does not see them */
 	enum rx_state rx;
 	struct wire_hdr hdr;
 	uint8_t ext[WIRE_MAX_EXT];
