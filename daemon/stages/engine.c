@@ -145,6 +145,17 @@ static enum exec_result execute(struct daemon *d, struct client *c, const struct
 		/* a node descriptor (HOIST_COLL_F_NODE) carries its number: the
 		 * PEs of a node post them, not their own count */
 		uint32_t seq = (ca.flags & HOIST_COLL_F_NODE) ? ca.reserved0 : c->coll_seq;
+		if ((ca.flags & HOIST_COLL_F_NODE) &&
+		    (c->job->local < 2 ||
+		     (int32_t)(seq - c->job->coll_base) >= 2 * (int32_t)d->cfg.max_pending_colls)) {
+			/* no node of one PE posts node descriptors, and no node
+			 * runs two windows ahead of the job's oldest collective:
+			 * not a node's descriptor. An error for this one (the
+			 * job lives: nobody waits for it), where it stalled the
+			 * ring for good (fuzz_ring: hoist_quiet hung) */
+			*res = -EPROTO;
+			return EXEC_DONE;
+		}
 		if (seq - c->job->coll_base >= d->cfg.max_pending_colls &&
 		    (int32_t)(seq - c->job->coll_base) > 0) {
 			if (!c->coll_capped) {
