@@ -6,19 +6,10 @@
 # checks that both daemons are still alive and answer.
 set -u
 prog=$1
-: "${HOIST_DIRS:?run me under cluster.sh}"
 fail=0
 FAIL() { echo "[resume.sh] FAIL: $*" >&2; fail=1; }
-sync=$CLUSTER_BASE/sync
-mkdir -p "$sync"
-await() {
-	for _ in $(seq 1 600); do
-		[ -e "$sync/$1" ] && return 0
-		sleep 0.1
-	done
-	return 1
-}
-multi_ops() { "$HOIST_HOISTCTL" --runtime-dir "$HOIST_DIR_0" stats --json | python3 "$MN_SRC_DIR/mn_stats.py" daemon multi_ops; }
+. "${MN_SRC_DIR:?run me under cluster.sh}/mn_sync.sh"
+multi_ops() { mn_daemon_stat "$HOIST_DIR_0" multi_ops; }
 
 before=$(multi_ops)
 export HOIST_JOB=resume-$$ HOIST_SIZE=2 MN_SYNC_DIR=$sync
@@ -28,10 +19,10 @@ HOIST_RUNTIME_DIR=$HOIST_DIR_1 HOIST_RANK=1 "$prog" &
 a1=$!
 unset HOIST_JOB HOIST_SIZE MN_SYNC_DIR
 stopped=0
-if await ready; then
+if mn_await ready; then
 	kill -STOP "$HOISTD_PID_1" && stopped=1
 	touch "$sync/stopped"
-	if await posted; then
+	if mn_await posted; then
 		ok=0
 		for _ in $(seq 1 600); do
 			[ "$(multi_ops)" -gt "$before" ] && { ok=1; break; }
@@ -39,7 +30,7 @@ if await ready; then
 		done
 		[ "$ok" = 1 ] || FAIL "daemon 0 did not start the strided get"
 		touch "$sync/started"
-		await rewritten || FAIL "rank 0 did not rewrite its slot"
+		mn_await rewritten || FAIL "rank 0 did not rewrite its slot"
 	else
 		FAIL "rank 0 did not post"
 	fi
