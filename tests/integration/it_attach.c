@@ -91,30 +91,10 @@ static int reap(pid_t p, const char *what)
 	return 1;
 }
 
-/* Number of clients of job `job` in hoistctl stats, or -1. */
-static int clients_of(const char *job)
-{
-	const char *ctl = getenv("HOIST_HOISTCTL"), *dir = getenv("HOIST_RUNTIME_DIR"),
-		   *src = getenv("IT_SRC_DIR");
-	if (!ctl || !dir || !src)
-		return -1;
-	char cmd[2048];
-	snprintf(cmd, sizeof(cmd), "'%s' --runtime-dir '%s' stats --json | python3 '%s/it_json.py' count-string '%s'",
-		 ctl, dir, src, job);
-	FILE *f = popen(cmd, "r");
-	if (!f)
-		return -1;
-	int n = -1;
-	if (fscanf(f, "%d", &n) != 1)
-		n = -1;
-	pclose(f);
-	return n;
-}
-
 static int wait_clients(const char *job, int want)
 {
 	for (int i = 0; i < 100; i++) {
-		if (clients_of(job) == want)
+		if (it_stats_probe(NULL, "count-string", job) == want)
 			return 1;
 		usleep(50000);
 	}

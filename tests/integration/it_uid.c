@@ -124,19 +124,11 @@ static int child_d(const char *job)
 	return good_pe("it_uid D (nobody, own job)", SALT_NOBODY);
 }
 
+/* 1 if the daemon of rank 0 lists job */
 static int stats_have(const char *job)
 {
-	const char *ctl = getenv("HOIST_HOISTCTL"), *dir = getenv("HOIST_DIR_0"),
-		   *src = getenv("IT_SRC_DIR");
-	if (!dir)
-		dir = getenv("HOIST_RUNTIME_DIR");
-	if (!ctl || !dir || !src)
-		return 0;
-	char cmd[2048];
-	snprintf(cmd, sizeof(cmd),
-		 "'%s' --runtime-dir '%s' stats --json 2>/dev/null | python3 '%s/it_json.py' has-string '%s'",
-		 ctl, dir, src, job);
-	return system(cmd) == 0;
+	const char *dir = getenv("HOIST_DIR_0");
+	return it_stats_has(dir ? dir : getenv("HOIST_RUNTIME_DIR"), job) == 1;
 }
 
 static int reap(pid_t p, const char *what)
