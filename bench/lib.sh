@@ -1,0 +1,48 @@
+# bench/lib.sh - what the bench/run-*.sh scripts share; sourced, not run:
+#
+#   . "$(dirname "${BASH_SOURCE[0]}")/lib.sh" run-NAME.sh
+#
+# Sets repo (the checkout this file is in) and bench_name (run-NAME.sh, for
+# messages), and defines:
+#   bench_posint OPT VALUE  exit 2 unless VALUE is a positive integer
+#   bench_tmpdir            tmp: a fresh directory, removed at exit
+#                           (INT/TERM exit 130)
+#   want CFG                true if CFG is in the comma list $only
+#   bench_load              the 1, 5 and 15 minute load averages
+#   bench_cpus              "N CPUs (model name)"
+#   bench_osh_versions      the oshrun (and ucx) version line of the tables
+#                           that have Open MPI columns
+#   bench_reproduce         the table's last line, "reproduce: bash
+#                           bench/run-NAME.sh ARGS", ARGS quoted for the shell
+#                           (call it with the script's original arguments)
+# Their Python parts take median [min-max] cells from bench/benchvals.py
+# (PYTHONPATH="$repo/bench").
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+bench_name=$1
+
+bench_posint() {
+	case "$2" in '' | *[!0-9]* | 0) echo "$bench_name: $1 must be a positive integer" >&2; exit 2 ;; esac
+}
+
+bench_tmpdir() {
+	tmp=$(mktemp -d "${TMPDIR:-/tmp}/hoist-${bench_name%.sh}.XXXXXX")
+	trap 'rm -rf "$tmp"' EXIT
+	trap 'exit 130' INT TERM
+}
+
+want() { case ",$only," in *",$1,"*) return 0 ;; esac; return 1; }
+
+bench_load() { cut -d' ' -f1-3 /proc/loadavg; }
+
+bench_cpus() { echo "$(nproc) CPUs ($(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1))"; }
+
+bench_osh_versions() {
+	echo "oshrun: $(oshrun --version 2>/dev/null | head -n 1 || echo none); ucx: $(ucx_info -v 2>/dev/null | sed -n 's/^# Version //p' | head -n 1)"
+}
+
+bench_reproduce() {
+	printf 'reproduce: bash bench/%s' "$bench_name"
+	[ $# = 0 ] || printf ' %q' "$@"
+	echo
+}
