@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "hoist.h"
@@ -347,6 +348,24 @@ IT_FN void *it_xmalloc(size_t n)
 		exit(1);
 	}
 	return p;
+}
+
+/* Wait for the child p (what: how a failure names it) of a test that forks
+ * its own PEs: 0 if it exited with 0, else 1 after saying how it ended. */
+IT_FN int it_reap(pid_t p, const char *what)
+{
+	int st;
+	if (waitpid(p, &st, 0) < 0) {
+		perror("waitpid");
+		return 1;
+	}
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+		return 0;
+	if (WIFEXITED(st))
+		fprintf(stderr, "[%s] FAIL: %s exited with %d\n", it_name, what, WEXITSTATUS(st));
+	else
+		fprintf(stderr, "[%s] FAIL: %s killed by signal %d\n", it_name, what, WTERMSIG(st));
+	return 1;
 }
 
 /* hoist_finalize, then exit with 1 if anything failed, else 0. */
