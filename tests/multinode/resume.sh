@@ -10,25 +10,16 @@ fail=0
 FAIL() { echo "[resume.sh] FAIL: $*" >&2; fail=1; }
 . "${MN_SRC_DIR:?run me under cluster.sh}/mn_sync.sh"
 multi_ops() { mn_daemon_stat "$HOIST_DIR_0" multi_ops; }
+started() { [ "$(multi_ops)" -gt "$before" ]; }
 
 before=$(multi_ops)
-export HOIST_JOB=resume-$$ HOIST_SIZE=2 MN_SYNC_DIR=$sync
-HOIST_RUNTIME_DIR=$HOIST_DIR_0 HOIST_RANK=0 "$prog" &
-a0=$!
-HOIST_RUNTIME_DIR=$HOIST_DIR_1 HOIST_RANK=1 "$prog" &
-a1=$!
-unset HOIST_JOB HOIST_SIZE MN_SYNC_DIR
+mn_start2 "resume-$$" "$prog"
 stopped=0
 if mn_await ready; then
 	kill -STOP "$HOISTD_PID_1" && stopped=1
 	touch "$sync/stopped"
 	if mn_await posted; then
-		ok=0
-		for _ in $(seq 1 600); do
-			[ "$(multi_ops)" -gt "$before" ] && { ok=1; break; }
-			sleep 0.1
-		done
-		[ "$ok" = 1 ] || FAIL "daemon 0 did not start the strided get"
+		mn_until started || FAIL "daemon 0 did not start the strided get"
 		touch "$sync/started"
 		mn_await rewritten || FAIL "rank 0 did not rewrite its slot"
 	else

@@ -12,12 +12,9 @@ fail=0
 FAIL() { echo "[rxbatch.sh] FAIL: $*" >&2; fail=1; }
 . "${MN_SRC_DIR:?run me under cluster.sh}/mn_sync.sh"
 
-export HOIST_JOB=rxbatch-$$ HOIST_SIZE=2 MN_SYNC_DIR=$sync HOIST_DIRECT=0
-HOIST_RUNTIME_DIR=$HOIST_DIR_0 HOIST_RANK=0 "$prog" &
-a0=$!
-HOIST_RUNTIME_DIR=$HOIST_DIR_1 HOIST_RANK=1 "$prog" &
-a1=$!
-unset HOIST_JOB HOIST_SIZE MN_SYNC_DIR HOIST_DIRECT
+sent() { [ "$(mn_daemon_stat "$HOIST_DIR_1" tcp_msgs_out)" -ge $((out0 + 16)) ]; }
+
+mn_start2 "rxbatch-$$" "$prog" HOIST_DIRECT=0
 stopped=0
 if mn_await ready; then
 	out0=$(mn_daemon_stat "$HOIST_DIR_1" tcp_msgs_out)
@@ -26,12 +23,7 @@ if mn_await ready; then
 	touch "$sync/stopped"
 	if mn_await put; then
 		# the 16 puts left daemon 1 (they wait in daemon 0's socket)
-		ok=0
-		for _ in $(seq 1 600); do
-			[ "$(mn_daemon_stat "$HOIST_DIR_1" tcp_msgs_out)" -ge $((out0 + 16)) ] && { ok=1; break; }
-			sleep 0.1
-		done
-		[ "$ok" = 1 ] || FAIL "daemon 1 did not send the puts"
+		mn_until sent || FAIL "daemon 1 did not send the puts"
 		touch "$sync/sent"
 		mn_await posted || FAIL "rank 0 did not post its gets"
 	else
