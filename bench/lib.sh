@@ -5,13 +5,20 @@
 # Sets repo (the checkout this file is in) and bench_name (run-NAME.sh, for
 # messages), and defines:
 #   bench_posint OPT VALUE  exit 2 unless VALUE is a positive integer
+#   bench_need_build BUILD FILE...
+#                           exit 1 unless every FILE (below BUILD) is
+#                           executable, saying how to build them (their
+#                           names are their cmake targets)
 #   bench_tmpdir            tmp: a fresh directory, removed at exit
 #                           (INT/TERM exit 130)
 #   want CFG                true if CFG is in the comma list $only
 #   bench_load              the 1, 5 and 15 minute load averages
+#   bench_cpu_model         the CPU's model name
 #   bench_cpus              "N CPUs (model name)"
 #   bench_osh_versions      the oshrun (and ucx) version line of the tables
 #                           that have Open MPI columns
+#   bench_command ARGS...   "bash bench/run-NAME.sh ARGS" as typed (for
+#                           a table's or JSON document's reproduce field)
 #   bench_reproduce         the table's last line, "reproduce: bash
 #                           bench/run-NAME.sh ARGS", ARGS quoted for the shell
 #                           (call it with the script's original arguments)
@@ -25,6 +32,18 @@ bench_posint() {
 	case "$2" in '' | *[!0-9]* | 0) echo "$bench_name: $1 must be a positive integer" >&2; exit 2 ;; esac
 }
 
+bench_need_build() {
+	local build=$1 f
+	shift
+	for f in "$@"; do
+		if [ ! -x "$f" ]; then
+			echo "$bench_name: $f is missing; build first:" >&2
+			echo "  cmake -S $repo -B $build && cmake --build $build --target $(for t in "$@"; do printf '%s ' "${t##*/}"; done | sed 's/ $//')" >&2
+			exit 1
+		fi
+	done
+}
+
 bench_tmpdir() {
 	tmp=$(mktemp -d "${TMPDIR:-/tmp}/hoist-${bench_name%.sh}.XXXXXX")
 	trap 'rm -rf "$tmp"' EXIT
@@ -35,11 +54,15 @@ want() { case ",$only," in *",$1,"*) return 0 ;; esac; return 1; }
 
 bench_load() { cut -d' ' -f1-3 /proc/loadavg; }
 
-bench_cpus() { echo "$(nproc) CPUs ($(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1))"; }
+bench_cpu_model() { sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1; }
+
+bench_cpus() { echo "$(nproc) CPUs ($(bench_cpu_model))"; }
 
 bench_osh_versions() {
 	echo "oshrun: $(oshrun --version 2>/dev/null | head -n 1 || echo none); ucx: $(ucx_info -v 2>/dev/null | sed -n 's/^# Version //p' | head -n 1)"
 }
+
+bench_command() { echo "bash bench/$bench_name${*:+ $*}"; }
 
 bench_reproduce() {
 	printf 'reproduce: bash bench/%s' "$bench_name"

@@ -56,13 +56,7 @@ bench="$build/bench/hoist-amo-bench"
 tcpraw="$build/bench/tcp-raw"
 hoistd="$build/daemon/hoistd"
 hoistrun="$build/launcher/hoistrun"
-for f in "$bench" "$tcpraw" "$hoistd" "$hoistrun"; do
-	if [ ! -x "$f" ]; then
-		echo "run-amo.sh: $f is missing; build first:" >&2
-		echo "  cmake -S $repo -B $build && cmake --build $build --target hoist-amo-bench tcp-raw hoistd hoistrun" >&2
-		exit 1
-	fi
-done
+bench_need_build "$build" "$bench" "$tcpraw" "$hoistd" "$hoistrun"
 
 bench_tmpdir
 
