@@ -85,10 +85,7 @@ static void die(const char *what, int rc)
 /* iterations for about time_ms, from est ns per op */
 static long sized(double est, long lo, long hi)
 {
-	if (smoke)
-		return lo;
-	long n = (long)(time_ms * 1e6 / (est > 1 ? est : 1));
-	return n < lo ? lo : n > hi ? hi : n;
+	return bench_sized(est, lo, hi, time_ms, smoke);
 }
 
 static int64_t fetch(int64_t *word)

@@ -125,6 +125,18 @@ static inline void bench_reproduce(const char *prefix, int argc, char **argv)
 	printf("\n");
 }
 
+/* How many iterations take about time_ms, from an estimate of est_ns per
+ * iteration, clamped to [lo, hi]; lo with smoke (a quick correctness run).
+ * The --time-ms programs (amo_bench.c, shmem_amo.c, shmem_bench.c,
+ * shmem_coll.c) size every measurement with it. */
+static inline long bench_sized(double est_ns, long lo, long hi, double time_ms, int smoke)
+{
+	if (smoke)
+		return lo;
+	long n = (long)(time_ms * 1e6 / (est_ns > 1 ? est_ns : 1));
+	return n < lo ? lo : n > hi ? hi : n;
+}
+
 /* Message-size lists (--bw-sizes of hoist-bench and tcp-raw) ------------ */
 
 #define BENCH_MAX_SIZES 16

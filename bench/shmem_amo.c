@@ -43,10 +43,7 @@ static void die(const char *what)
 
 static long sized(double est, long lo, long hi)
 {
-	if (smoke)
-		return lo;
-	long n = (long)(time_ms * 1e6 / (est > 1 ? est : 1));
-	return n < lo ? lo : n > hi ? hi : n;
+	return bench_sized(est, lo, hi, time_ms, smoke);
 }
 
 static double run_fadd(long *expect, long n)
