@@ -15,6 +15,12 @@
 #   bench_load              the 1, 5 and 15 minute load averages
 #   bench_cpu_model         the CPU's model name
 #   bench_cpus              "N CPUs (model name)"
+#   bench_daemon_sums "KEYS" DIR...
+#                           "k=v ..." for every daemon counter k of KEYS,
+#                           summed over the hoistd of each runtime directory
+#                           DIR ($HOIST_HOISTCTL stats --json; a counter a
+#                           daemon lacks, an older build's, counts 0); fails
+#                           if a daemon's stats cannot be read
 #   bench_osh_versions      the oshrun (and ucx) version line of the tables
 #                           that have Open MPI columns
 #   bench_command ARGS...   "bash bench/run-NAME.sh ARGS" as typed (for
@@ -57,6 +63,24 @@ bench_load() { cut -d' ' -f1-3 /proc/loadavg; }
 bench_cpu_model() { sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1; }
 
 bench_cpus() { echo "$(nproc) CPUs ($(bench_cpu_model))"; }
+
+bench_daemon_sums() {
+	local keys=$1 d
+	shift
+	for d in "$@"; do
+		"$HOIST_HOISTCTL" --runtime-dir "$d" stats --json || return 1
+	done | python3 -c '
+import json, sys
+keys, want = sys.argv[1].split(), int(sys.argv[2])
+text, docs, dec, i = sys.stdin.read(), [], json.JSONDecoder(), 0
+while text[i:].strip():
+    doc, i = dec.raw_decode(text, len(text) - len(text[i:].lstrip()))
+    docs.append(doc)
+if len(docs) != want:
+    sys.exit("bench_daemon_sums: stats of %d of %d daemons" % (len(docs), want))
+print(" ".join("%s=%d" % (k, sum(int(d["daemon"].get(k, 0)) for d in docs)) for k in keys))
+' "$keys" "$#"
+}
 
 bench_osh_versions() {
 	echo "oshrun: $(oshrun --version 2>/dev/null | head -n 1 || echo none); ucx: $(ucx_info -v 2>/dev/null | sed -n 's/^# Version //p' | head -n 1)"
