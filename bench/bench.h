@@ -137,6 +137,30 @@ static inline long bench_sized(double est_ns, long lo, long hi, double time_ms, 
 	return n < lo ? lo : n > hi ? hi : n;
 }
 
+/* --test LIST of the programs: each test's name and its bit. */
+struct bench_test_name {
+	const char *name;
+	int bit;
+};
+
+/* The bits of the comma list of test names `list` (names from t[0..n)), or
+ * -1 if it names an unknown test or none. */
+static inline int bench_parse_tests(const char *list, const struct bench_test_name *t, size_t n)
+{
+	int bits = 0;
+	char buf[256];
+	snprintf(buf, sizeof(buf), "%s", list);
+	for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		size_t k = 0;
+		while (k < n && strcmp(tok, t[k].name) != 0)
+			k++;
+		if (k == n)
+			return -1;
+		bits |= t[k].bit;
+	}
+	return bits ? bits : -1;
+}
+
 /* Message-size lists (--bw-sizes of hoist-bench and tcp-raw) ------------ */
 
 #define BENCH_MAX_SIZES 16

@@ -45,10 +45,7 @@ enum {
 	T_LAT = 1 << 6, /* not in "all": run-rxe.sh asks for it */
 };
 
-static const struct {
-	const char *name;
-	int bit;
-} test_names[] = {
+static const struct bench_test_name test_names[] = {
 	{"floor", T_FLOOR}, {"put", T_PUT},	    {"get", T_GET},	  {"bw", T_BW},
 	{"msgrate", T_MSGRATE}, {"barrier", T_BARRIER}, {"all", T_ALL}, {"lat", T_LAT},
 };
@@ -642,19 +639,7 @@ static void usage(FILE *f)
 
 static int parse_tests(const char *s)
 {
-	int bits = 0;
-	char buf[256];
-	snprintf(buf, sizeof(buf), "%s", s);
-	for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		size_t k;
-		for (k = 0; k < sizeof(test_names) / sizeof(test_names[0]); k++)
-			if (strcmp(tok, test_names[k].name) == 0)
-				break;
-		if (k == sizeof(test_names) / sizeof(test_names[0]))
-			return -EINVAL;
-		bits |= test_names[k].bit;
-	}
-	return bits ? bits : -EINVAL;
+	return bench_parse_tests(s, test_names, sizeof(test_names) / sizeof(test_names[0]));
 }
 
 static void parse_args(int argc, char **argv)

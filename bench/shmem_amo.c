@@ -130,23 +130,13 @@ int main(int argc, char **argv)
 		} else if (!strcmp(argv[i], "--time-ms") && i + 1 < argc) {
 			time_ms = atof(argv[++i]);
 		} else if (!strcmp(argv[i], "--test") && i + 1 < argc) {
-			tests = 0;
-			char *list = argv[++i], *save = NULL;
-			for (char *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-				if (!strcmp(t, "fadd"))
-					tests |= T_FADD;
-				else if (!strcmp(t, "cswap"))
-					tests |= T_CSWAP;
-				else if (!strcmp(t, "add"))
-					tests |= T_ADD;
-				else if (!strcmp(t, "wake"))
-					tests |= T_WAKE;
-				else if (!strcmp(t, "get"))
-					tests |= T_GET;
-				else {
-					fprintf(stderr, "shmem-amo: unknown test %s\n", t);
-					return 2;
-				}
+			static const struct bench_test_name names[] = {
+				{"fadd", T_FADD}, {"cswap", T_CSWAP}, {"add", T_ADD}, {"wake", T_WAKE}, {"get", T_GET},
+			};
+			tests = bench_parse_tests(argv[++i], names, sizeof(names) / sizeof(names[0]));
+			if (tests < 0) {
+				fprintf(stderr, "shmem-amo: unknown test in '%s'\n", argv[i]);
+				return 2;
 			}
 		} else {
 			fprintf(stderr, "usage: shmem-amo [--test fadd,cswap,add,get,wake] [--time-ms T] "

@@ -386,22 +386,10 @@ static void usage(FILE *f)
 
 static int parse_tests(const char *s)
 {
-	int bits = 0;
-	char buf[256];
-	snprintf(buf, sizeof(buf), "%s", s);
-	for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		if (!strcmp(tok, "rtt"))
-			bits |= T_RTT;
-		else if (!strcmp(tok, "rtt-busy"))
-			bits |= T_RTT_BUSY;
-		else if (!strcmp(tok, "stream"))
-			bits |= T_STREAM;
-		else if (!strcmp(tok, "all"))
-			bits |= T_ALL;
-		else
-			return -EINVAL;
-	}
-	return bits ? bits : -EINVAL;
+	static const struct bench_test_name names[] = {
+		{"rtt", T_RTT}, {"rtt-busy", T_RTT_BUSY}, {"stream", T_STREAM}, {"all", T_ALL},
+	};
+	return bench_parse_tests(s, names, sizeof(names) / sizeof(names[0]));
 }
 
 int main(int argc, char **argv)
