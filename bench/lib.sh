@@ -12,6 +12,11 @@
 #   bench_tmpdir            tmp: a fresh directory, removed at exit
 #                           (INT/TERM exit 130)
 #   want CFG                true if CFG is in the comma list $only
+#   bench_take_rows CFG RC OUT
+#                           a run of configuration CFG ended with status RC:
+#                           exit 1 showing its stderr ($tmp/err) unless RC
+#                           is 0, else append the "row" lines of its output
+#                           OUT to $tmp/vals as "CFG NAME VALUE"
 #   bench_load              the 1, 5 and 15 minute load averages
 #   bench_cpu_model         the CPU's model name
 #   bench_cpus              "N CPUs (model name)"
@@ -57,6 +62,15 @@ bench_tmpdir() {
 }
 
 want() { case ",$only," in *",$1,"*) return 0 ;; esac; return 1; }
+
+bench_take_rows() {
+	if [ "$2" != 0 ]; then
+		echo "$bench_name: $1 failed with status $2:" >&2
+		cat "$tmp/err" >&2
+		exit 1
+	fi
+	awk -v c="$1" '$1 == "row" { print c, $2, $4 }' "$3" >>"$tmp/vals"
+}
 
 bench_load() { cut -d' ' -f1-3 /proc/loadavg; }
 

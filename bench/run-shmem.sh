@@ -128,12 +128,7 @@ one() {
 		fi ;;
 	*) echo "run-shmem.sh: unknown configuration $cfg" >&2; exit 2 ;;
 	esac
-	if [ "$rc" != 0 ]; then
-		echo "run-shmem.sh: $cfg failed with status $rc:" >&2
-		cat "$tmp/err" >&2
-		exit 1
-	fi
-	awk -v c="$cfg" '$1 == "row" { print c, $2, $4 }' "$out" >>"$tmp/vals"
+	bench_take_rows "$cfg" "$rc" "$out"
 }
 
 load_before=$(bench_load)
