@@ -11,6 +11,13 @@
 #                           names are their cmake targets)
 #   bench_tmpdir            tmp: a fresh directory, removed at exit
 #                           (INT/TERM exit 130)
+#   bench_hoistd_start HOISTD DIR [ARG...]
+#                           a private hoistd: HOISTD --runtime-dir DIR ARG...
+#                           in the background (its log DIR/hoistd.log, its
+#                           pid in dpid), waited for until it says READY
+#                           (15 s); exit 1 showing its log if it does not
+#   bench_hoistd_stop       SIGTERM to that hoistd and its exit status (0
+#                           if none runs); for the script's EXIT trap too
 #   want CFG                true if CFG is in the comma list $only
 #   bench_take_rows CFG RC OUT
 #                           a run of configuration CFG ended with status RC:
@@ -59,6 +66,31 @@ bench_tmpdir() {
 	tmp=$(mktemp -d "${TMPDIR:-/tmp}/hoist-${bench_name%.sh}.XXXXXX")
 	trap 'rm -rf "$tmp"' EXIT
 	trap 'exit 130' INT TERM
+}
+
+bench_hoistd_start() {
+	local hoistd=$1 dir=$2 ready=
+	shift 2
+	# READY arrives on fd 3, a FIFO: the read sees EOF instead of hanging
+	# if hoistd dies before it is ready
+	mkfifo "$dir/ready"
+	"$hoistd" --runtime-dir "$dir" --ready-fd 3 "$@" 3>"$dir/ready" 2>"$dir/hoistd.log" </dev/null &
+	dpid=$!
+	read -r -t 15 ready <"$dir/ready" || true
+	if [ "$ready" != READY ]; then
+		echo "$bench_name: hoistd did not become ready; its log:" >&2
+		cat "$dir/hoistd.log" >&2
+		exit 1
+	fi
+}
+
+bench_hoistd_stop() {
+	local rc=0
+	[ -n "${dpid:-}" ] || return 0
+	kill -TERM "$dpid" 2>/dev/null || true
+	wait "$dpid" 2>/dev/null || rc=$?
+	dpid=
+	return "$rc"
 }
 
 want() { case ",$only," in *",$1,"*) return 0 ;; esac; return 1; }
