@@ -9,6 +9,15 @@
 #                           exit 1 unless every FILE (below BUILD) is
 #                           executable, saying how to build them (their
 #                           names are their cmake targets)
+#   bench_build_missing BUILD FILE...
+#                           configure (RelWithDebInfo, BUILD_TESTING off) and
+#                           build BUILD for the FILEs (below BUILD; their
+#                           names are their cmake targets) if one is missing
+#   bench_exec_in_cluster BUILD K CLUSTER-ARG... -- CMD...
+#                           run CMD under tests/multinode/cluster.sh K with
+#                           BUILD's hoistd, hoistrun and hoistctl
+#                           (CLUSTER_TIMEOUT 3000 s unless set); does not
+#                           return
 #   bench_tmpdir            tmp: a fresh directory, removed at exit
 #                           (INT/TERM exit 130)
 #   bench_hoistd_start HOISTD DIR [ARG...]
@@ -60,6 +69,28 @@ bench_need_build() {
 			exit 1
 		fi
 	done
+}
+
+bench_build_missing() {
+	local build=$1 f
+	shift
+	for f in "$@"; do
+		if [ ! -x "$build/$f" ]; then
+			echo "$bench_name: building in $build" >&2
+			cmake -S "$repo" -B "$build" -DBUILD_TESTING=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo >&2
+			cmake --build "$build" -j"$(nproc)" --target "${@##*/}" >&2
+			return
+		fi
+	done
+}
+
+bench_exec_in_cluster() {
+	local build=$1
+	shift
+	export HOIST_HOISTD="$build/daemon/hoistd" HOIST_HOISTRUN="$build/launcher/hoistrun"
+	export HOIST_HOISTCTL="$build/daemon/hoistctl"
+	export CLUSTER_TIMEOUT=${CLUSTER_TIMEOUT:-3000}
+	exec bash "$repo/tests/multinode/cluster.sh" "$@"
 }
 
 bench_tmpdir() {

@@ -96,23 +96,11 @@ fi
 
 # ---- outside the cluster: build, then run myself under cluster.sh --------------
 if [ -z "${RK_INNER:-}" ]; then
-	need=(bench/hoist-kernels bench/hoist-prefetch-init bench/hoist-conflict-cost daemon/hoistd
-		daemon/hoistctl launcher/hoistrun)
-	for b in "${need[@]}"; do
-		if [ ! -x "$build/$b" ]; then
-			echo "run-kernels.sh: building in $build" >&2
-			cmake -S "$repo" -B "$build" -DBUILD_TESTING=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo >&2
-			cmake --build "$build" -j"$(nproc)" --target hoist-kernels hoist-prefetch-init \
-				hoist-conflict-cost hoistd hoistctl hoistrun >&2
-			break
-		fi
-	done
-	export HOIST_HOISTD="$build/daemon/hoistd" HOIST_HOISTRUN="$build/launcher/hoistrun"
-	export HOIST_HOISTCTL="$build/daemon/hoistctl" RK_INNER=1 RK_BUILD="$build"
-	export CLUSTER_TIMEOUT=${CLUSTER_TIMEOUT:-3000}
-	exec bash "$repo/tests/multinode/cluster.sh" 2 \
-		--daemon-arg=--phase-max-gets=8192 --daemon-arg=--prefetch-arena-bytes=67108864 \
-		-- bash "$self" "${orig_args[@]}"
+	bench_build_missing "$build" bench/hoist-kernels bench/hoist-prefetch-init bench/hoist-conflict-cost \
+		daemon/hoistd daemon/hoistctl launcher/hoistrun
+	export RK_INNER=1 RK_BUILD="$build"
+	bench_exec_in_cluster "$build" 2 --daemon-arg=--phase-max-gets=8192 \
+		--daemon-arg=--prefetch-arena-bytes=67108864 -- bash "$self" "${orig_args[@]}"
 fi
 
 # ---- inside: HOIST_DIRS, HOIST_DIR_0/1 set by cluster.sh ------------------------

@@ -73,19 +73,10 @@ fi
 
 # ---- outside the cluster: build, then run myself under cluster.sh --------------
 if [ -z "${RP_INNER:-}" ]; then
-	for b in bench/hoist-prefetch-init daemon/hoistd daemon/hoistctl launcher/hoistrun; do
-		if [ ! -x "$build/$b" ]; then
-			echo "run-prefetch.sh: building in $build" >&2
-			cmake -S "$repo" -B "$build" -DBUILD_TESTING=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo >&2
-			cmake --build "$build" -j"$(nproc)" --target hoist-prefetch-init hoistd hoistctl hoistrun >&2
-			break
-		fi
-	done
-	export HOIST_HOISTD="$build/daemon/hoistd" HOIST_HOISTRUN="$build/launcher/hoistrun"
-	export HOIST_HOISTCTL="$build/daemon/hoistctl" RP_INNER=1 RP_BUILD="$build"
-	export CLUSTER_TIMEOUT=${CLUSTER_TIMEOUT:-3000}
-	exec bash "$repo/tests/multinode/cluster.sh" 2 \
-		--daemon-arg=--prefetch-arena-bytes=67108864 "${dargs[@]}" -- bash "$self" "${orig_args[@]}"
+	bench_build_missing "$build" bench/hoist-prefetch-init daemon/hoistd daemon/hoistctl launcher/hoistrun
+	export RP_INNER=1 RP_BUILD="$build"
+	bench_exec_in_cluster "$build" 2 --daemon-arg=--prefetch-arena-bytes=67108864 "${dargs[@]}" \
+		-- bash "$self" "${orig_args[@]}"
 fi
 
 # ---- inside: HOIST_DIRS, HOIST_DIR_0/1 set by cluster.sh ------------------------
