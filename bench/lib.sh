@@ -59,29 +59,31 @@ bench_posint() {
 	case "$2" in '' | *[!0-9]* | 0) echo "$bench_name: $1 must be a positive integer" >&2; exit 2 ;; esac
 }
 
+# the first of the files that is not executable (status 1 if none)
+bench_missing() {
+	local f
+	for f in "$@"; do
+		[ -x "$f" ] || { echo "$f"; return 0; }
+	done
+	return 1
+}
+
 bench_need_build() {
 	local build=$1 f
 	shift
-	for f in "$@"; do
-		if [ ! -x "$f" ]; then
-			echo "$bench_name: $f is missing; build first:" >&2
-			echo "  cmake -S $repo -B $build && cmake --build $build --target $(for t in "$@"; do printf '%s ' "${t##*/}"; done | sed 's/ $//')" >&2
-			exit 1
-		fi
-	done
+	f=$(bench_missing "$@") || return 0
+	echo "$bench_name: $f is missing; build first:" >&2
+	echo "  cmake -S $repo -B $build && cmake --build $build --target ${*##*/}" >&2
+	exit 1
 }
 
 bench_build_missing() {
-	local build=$1 f
+	local build=$1
 	shift
-	for f in "$@"; do
-		if [ ! -x "$build/$f" ]; then
-			echo "$bench_name: building in $build" >&2
-			cmake -S "$repo" -B "$build" -DBUILD_TESTING=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo >&2
-			cmake --build "$build" -j"$(nproc)" --target "${@##*/}" >&2
-			return
-		fi
-	done
+	bench_missing "${@/#/$build/}" >/dev/null || return 0
+	echo "$bench_name: building in $build" >&2
+	cmake -S "$repo" -B "$build" -DBUILD_TESTING=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo >&2
+	cmake --build "$build" -j"$(nproc)" --target "${@##*/}" >&2
 }
 
 bench_exec_in_cluster() {
