@@ -11,6 +11,7 @@
 #   mn_daemon_stat DIR NAME  daemon counter NAME of the hoistd of runtime
 #                            directory DIR (hoistctl stats --json), -1 if absent
 : "${HOIST_DIRS:?run me under cluster.sh}"
+. "$MN_SRC_DIR/../integration/runner.sh" # scaled
 sync=$CLUSTER_BASE/sync
 mkdir -p "$sync"
 mn_start2() {
@@ -25,7 +26,7 @@ mn_start2() {
 }
 mn_until() {
 	local n
-	n=$(awk -v f="${HOIST_TEST_SCALE:-1}" 'BEGIN { if (f + 0 < 1) f = 1; print int(600 * f) }')
+	n=$(($(scaled 60) * 10))
 	for _ in $(seq 1 "$n"); do
 		"$@" && return 0
 		sleep 0.1
