@@ -85,10 +85,7 @@ static void die(const char *what, int rc)
 /* iterations for about time_ms, from est ns per op */
 static long sized(double est, long lo, long hi)
 {
-	if (smoke)
-		return lo;
-	long n = (long)(time_ms * 1e6 / (est > 1 ? est : 1));
-	return n < lo ? lo : n > hi ? hi : n;
+	return bench_sized(est, lo, hi, time_ms, smoke);
 }
 
 static int64_t fetch(int64_t *word)
@@ -273,17 +270,13 @@ int main(int argc, char **argv)
 		} else if (!strcmp(argv[i], "--time-ms") && i + 1 < argc) {
 			time_ms = atof(argv[++i]);
 		} else if (!strcmp(argv[i], "--test") && i + 1 < argc) {
-			tests = 0;
-			char *list = argv[++i], *save = NULL;
-			for (char *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save))
-				tests |= !strcmp(t, "fadd")    ? T_FADD
-					 : !strcmp(t, "cswap") ? T_CSWAP
-					 : !strcmp(t, "add")   ? T_ADD
-					 : !strcmp(t, "wake")  ? T_WAKE
-					 : !strcmp(t, "get")   ? T_GET
-					 : !strcmp(t, "putq")  ? T_PUTQ
-					 : !strcmp(t, "flag")  ? T_FLAG
-							       : (die("unknown test", 0), 0);
+			static const struct bench_test_name names[] = {
+				{"fadd", T_FADD}, {"cswap", T_CSWAP}, {"add", T_ADD}, {"wake", T_WAKE},
+				{"get", T_GET},	  {"putq", T_PUTQ},   {"flag", T_FLAG},
+			};
+			tests = bench_parse_tests(argv[++i], names, sizeof(names) / sizeof(names[0]));
+			if (tests < 0)
+				die("unknown test", 0);
 		} else {
 			fprintf(stderr, "usage: amo-bench [--test fadd,cswap,add,get,putq,wake,flag] [--time-ms T] "
 					"[--smoke]\n");

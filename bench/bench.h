@@ -4,6 +4,7 @@
 #ifndef HOIST_BENCH_H
 #define HOIST_BENCH_H
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -56,6 +57,108 @@ static inline int bench_cmp_double(const void *a, const void *b)
 static inline double bench_median_sorted(const double *s, int n)
 {
 	return (n & 1) ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
+}
+
+/* Median, min and max of the n values v (1 <= n <= BENCH_STATS_MAX; v is
+ * left in its order), as every row of hoist-bench and tcp-raw reports them. */
+#define BENCH_STATS_MAX 1024
+static inline void bench_stats(const double *v, int n, double *med, double *min, double *max)
+{
+	double s[BENCH_STATS_MAX];
+	if (n > BENCH_STATS_MAX)
+		n = BENCH_STATS_MAX;
+	memcpy(s, v, sizeof(double) * (size_t)n);
+	qsort(s, (size_t)n, sizeof(double), bench_cmp_double);
+	*min = s[0];
+	*max = s[n - 1];
+	*med = bench_median_sorted(s, n);
+}
+
+/* Rows of hoist-bench and tcp-raw, printed the same way so that their
+ * tables line up and bench/run-nodes.sh reads both. -------------------- */
+
+/* The same value in every output: 4 significant digits, no exponent. */
+static inline void bench_fmt_num(double v, char *buf, size_t len)
+{
+	if (isnan(v))
+		snprintf(buf, len, "-");
+	else if (fabs(v) >= 1000)
+		snprintf(buf, len, "%.0f", v);
+	else if (fabs(v) >= 100)
+		snprintf(buf, len, "%.1f", v);
+	else if (fabs(v) >= 10)
+		snprintf(buf, len, "%.2f", v);
+	else
+		snprintf(buf, len, "%.3f", v);
+}
+
+/* --tsv: row<TAB>name<TAB>unit<TAB>every rep's value (space separated) */
+static inline void bench_tsv_row(const char *name, const char *unit, const double *v, int n)
+{
+	printf("row\t%s\t%s\t", name, unit);
+	for (int k = 0; k < n; k++)
+		printf("%s%.6g", k ? " " : "", v[k]);
+	printf("\n");
+}
+
+/* The table's first five columns (no newline): the header when name is
+ * NULL, else the row's name, unit, median, min and max. */
+static inline void bench_table_cols(const char *name, const char *unit, double med, double min, double max)
+{
+	if (!name) {
+		printf("%-38s %-8s %10s %10s %10s", "name", "unit", "median", "min", "max");
+		return;
+	}
+	char a[24], b[24], c[24];
+	bench_fmt_num(med, a, sizeof(a));
+	bench_fmt_num(min, b, sizeof(b));
+	bench_fmt_num(max, c, sizeof(c));
+	printf("%-38s %-8s %10s %10s %10s", name, unit, a, b, c);
+}
+
+/* The table's last line: "reproduce:", prefix (if any) and the command line. */
+static inline void bench_reproduce(const char *prefix, int argc, char **argv)
+{
+	printf("reproduce:%s", prefix ? prefix : "");
+	for (int i = 0; i < argc; i++)
+		printf(" %s", argv[i]);
+	printf("\n");
+}
+
+/* How many iterations take about time_ms, from an estimate of est_ns per
+ * iteration, clamped to [lo, hi]; lo with smoke (a quick correctness run).
+ * The --time-ms programs (amo_bench.c, shmem_amo.c, shmem_bench.c,
+ * shmem_coll.c) size every measurement with it. */
+static inline long bench_sized(double est_ns, long lo, long hi, double time_ms, int smoke)
+{
+	if (smoke)
+		return lo;
+	long n = (long)(time_ms * 1e6 / (est_ns > 1 ? est_ns : 1));
+	return n < lo ? lo : n > hi ? hi : n;
+}
+
+/* --test LIST of the programs: each test's name and its bit. */
+struct bench_test_name {
+	const char *name;
+	int bit;
+};
+
+/* The bits of the comma list of test names `list` (names from t[0..n)), or
+ * -1 if it names an unknown test or none. */
+static inline int bench_parse_tests(const char *list, const struct bench_test_name *t, size_t n)
+{
+	int bits = 0;
+	char buf[256];
+	snprintf(buf, sizeof(buf), "%s", list);
+	for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		size_t k = 0;
+		while (k < n && strcmp(tok, t[k].name) != 0)
+			k++;
+		if (k == n)
+			return -1;
+		bits |= t[k].bit;
+	}
+	return bits ? bits : -1;
 }
 
 /* Message-size lists (--bw-sizes of hoist-bench and tcp-raw) ------------ */

@@ -45,10 +45,7 @@ enum {
 	T_LAT = 1 << 6, /* not in "all": run-rxe.sh asks for it */
 };
 
-static const struct {
-	const char *name;
-	int bit;
-} test_names[] = {
+static const struct bench_test_name test_names[] = {
 	{"floor", T_FLOOR}, {"put", T_PUT},	    {"get", T_GET},	  {"bw", T_BW},
 	{"msgrate", T_MSGRATE}, {"barrier", T_BARRIER}, {"all", T_ALL}, {"lat", T_LAT},
 };
@@ -124,17 +121,12 @@ static void add_row(const char *name, const char *unit, const double *v, int n, 
 {
 	if (nrows == MAX_ROWS)
 		die("too many rows");
-	double s[MAX_REPS];
-	memcpy(s, v, sizeof(double) * (size_t)n);
-	qsort(s, (size_t)n, sizeof(double), bench_cmp_double);
 	struct row *r = &rows[nrows++];
 	snprintf(r->name, sizeof(r->name), "%s", name);
 	r->unit = unit;
 	memcpy(r->v, v, sizeof(double) * (size_t)n);
 	r->n = n;
-	r->min = s[0];
-	r->max = s[n - 1];
-	r->med = bench_median_sorted(s, n);
+	bench_stats(v, n, &r->med, &r->min, &r->max);
 	r->ref = ref;
 	r->ratio = r->ratio_best = NAN;
 	if (ref == REF_RT && floor_rt_med > 0) {
@@ -197,21 +189,6 @@ static void row_ratio_text(double ratio, enum ratio_ref ref, char *buf, size_t l
 		snprintf(buf, len, "%.2fx cpy", ratio);
 }
 
-/* The same value in every output: 4 significant digits, no exponent. */
-static void fmt_num(double v, char *buf, size_t len)
-{
-	if (isnan(v))
-		snprintf(buf, len, "-");
-	else if (fabs(v) >= 1000)
-		snprintf(buf, len, "%.0f", v);
-	else if (fabs(v) >= 100)
-		snprintf(buf, len, "%.1f", v);
-	else if (fabs(v) >= 10)
-		snprintf(buf, len, "%.2f", v);
-	else
-		snprintf(buf, len, "%.3f", v);
-}
-
 static void json_num(FILE *f, double v)
 {
 	if (isnan(v) || isinf(v))
@@ -230,12 +207,8 @@ static void print_results(int argc, char **argv)
 	if (opt.tsv) {
 		/* row<TAB>name<TAB>unit<TAB>rep values (space separated), as
 		 * tcp-raw --tsv; run-nodes.sh pools the reps of several runs */
-		for (int i = 0; i < nrows; i++) {
-			printf("row\t%s\t%s\t", rows[i].name, rows[i].unit);
-			for (int k = 0; k < rows[i].n; k++)
-				printf("%s%.6g", k ? " " : "", rows[i].v[k]);
-			printf("\n");
-		}
+		for (int i = 0; i < nrows; i++)
+			bench_tsv_row(rows[i].name, rows[i].unit, rows[i].v, rows[i].n);
 		fflush(stdout);
 		return;
 	}
@@ -270,28 +243,23 @@ static void print_results(int argc, char **argv)
 		return;
 	}
 	if (opt.header) {
-		printf("%-38s %-8s %10s %10s %10s %11s %11s %13s %6s\n", "name", "unit", "median", "min",
-		       "max", "ratio", "best-ratio", "target", "status");
+		bench_table_cols(NULL, NULL, 0, 0, 0);
+		printf(" %11s %11s %13s %6s\n", "ratio", "best-ratio", "target", "status");
 	}
 	for (int i = 0; i < nrows; i++) {
 		const struct row *r = &rows[i];
-		char a[24], b[24], c[24], rt[24], rb[24], tt[32];
-		fmt_num(r->med, a, sizeof(a));
-		fmt_num(r->min, b, sizeof(b));
-		fmt_num(r->max, c, sizeof(c));
+		char rt[24], rb[24], tt[32];
 		row_ratio_text(r->ratio, r->ref, rt, sizeof(rt));
 		row_ratio_text(r->ratio_best, r->ref, rb, sizeof(rb));
 		row_target_text(r, tt, sizeof(tt));
-		printf("%-38s %-8s %10s %10s %10s %11s %11s %13s %6s\n", r->name, r->unit, a, b, c, rt, rb,
-		       tt, row_status(r));
+		bench_table_cols(r->name, r->unit, r->med, r->min, r->max);
+		printf(" %11s %11s %13s %6s\n", rt, rb, tt, row_status(r));
 	}
 	if (opt.footer) {
-		printf("reproduce:");
+		char prefix[32] = "";
 		if (npes > 0)
-			printf(" hoistrun -n %d", npes);
-		for (int i = 0; i < argc; i++)
-			printf(" %s", argv[i]);
-		printf("\n");
+			snprintf(prefix, sizeof(prefix), " hoistrun -n %d", npes);
+		bench_reproduce(prefix, argc, argv);
 	}
 	fflush(stdout);
 }
@@ -671,19 +639,7 @@ static void usage(FILE *f)
 
 static int parse_tests(const char *s)
 {
-	int bits = 0;
-	char buf[256];
-	snprintf(buf, sizeof(buf), "%s", s);
-	for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		size_t k;
-		for (k = 0; k < sizeof(test_names) / sizeof(test_names[0]); k++)
-			if (strcmp(tok, test_names[k].name) == 0)
-				break;
-		if (k == sizeof(test_names) / sizeof(test_names[0]))
-			return -EINVAL;
-		bits |= test_names[k].bit;
-	}
-	return bits ? bits : -EINVAL;
+	return bench_parse_tests(s, test_names, sizeof(test_names) / sizeof(test_names[0]));
 }
 
 static void parse_args(int argc, char **argv)

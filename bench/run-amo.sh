@@ -31,7 +31,7 @@
 # why and the osh columns stay empty.
 set -euo pipefail
 
-repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh" run-amo.sh
 build="$repo/build"
 reps=5
 time_ms=300
@@ -50,24 +50,15 @@ while [ $# -gt 0 ]; do
 	*) echo "run-amo.sh: unknown option '$1' (--help)" >&2; exit 2 ;;
 	esac
 done
-case "$reps" in '' | *[!0-9]* | 0) echo "run-amo.sh: --reps must be a positive integer" >&2; exit 2 ;; esac
+bench_posint --reps "$reps"
 
 bench="$build/bench/hoist-amo-bench"
 tcpraw="$build/bench/tcp-raw"
 hoistd="$build/daemon/hoistd"
 hoistrun="$build/launcher/hoistrun"
-for f in "$bench" "$tcpraw" "$hoistd" "$hoistrun"; do
-	if [ ! -x "$f" ]; then
-		echo "run-amo.sh: $f is missing; build first:" >&2
-		echo "  cmake -S $repo -B $build && cmake --build $build --target hoist-amo-bench tcp-raw hoistd hoistrun" >&2
-		exit 1
-	fi
-done
+bench_need_build "$build" "$bench" "$tcpraw" "$hoistd" "$hoistrun"
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/hoist-run-amo.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 130' INT TERM
-want() { case ",$only," in *",$1,"*) return 0 ;; esac; return 1; }
+bench_tmpdir
 
 osh_note=
 if [ "$shmem" = 1 ] && { want osh || want osh-tcp; }; then
@@ -113,15 +104,10 @@ one() {
 		return 0 ;;
 	*) echo "run-amo.sh: unknown configuration $cfg" >&2; exit 2 ;;
 	esac
-	if [ "$rc" != 0 ]; then
-		echo "run-amo.sh: $cfg failed with status $rc:" >&2
-		cat "$tmp/err" >&2
-		exit 1
-	fi
-	awk -v c="$cfg" '$1 == "row" { print c, $2, $4 }' "$out" >>"$tmp/vals"
+	bench_take_rows "$cfg" "$rc" "$out"
 }
 
-load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+load_before=$(bench_load)
 : >"$tmp/vals"
 for r in $(seq 1 "$reps"); do
 	echo "run-amo.sh: rep $r of $reps" >&2
@@ -129,28 +115,22 @@ for r in $(seq 1 "$reps"); do
 		want "$cfg" && one "$cfg"
 	done
 done
-load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+load_after=$(bench_load)
 
 echo "# remote atomics, PE 0 -> PE 1; median [min-max] of $reps alternating reps (--time-ms $time_ms each);" \
-	"$(nproc) CPUs ($(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1));" \
+	"$(bench_cpus);" \
 	"load average before: $load_before, after: $load_after"
-python3 - "$tmp/vals" <<'PY'
+PYTHONPATH="$repo/bench" python3 - "$tmp/vals" <<'PY'
 import sys
+import benchvals
 vals = {}
 for line in open(sys.argv[1]):
     c, n, v = line.split()
     vals.setdefault((c, n), []).append(float(v))
 def med(c, n):
-    v = sorted(vals.get((c, n), []))
-    if not v:
-        return None
-    k = len(v)
-    return (v[k // 2] if k % 2 else 0.5 * (v[k // 2 - 1] + v[k // 2]), v[0], v[-1])
-def fmt(x):
-    return "%.0f" % x if x >= 100 else "%.2f" % x if x >= 1 else "%.3f" % x
+    return benchvals.mrange(vals.get((c, n), []))
 def cell(c, n):
-    m = med(c, n)
-    return "%s [%s-%s]" % (fmt(m[0]), fmt(m[1]), fmt(m[2])) if m else "-"
+    return benchvals.cell(med(c, n))
 def ratio(a, b):
     x, y = med(*a), med(*b)
     return "%.2fx" % (x[0] / y[0]) if x and y and y[0] > 0 else "-"
@@ -187,7 +167,5 @@ line("wake-up same node: hoist direct / oshmem shm", ratio(("direct", "wake"), (
 line("wake-up same node: hoist daemon / oshmem shm", ratio(("daemon", "wake"), ("osh", "wake")))
 PY
 [ -z "$osh_note" ] || echo "$osh_note"
-echo "oshrun: $(oshrun --version 2>/dev/null | head -n 1 || echo none); ucx: $(ucx_info -v 2>/dev/null | sed -n 's/^# Version //p' | head -n 1)"
-printf 'reproduce: bash bench/run-amo.sh'
-printf ' %q' "${orig_args[@]}"
-echo
+bench_osh_versions
+bench_reproduce "${orig_args[@]}"

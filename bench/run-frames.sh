@@ -24,7 +24,7 @@
 # than the end-to-end rows.
 set -euo pipefail
 
-repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh" run-frames.sh
 build="$repo/build"
 reps=5
 scale=0.25
@@ -49,9 +49,7 @@ while [ $# -gt 0 ]; do
 	*) echo "run-frames.sh: unknown option '$1'" >&2; usage >&2; exit 2 ;;
 	esac
 done
-case "$rounds" in
-'' | *[!0-9]* | 0) echo "run-frames.sh: --rounds must be a positive integer" >&2; exit 2 ;;
-esac
+bench_posint --rounds "$rounds"
 for m in $modes; do
 	case $m in off | mac | encrypt) ;; *) echo "run-frames.sh: unknown mode '$m'" >&2; exit 2 ;; esac
 done
@@ -60,13 +58,7 @@ bench="$build/bench/hoist-bench"
 hoistd="$build/daemon/hoistd"
 hoistrun="$build/launcher/hoistrun"
 cost="$build/bench/hoist-frames-cost"
-for f in "$bench" "$hoistd" "$hoistrun" "$cost"; do
-	if [ ! -x "$f" ]; then
-		echo "run-frames.sh: $f is missing; build first:" >&2
-		echo "  cmake -S $repo -B $build && cmake --build $build --target hoist-bench hoist-frames-cost hoistd hoistrun" >&2
-		exit 1
-	fi
-done
+bench_need_build "$build" "$bench" "$hoistd" "$hoistrun" "$cost"
 
 out=$(mktemp "${TMPDIR:-/tmp}/hoist-run-frames.XXXXXX")
 trap 'rm -f "$out"' EXIT
@@ -79,7 +71,7 @@ trap 'exit 130' INT TERM
 	echo
 } >&"$([ "$json" = 1 ] && echo 2 || echo 1)"
 
-load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+load_before=$(bench_load)
 for ((r = 1; r <= rounds; r++)); do
 	for m in $modes; do
 		echo "run-frames.sh: round $r of $rounds, frame_integrity=$m" >&2
@@ -95,10 +87,10 @@ for ((r = 1; r <= rounds; r++)); do
 		printf '%s\n' "$rows" | awk -F'\t' -v m="$m" 'BEGIN { OFS = "\t" } $1 == "row" { $1 = m; print }' >>"$out"
 	done
 done
-load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+load_after=$(bench_load)
 
-reproduce="bash bench/run-frames.sh${orig_args[*]:+ ${orig_args[*]}}"
-cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
+reproduce=$(bench_command "${orig_args[@]}")
+cpu=$(bench_cpu_model)
 
 awk -F'\t' -v json="$json" -v cpu="$cpu" -v ncpu="$(nproc)" -v reps="$reps" -v rounds="$rounds" \
 	-v scale="$scale" -v lb="$load_before" -v la="$load_after" -v repro="$reproduce" \

@@ -19,7 +19,7 @@
 # the model (a difference fails the script).
 set -euo pipefail
 
-repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh" run-gups.sh
 build="$repo/build"
 reps=7
 pes=1
@@ -47,13 +47,7 @@ fi
 bench="$build/bench/hoist-gups-bench"
 hoistd="$build/daemon/hoistd"
 hoistrun="$build/launcher/hoistrun"
-for f in "$bench" "$hoistd" "$hoistrun"; do
-	if [ ! -x "$f" ]; then
-		echo "run-gups.sh: $f is missing; build first:" >&2
-		echo "  cmake -S $repo -B $build && cmake --build $build --target hoist-gups-bench hoistd hoistrun" >&2
-		exit 1
-	fi
-done
+bench_need_build "$build" "$bench" "$hoistd" "$hoistrun"
 
 out=$(mktemp "${TMPDIR:-/tmp}/hoist-run-gups.XXXXXX")
 trap 'rm -f "$out"' EXIT
@@ -69,15 +63,15 @@ one() { # auto updates
 	printf '%s\n' "$rows" | grep '^row' >>"$out"
 }
 
-load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+load_before=$(bench_load)
 for ((k = 0; k < reps; k++)); do
 	one 0 "$u0"
 	one 1 "$u1"
 done
-load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+load_after=$(bench_load)
 
-reproduce="bash bench/run-gups.sh${orig_args[*]:+ ${orig_args[*]}}"
-cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
+reproduce=$(bench_command "${orig_args[@]}")
+cpu=$(bench_cpu_model)
 
 awk -F'\t' -v cpu="$cpu" -v ncpu="$(nproc)" -v reps="$reps" -v u0="$u0" -v u1="$u1" \
 	-v lb="$load_before" -v la="$load_after" -v repro="$reproduce" '

@@ -51,7 +51,7 @@
 # are printed as always, with one line saying the plots were skipped.
 set -euo pipefail
 
-repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh" run-kernels.sh
 self="$repo/bench/run-kernels.sh"
 build=
 reps=5
@@ -96,23 +96,11 @@ fi
 
 # ---- outside the cluster: build, then run myself under cluster.sh --------------
 if [ -z "${RK_INNER:-}" ]; then
-	need=(bench/hoist-kernels bench/hoist-prefetch-init bench/hoist-conflict-cost daemon/hoistd
-		daemon/hoistctl launcher/hoistrun)
-	for b in "${need[@]}"; do
-		if [ ! -x "$build/$b" ]; then
-			echo "run-kernels.sh: building in $build" >&2
-			cmake -S "$repo" -B "$build" -DBUILD_TESTING=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo >&2
-			cmake --build "$build" -j"$(nproc)" --target hoist-kernels hoist-prefetch-init \
-				hoist-conflict-cost hoistd hoistctl hoistrun >&2
-			break
-		fi
-	done
-	export HOIST_HOISTD="$build/daemon/hoistd" HOIST_HOISTRUN="$build/launcher/hoistrun"
-	export HOIST_HOISTCTL="$build/daemon/hoistctl" RK_INNER=1 RK_BUILD="$build"
-	export CLUSTER_TIMEOUT=${CLUSTER_TIMEOUT:-3000}
-	exec bash "$repo/tests/multinode/cluster.sh" 2 \
-		--daemon-arg=--phase-max-gets=8192 --daemon-arg=--prefetch-arena-bytes=67108864 \
-		-- bash "$self" "${orig_args[@]}"
+	bench_build_missing "$build" bench/hoist-kernels bench/hoist-prefetch-init bench/hoist-conflict-cost \
+		daemon/hoistd daemon/hoistctl launcher/hoistrun
+	export RK_INNER=1 RK_BUILD="$build"
+	bench_exec_in_cluster "$build" 2 --daemon-arg=--phase-max-gets=8192 \
+		--daemon-arg=--prefetch-arena-bytes=67108864 -- bash "$self" "${orig_args[@]}"
 fi
 
 # ---- inside: HOIST_DIRS, HOIST_DIR_0/1 set by cluster.sh ------------------------
@@ -124,19 +112,9 @@ trap 'rm -rf "$out"' EXIT
 stat_keys="gets pf_fast_hits pf_hits pf_waits pf_late pf_misses pf_skipped pf_issued pf_wasted pf_invalidated pf_chunks pf_periodic pf_backoffs pf_dry deferred_puts conflicts conflict_box conflict_precise phases"
 
 # one line "k=v ..." of daemon counters summed over both daemons
-snap() {
-	"$HOIST_HOISTCTL" --runtime-dir "$HOIST_DIR_0" stats --json >"$out/s0.json"
-	"$HOIST_HOISTCTL" --runtime-dir "$HOIST_DIR_1" stats --json >"$out/s1.json"
-	python3 -c '
-import json, sys
-keys = sys.argv[1].split()
-docs = [json.load(open(f)) for f in sys.argv[2:]]
-# a daemon without a counter (an older build, for a before/after) counts 0
-print(" ".join("%s=%d" % (k, sum(int(d["daemon"].get(k, 0)) for d in docs)) for k in keys))
-' "$stat_keys" "$out/s0.json" "$out/s1.json"
-}
+snap() { bench_daemon_sums "$stat_keys" "$HOIST_DIR_0" "$HOIST_DIR_1"; }
 
-load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+load_before=$(bench_load)
 if ! snap >/dev/null 2>"$out/snap.err"; then
 	echo "run-kernels.sh: cannot read daemon stats: $(cat "$out/snap.err")" >&2
 	exit 1
@@ -197,8 +175,8 @@ if [ "$fig5" = 1 ]; then
 	done
 fi
 
-load_after=$(cut -d' ' -f1-3 /proc/loadavg)
-cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
+load_after=$(bench_load)
+cpu=$(bench_cpu_model)
 machine="$(nproc) CPUs (${cpu:-unknown CPU}), load average before: $load_before, after: $load_after"
 
 [ -n "$keep" ] && mkdir -p "$keep" && cp "$out"/* "$keep"/

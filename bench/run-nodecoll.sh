@@ -31,7 +31,7 @@
 # --plot SVG: a bar chart of the medians with their ranges (bench/plot.py).
 set -euo pipefail
 
-repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh" run-nodecoll.sh
 build="$repo/build"
 base=
 reps=7
@@ -54,13 +54,11 @@ while [ $# -gt 0 ]; do
 	*) echo "run-nodecoll.sh: unknown option '$1' (--help)" >&2; exit 2 ;;
 	esac
 done
-case "$reps" in '' | *[!0-9]* | 0) echo "run-nodecoll.sh: --reps must be a positive integer" >&2; exit 2 ;; esac
+bench_posint --reps "$reps"
 command -v oshrun >/dev/null && command -v oshcc >/dev/null ||
 	{ echo "run-nodecoll.sh: Open MPI's oshcc/oshrun missing (Debian: openmpi-bin libopenmpi-dev)" >&2; exit 1; }
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/hoist-run-nodecoll.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 130' INT TERM
+bench_tmpdir
 
 cfgs="hoist"
 compile() { # NAME OSHCC
@@ -103,7 +101,7 @@ one() { # CONFIG NP
 	awk -v c="$cfg" -v n="$np" '$1 == "row" { print c, n, $2, $4 }' "$out" >>"$tmp/vals"
 }
 
-load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+load_before=$(bench_load)
 : >"$tmp/vals"
 IFS=, read -r -a nplist <<<"$nps"
 for r in $(seq 1 "$reps"); do
@@ -114,14 +112,15 @@ for r in $(seq 1 "$reps"); do
 		done
 	done
 done
-load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+load_after=$(bench_load)
 
 where="on one node"
 [ "$nodes" -gt 1 ] && where="hoist over $nodes daemons (loopback TCP)"
 echo "# bench/shmem_coll.c $where, ns per call on PE 0; median [min-max] of $reps interleaved reps" \
 	"(--time-ms $time_ms each); $(nproc) CPUs; load average before: $load_before, after: $load_after"
-NODES=$nodes python3 - "$tmp/vals" "$cfgs" "$svg" "$reps" "$load_before" "$load_after" "$repo" <<'PY'
+NODES=$nodes PYTHONPATH="$repo/bench" python3 - "$tmp/vals" "$cfgs" "$svg" "$reps" "$load_before" "$load_after" "$repo" <<'PY'
 import json, os, subprocess, sys
+import benchvals
 path, cfgs, svg, reps, lb, la, repo = sys.argv[1:8]
 cfgs = cfgs.split()
 vals, rows, nps = {}, [], []
@@ -134,16 +133,9 @@ for line in open(path):
         nps.append(n)
     vals.setdefault((c, n, name), []).append(float(v))
 def med(c, n, name):
-    v = sorted(vals.get((c, n, name), []))
-    if not v:
-        return None
-    k = len(v)
-    return (v[k // 2] if k % 2 else 0.5 * (v[k // 2 - 1] + v[k // 2]), v[0], v[-1])
-def fmt(x):
-    return "%.0f" % x
+    return benchvals.mrange(vals.get((c, n, name), []))
 def cell(c, n, name):
-    m = med(c, n, name)
-    return "%s [%s-%s]" % (fmt(m[0]), fmt(m[1]), fmt(m[2])) if m else "-"
+    return benchvals.cell(med(c, n, name), lambda x: "%.0f" % x)
 def rat(a, b, n, name):
     x, y = med(a, n, name), med(b, n, name)
     return x[0] / y[0] if x and y and y[0] > 0 else None
@@ -202,6 +194,4 @@ if svg:
     subprocess.call([sys.executable, os.path.join(repo, "bench", "plot.py"), sp])
 PY
 echo "oshrun: $(oshrun --version 2>/dev/null | head -n 1 || echo none)"
-printf 'reproduce: bash bench/run-nodecoll.sh'
-[ ${#orig_args[@]} = 0 ] || printf ' %q' "${orig_args[@]}"
-echo
+bench_reproduce "${orig_args[@]}"

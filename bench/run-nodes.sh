@@ -31,7 +31,7 @@
 # --bench); without it one line says the plot was skipped.
 set -euo pipefail
 
-repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh" run-nodes.sh
 build="$repo/build"
 reps=7
 scale=0.25
@@ -62,21 +62,13 @@ while [ $# -gt 0 ]; do
 	*) echo "run-nodes.sh: unknown option '$1'" >&2; usage >&2; exit 2 ;;
 	esac
 done
-case "$rounds" in
-'' | *[!0-9]* | 0) echo "run-nodes.sh: --rounds must be a positive integer" >&2; exit 2 ;;
-esac
+bench_posint --rounds "$rounds"
 
 bench="$build/bench/hoist-bench"
 tcpraw="$build/bench/tcp-raw"
 hoistd="$build/daemon/hoistd"
 hoistrun="$build/launcher/hoistrun"
-for f in "$bench" "$tcpraw" "$hoistd" "$hoistrun"; do
-	if [ ! -x "$f" ]; then
-		echo "run-nodes.sh: $f is missing; build first:" >&2
-		echo "  cmake -S $repo -B $build && cmake --build $build --target hoist-bench tcp-raw hoistd hoistrun" >&2
-		exit 1
-	fi
-done
+bench_need_build "$build" "$bench" "$tcpraw" "$hoistd" "$hoistrun"
 
 bw_args=()
 [ -n "$bw_sizes" ] && bw_args=(--bw-sizes "$bw_sizes")
@@ -104,7 +96,7 @@ hoist_job() {
 	printf '%s\n' "$rows" | sed "s/^\(row	barrier, [0-9]* PEs\)	/\1 \/ $k daemons	/" >>"$out"
 }
 
-load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+load_before=$(bench_load)
 for ((r = 1; r <= rounds; r++)); do
 	[ "$rounds" -gt 1 ] && echo "run-nodes.sh: round $r of $rounds" >&2
 	"$tcpraw" --tsv --reps "$reps" --scale "$scale" "${bw_args[@]}" >>"$out"
@@ -115,10 +107,10 @@ for ((r = 1; r <= rounds; r++)); do
 		done
 	fi
 done
-load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+load_after=$(bench_load)
 
-reproduce="bash bench/run-nodes.sh${orig_args[*]:+ ${orig_args[*]}}"
-cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
+reproduce=$(bench_command "${orig_args[@]}")
+cpu=$(bench_cpu_model)
 ncpu_desc="$(nproc) CPUs (${cpu:-unknown CPU})"
 
 # Pool the reps of every round per row, then one row each: median, min,

@@ -30,7 +30,7 @@
 # Settings pass through the environment (HOIST_SPIN_US, HOISTD_SPIN_US, ...).
 set -euo pipefail
 
-repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh" run-oversub.sh
 build="$repo/build"
 reps=7
 rounds=22
@@ -64,18 +64,12 @@ dpid=
 hog=
 cleanup() {
 	[ -n "$hog" ] && kill -CONT "$hog" 2>/dev/null && kill -TERM "$hog" 2>/dev/null
-	if [ -n "$dpid" ] && kill -0 "$dpid" 2>/dev/null; then
-		kill -TERM "$dpid"
-		wait "$dpid" 2>/dev/null || true
-	fi
+	bench_hoistd_stop || true
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
 
-mkfifo "$tmp/ready"
-"$hoistd" --runtime-dir "$tmp" --log-level warn --ready-fd 3 3>"$tmp/ready" </dev/null 2>"$tmp/hoistd.log" &
-dpid=$!
-read -r -t 10 line <"$tmp/ready" || { echo "run-oversub.sh: hoistd did not start" >&2; cat "$tmp/hoistd.log" >&2; exit 1; }
+bench_hoistd_start "$hoistd" "$tmp" --log-level warn
 
 load() { cut -d' ' -f1-4 /proc/loadavg; }
 
@@ -94,7 +88,7 @@ print(" ".join("%s=%d" % (k, tot[k]) for k in want if k in tot))
 ' || true
 }
 
-echo "# hoist-oversub-bench on $(nproc) CPUs ($(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)), reps=$reps rounds=$rounds, $(date -u +%FT%TZ)"
+echo "# hoist-oversub-bench on $(bench_cpus), reps=$reps rounds=$rounds, $(date -u +%FT%TZ)"
 echo "# settings: HOIST_SPIN_US=${HOIST_SPIN_US:-default} HOISTD_SPIN_US=${HOISTD_SPIN_US:-default} HOIST_YIELD_LONG_US=${HOIST_YIELD_LONG_US:-default} HOISTD_YIELD_LONG_US=${HOISTD_YIELD_LONG_US:-default}"
 
 IFS=, read -r -a list <<<"$scenarios"
@@ -181,9 +175,5 @@ if b:
     print("   counters: " + " ".join("%s+%d" % (k, int(b[k]) - int(a.get(k, 0))) for k in b))
 PY
 done
-kill -TERM "$dpid"
-wait "$dpid" || { echo "run-oversub.sh: hoistd exited with an error" >&2; exit 1; }
-dpid=
-printf 'reproduce: bash bench/run-oversub.sh'
-printf ' %q' "${orig_args[@]}"
-echo
+bench_hoistd_stop || { echo "run-oversub.sh: hoistd exited with an error" >&2; exit 1; }
+bench_reproduce "${orig_args[@]}"

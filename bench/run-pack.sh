@@ -24,7 +24,7 @@
 # (on / off) is printed per PE count.
 set -euo pipefail
 
-repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh" run-pack.sh
 build="$repo/build"
 reps=7
 scale=1
@@ -52,13 +52,7 @@ done
 bench="$build/bench/hoist-pack-bench"
 hoistd="$build/daemon/hoistd"
 hoistrun="$build/launcher/hoistrun"
-for f in "$bench" "$hoistd" "$hoistrun"; do
-	if [ ! -x "$f" ]; then
-		echo "run-pack.sh: $f is missing; build first:" >&2
-		echo "  cmake -S $repo -B $build && cmake --build $build --target hoist-pack-bench hoistd hoistrun" >&2
-		exit 1
-	fi
-done
+bench_need_build "$build" "$bench" "$hoistd" "$hoistrun"
 if [ "$ucx" = 1 ] && ! command -v ucx_perftest >/dev/null 2>&1; then
 	echo "run-pack.sh: ucx_perftest missing (Debian ucx-utils); no UCX reference" >&2
 	ucx=0
@@ -112,7 +106,7 @@ ucx_once() {
 		"$(awk -v v="$line" 'BEGIN { printf "%.6g", v / 1e6 }')" >>"$out"
 }
 
-load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+load_before=$(bench_load)
 for ((r = 1; r <= rounds; r++)); do
 	[ "$rounds" -gt 1 ] && echo "run-pack.sh: round $r of $rounds" >&2
 	if [ "$ucx" = 1 ]; then
@@ -128,10 +122,10 @@ for ((r = 1; r <= rounds; r++)); do
 		job "" 2 -- --test fig6
 	fi
 done
-load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+load_after=$(bench_load)
 
-reproduce="bash bench/run-pack.sh${orig_args[*]:+ ${orig_args[*]}}"
-cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
+reproduce=$(bench_command "${orig_args[@]}")
+cpu=$(bench_cpu_model)
 
 awk -F'\t' -v cpu="$cpu" -v ncpu="$(nproc)" -v reps="$reps" -v rounds="$rounds" -v scale="$scale" \
 	-v lb="$load_before" -v la="$load_after" -v repro="$reproduce" '

@@ -34,7 +34,7 @@
 # --plot-dir (default bench/plots/) through bench/plot.py.
 set -euo pipefail
 
-repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh" run-prefetch.sh
 self="$repo/bench/run-prefetch.sh"
 build=
 reps=7
@@ -73,19 +73,10 @@ fi
 
 # ---- outside the cluster: build, then run myself under cluster.sh --------------
 if [ -z "${RP_INNER:-}" ]; then
-	for b in bench/hoist-prefetch-init daemon/hoistd daemon/hoistctl launcher/hoistrun; do
-		if [ ! -x "$build/$b" ]; then
-			echo "run-prefetch.sh: building in $build" >&2
-			cmake -S "$repo" -B "$build" -DBUILD_TESTING=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo >&2
-			cmake --build "$build" -j"$(nproc)" --target hoist-prefetch-init hoistd hoistctl hoistrun >&2
-			break
-		fi
-	done
-	export HOIST_HOISTD="$build/daemon/hoistd" HOIST_HOISTRUN="$build/launcher/hoistrun"
-	export HOIST_HOISTCTL="$build/daemon/hoistctl" RP_INNER=1 RP_BUILD="$build"
-	export CLUSTER_TIMEOUT=${CLUSTER_TIMEOUT:-3000}
-	exec bash "$repo/tests/multinode/cluster.sh" 2 \
-		--daemon-arg=--prefetch-arena-bytes=67108864 "${dargs[@]}" -- bash "$self" "${orig_args[@]}"
+	bench_build_missing "$build" bench/hoist-prefetch-init daemon/hoistd daemon/hoistctl launcher/hoistrun
+	export RP_INNER=1 RP_BUILD="$build"
+	bench_exec_in_cluster "$build" 2 --daemon-arg=--prefetch-arena-bytes=67108864 "${dargs[@]}" \
+		-- bash "$self" "${orig_args[@]}"
 fi
 
 # ---- inside: HOIST_DIRS, HOIST_DIR_0/1 set by cluster.sh ------------------------
@@ -96,18 +87,9 @@ out=$(mktemp -d "${TMPDIR:-/tmp}/hoist-prefetch.XXXXXX")
 trap 'rm -rf "$out"' EXIT
 stat_keys="pf_fast_hits pf_hits pf_waits pf_demand pf_late pf_misses pf_miss_cold pf_miss_new pf_miss_full pf_miss_invalid pf_skipped pf_skip_room pf_issued pf_wasted pf_chunks phases pf_notify_ns"
 
-snap() { # one line "k=v ..." of daemon counters summed over both daemons
-	"$HOIST_HOISTCTL" --runtime-dir "$HOIST_DIR_0" stats --json >"$out/s0.json"
-	"$HOIST_HOISTCTL" --runtime-dir "$HOIST_DIR_1" stats --json >"$out/s1.json"
-	python3 -c '
-import json, sys
-keys = sys.argv[1].split()
-docs = [json.load(open(f)) for f in sys.argv[2:]]
-print(" ".join("%s=%d" % (k, sum(int(d["daemon"].get(k, 0)) for d in docs)) for k in keys))
-' "$stat_keys" "$out/s0.json" "$out/s1.json"
-}
+snap() { bench_daemon_sums "$stat_keys" "$HOIST_DIR_0" "$HOIST_DIR_1"; } # one line "k=v ..." of daemon counters summed over both daemons
 
-load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+load_before=$(bench_load)
 variants="auto manual"
 [ "$blocking" = 1 ] && variants="auto manual blocking"
 IFS=, read -r -a size_list <<<"$sizes"
@@ -134,8 +116,8 @@ for ((r = 1; r <= reps; r++)); do
 		echo "  rep $r size $s done" >&2
 	done
 done
-load_after=$(cut -d' ' -f1-3 /proc/loadavg)
-cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
+load_after=$(bench_load)
+cpu=$(bench_cpu_model)
 machine="$(nproc) CPUs (${cpu:-unknown CPU}), load average before: $load_before, after: $load_after"
 [ -n "$keep" ] && mkdir -p "$keep" && cp "$out"/* "$keep"/
 

@@ -17,7 +17,7 @@
 # If OpenSHMEM cannot run, the table says why instead of its columns.
 set -euo pipefail
 
-repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh" run-ptr.sh
 build="$repo/build"
 reps=7
 shmem=1
@@ -44,22 +44,14 @@ fi
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/hoist-ptr-bench.XXXXXX")
 dpid=
 cleanup() {
-	if [ -n "$dpid" ] && kill -0 "$dpid" 2>/dev/null; then
-		kill -TERM "$dpid"
-		wait "$dpid" 2>/dev/null || true
-	fi
+	bench_hoistd_stop || true
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
 
-mkfifo "$tmp/ready"
-"$hoistd" --runtime-dir "$tmp" --ready-fd 3 3>"$tmp/ready" </dev/null 2>"$tmp/hoistd.log" &
-dpid=$!
-read -r -t 10 line <"$tmp/ready" || { echo "run-ptr.sh: hoistd did not start" >&2; cat "$tmp/hoistd.log" >&2; exit 1; }
+bench_hoistd_start "$hoistd" "$tmp"
 HOIST_RUNTIME_DIR=$tmp "$hoistrun" -n 2 --timeout 600 "$bench" --reps "$reps" >"$tmp/rows"
-kill -TERM "$dpid"
-wait "$dpid" || { echo "run-ptr.sh: hoistd exited with an error" >&2; exit 1; }
-dpid=
+bench_hoistd_stop || { echo "run-ptr.sh: hoistd exited with an error" >&2; exit 1; }
 
 shmem_note=
 if [ "$shmem" = 1 ]; then
@@ -114,7 +106,5 @@ for n in (8, 4096, 65536):
 PY
 [ -s "$tmp/notes" ] 2>/dev/null && cat "$tmp/notes"
 [ -n "$shmem_note" ] && echo "$shmem_note"
-echo "cpu: $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1), $(nproc) CPUs"
-printf 'reproduce: bash bench/run-ptr.sh'
-printf ' %q' "${orig_args[@]}"
-echo
+echo "cpu: $(bench_cpu_model), $(nproc) CPUs"
+bench_reproduce "${orig_args[@]}"

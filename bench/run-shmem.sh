@@ -39,7 +39,7 @@
 # table says why and its columns stay empty.
 set -euo pipefail
 
-repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh" run-shmem.sh
 build="$repo/build"
 base=
 reps=5
@@ -58,7 +58,7 @@ while [ $# -gt 0 ]; do
 	*) echo "run-shmem.sh: unknown option '$1' (--help)" >&2; exit 2 ;;
 	esac
 done
-case "$reps" in '' | *[!0-9]* | 0) echo "run-shmem.sh: --reps must be a positive integer" >&2; exit 2 ;; esac
+bench_posint --reps "$reps"
 [ -n "$base" ] && [ "$only" = "h1,o1,h2,o2,o2b" ] && only="$only,b1"
 case ",$only," in *,b1,*) [ -n "$base" ] || { echo "run-shmem.sh: b1 needs --base DIR" >&2; exit 2; } ;; esac
 
@@ -72,10 +72,7 @@ for f in "$hoshcc" "$hoshrun" "$hoistd"; do
 	fi
 done
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/hoist-run-shmem.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 130' INT TERM
-want() { case ",$only," in *",$1,"*) return 0 ;; esac; return 1; }
+bench_tmpdir
 
 if ! "$hoshcc" -O2 -I"$repo/bench" "$repo/bench/shmem_bench.c" -o "$tmp/shmem-bench-hoist" 2>"$tmp/cc.err"; then
 	echo "run-shmem.sh: hoist's oshcc failed:" >&2
@@ -131,15 +128,10 @@ one() {
 		fi ;;
 	*) echo "run-shmem.sh: unknown configuration $cfg" >&2; exit 2 ;;
 	esac
-	if [ "$rc" != 0 ]; then
-		echo "run-shmem.sh: $cfg failed with status $rc:" >&2
-		cat "$tmp/err" >&2
-		exit 1
-	fi
-	awk -v c="$cfg" '$1 == "row" { print c, $2, $4 }' "$out" >>"$tmp/vals"
+	bench_take_rows "$cfg" "$rc" "$out"
 }
 
-load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+load_before=$(bench_load)
 : >"$tmp/vals"
 for r in $(seq 1 "$reps"); do
 	echo "run-shmem.sh: rep $r of $reps" >&2
@@ -147,13 +139,14 @@ for r in $(seq 1 "$reps"); do
 		want "$cfg" && one "$cfg"
 	done
 done
-load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+load_after=$(bench_load)
 
 echo "# shmem_bench.c, 2 PEs (PE 0 -> PE 1 for point-to-point); median [min-max] of $reps alternating reps" \
-	"(--time-ms $time_ms each); $(nproc) CPUs ($(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1));" \
+	"(--time-ms $time_ms each); $(bench_cpus);" \
 	"load average before: $load_before, after: $load_after"
-python3 - "$tmp/vals" "$only" <<'PY'
+PYTHONPATH="$repo/bench" python3 - "$tmp/vals" "$only" <<'PY'
 import sys
+import benchvals
 vals = {}
 order = []
 for line in open(sys.argv[1]):
@@ -162,16 +155,9 @@ for line in open(sys.argv[1]):
         order.append(n)
     vals.setdefault((c, n), []).append(float(v))
 def med(c, n):
-    v = sorted(vals.get((c, n), []))
-    if not v:
-        return None
-    k = len(v)
-    return (v[k // 2] if k % 2 else 0.5 * (v[k // 2 - 1] + v[k // 2]), v[0], v[-1])
-def fmt(x):
-    return "%.0f" % x if x >= 100 else "%.2f" % x if x >= 1 else "%.3f" % x
+    return benchvals.mrange(vals.get((c, n), []))
 def cell(c, n):
-    m = med(c, n)
-    return "%s [%s-%s]" % (fmt(m[0]), fmt(m[1]), fmt(m[2])) if m else "-"
+    return benchvals.cell(med(c, n))
 def rat(a, b, n):
     x, y = med(a, n), med(b, n)
     return x[0] / y[0] if x and y and y[0] > 0 else None
@@ -212,7 +198,5 @@ for ref, name in (("o2", "UCX tcp"), ("o2b", "tcp+btl tcp")):
           % (name, len(a), len(got), (": behind in " + " ".join(n for n in got if n not in a)) if got and len(a) < len(got) else ""))
 PY
 [ -z "$osh_note" ] || echo "$osh_note"
-echo "oshrun: $(oshrun --version 2>/dev/null | head -n 1 || echo none); ucx: $(ucx_info -v 2>/dev/null | sed -n 's/^# Version //p' | head -n 1)"
-printf 'reproduce: bash bench/run-shmem.sh'
-[ ${#orig_args[@]} = 0 ] || printf ' %q' "${orig_args[@]}"
-echo
+bench_osh_versions
+bench_reproduce "${orig_args[@]}"

@@ -31,7 +31,7 @@
 # the run.
 set -euo pipefail
 
-repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh" run-tcplat.sh
 build="$repo/build"
 reps=7
 time_ms=300
@@ -52,9 +52,7 @@ while [ $# -gt 0 ]; do
 	*) echo "run-tcplat.sh: unknown option '$1'" >&2; usage >&2; exit 2 ;;
 	esac
 done
-case "$reps" in
-'' | *[!0-9]* | 0) echo "run-tcplat.sh: --reps must be a positive integer" >&2; exit 2 ;;
-esac
+bench_posint --reps "$reps"
 
 amo="$build/bench/hoist-amo-bench"
 tcpraw="$build/bench/tcp-raw"
@@ -86,7 +84,7 @@ hoist_job() {
 	printf '%s\n' "$rows" | awk -v who="$who" '$1 == "row" { print who "\t" $2 "\t" $4 }' >>"$out"
 }
 
-load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+load_before=$(bench_load)
 for ((r = 1; r <= reps; r++)); do
 	"$tcpraw" --test rtt-busy --reps 1 --scale 0.25 --tsv |
 		awk -F'\t' '$2 == "tcp RTT 8 B (busy-poll)" { print "tcp\trtt\t" $4 }' >>"$out"
@@ -104,10 +102,10 @@ for ((r = 1; r <= reps; r++)); do
 		hoist_job "b$((b + 1))" "${bases[$b]}"
 	done
 done
-load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+load_after=$(bench_load)
 
 printf '# hoist across 2 daemons on loopback vs raw TCP busy-poll round trip, %s CPUs (%s)\n' \
-	"$(nproc)" "$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)"
+	"$(nproc)" "$(bench_cpu_model)"
 printf '# reps=%s interleaved, time-ms=%s, hoistd flags: %s; hoist: %s\n' "$reps" "$time_ms" \
 	"${daemon_flags[*]:-(defaults)}" "$hoistd"
 for ((b = 0; b < ${#bases[@]}; b++)); do
@@ -142,4 +140,4 @@ END {
 			p[1] == "tcp" ? "1.00x" : sprintf("%.2fx", md[k] / ref), goal
 	}
 }' "$out"
-echo "reproduce: bash bench/run-tcplat.sh${orig_args[*]:+ ${orig_args[*]}}"
+echo "reproduce: $(bench_command "${orig_args[@]}")"

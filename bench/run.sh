@@ -18,7 +18,7 @@
 # under that command.
 set -euo pipefail
 
-repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh" run.sh
 build="$repo/build"
 reps=7
 tests=all
@@ -62,13 +62,10 @@ if [ ! -x "$bench" ] || [ ! -x "$hoistd" ] || [ ! -x "$hoistrun" ]; then
 fi
 
 rt=$(mktemp -d "${TMPDIR:-/tmp}/hoist-bench.XXXXXX")
-daemon_pid=
+dpid=
 cleanup() {
 	local rc=$?
-	if [ -n "$daemon_pid" ] && kill -0 "$daemon_pid" 2>/dev/null; then
-		kill -TERM "$daemon_pid" 2>/dev/null || true
-		wait "$daemon_pid" 2>/dev/null || true
-	fi
+	bench_hoistd_stop || true
 	if [ "$keep_log" = 1 ] && [ -f "$rt/hoistd.log" ]; then
 		cp "$rt/hoistd.log" "${TMPDIR:-/tmp}/hoist-bench-hoistd.log"
 		echo "run.sh: daemon log kept in ${TMPDIR:-/tmp}/hoist-bench-hoistd.log" >&2
@@ -79,19 +76,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# Start the daemon; READY arrives on fd 3 (a FIFO, so the read below sees
-# EOF instead of hanging if hoistd dies before it is ready).
-mkfifo "$rt/ready"
-"$hoistd" --runtime-dir "$rt" --log-level warn --ready-fd 3 "${daemon_flags[@]}" \
-	3>"$rt/ready" 2>"$rt/hoistd.log" </dev/null &
-daemon_pid=$!
-ready=
-read -r -t 15 ready <"$rt/ready" || true
-if [ "$ready" != "READY" ]; then
-	echo "run.sh: hoistd did not become ready; its log:" >&2
-	cat "$rt/hoistd.log" >&2
-	exit 1
-fi
+bench_hoistd_start "$hoistd" "$rt" --log-level warn "${daemon_flags[@]}"
 
 run_job() { # n, extra bench args...
 	local n=$1
@@ -110,9 +95,9 @@ case ",$tests," in
 *,all,*|*,barrier,*) with4=1 ;;
 *) with4=0 ;;
 esac
-load=$(cut -d' ' -f1-3 /proc/loadavg)
-reproduce="bash bench/run.sh${orig_args[*]:+ ${orig_args[*]}}"
-cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
+load=$(bench_load)
+reproduce=$(bench_command "${orig_args[@]}")
+cpu=$(bench_cpu_model)
 if [ "$json" = 1 ]; then
 	runs=$(run_job 2 --test "$tests" --json)
 	if [ "$with4" = 1 ]; then
@@ -129,7 +114,7 @@ else
 	if [ "$with4" = 1 ]; then
 		run_job 4 --test barrier --no-header --no-footer
 	fi
-	echo "# load average after the run: $(cut -d' ' -f1-3 /proc/loadavg)"
+	echo "# load average after the run: $(bench_load)"
 	echo "reproduce: $reproduce"
 fi
 

@@ -43,10 +43,7 @@ static void die(const char *what)
 
 static long sized(double est, long lo, long hi)
 {
-	if (smoke)
-		return lo;
-	long n = (long)(time_ms * 1e6 / (est > 1 ? est : 1));
-	return n < lo ? lo : n > hi ? hi : n;
+	return bench_sized(est, lo, hi, time_ms, smoke);
 }
 
 static double run_fadd(long *expect, long n)
@@ -133,23 +130,13 @@ int main(int argc, char **argv)
 		} else if (!strcmp(argv[i], "--time-ms") && i + 1 < argc) {
 			time_ms = atof(argv[++i]);
 		} else if (!strcmp(argv[i], "--test") && i + 1 < argc) {
-			tests = 0;
-			char *list = argv[++i], *save = NULL;
-			for (char *t = strtok_r(list, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-				if (!strcmp(t, "fadd"))
-					tests |= T_FADD;
-				else if (!strcmp(t, "cswap"))
-					tests |= T_CSWAP;
-				else if (!strcmp(t, "add"))
-					tests |= T_ADD;
-				else if (!strcmp(t, "wake"))
-					tests |= T_WAKE;
-				else if (!strcmp(t, "get"))
-					tests |= T_GET;
-				else {
-					fprintf(stderr, "shmem-amo: unknown test %s\n", t);
-					return 2;
-				}
+			static const struct bench_test_name names[] = {
+				{"fadd", T_FADD}, {"cswap", T_CSWAP}, {"add", T_ADD}, {"wake", T_WAKE}, {"get", T_GET},
+			};
+			tests = bench_parse_tests(argv[++i], names, sizeof(names) / sizeof(names[0]));
+			if (tests < 0) {
+				fprintf(stderr, "shmem-amo: unknown test in '%s'\n", argv[i]);
+				return 2;
 			}
 		} else {
 			fprintf(stderr, "usage: shmem-amo [--test fadd,cswap,add,get,wake] [--time-ms T] "

@@ -50,10 +50,7 @@ static void die(const char *what)
 
 static long sized(double est_ns, long lo, long hi)
 {
-	if (smoke)
-		return lo;
-	long n = (long)(time_ms * 1e6 / (est_ns > 1 ? est_ns : 1));
-	return n < lo ? lo : n > hi ? hi : n;
+	return bench_sized(est_ns, lo, hi, time_ms, smoke);
 }
 static uint64_t src[MAXPES], dsts[2][MAXPES]; /* dst alternates: a PE may put into
 						  * the next call's while another checks this one's */

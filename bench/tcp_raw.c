@@ -87,16 +87,10 @@ static void add_row(const char *name, const char *unit, const double *v)
 	if (nrows == MAX_ROWS)
 		die("too many rows");
 	struct row *r = &rows[nrows++];
-	double s[MAX_REPS];
-	int n = opt.reps;
 	snprintf(r->name, sizeof(r->name), "%s", name);
 	r->unit = unit;
-	memcpy(r->v, v, sizeof(double) * (size_t)n);
-	memcpy(s, v, sizeof(double) * (size_t)n);
-	qsort(s, (size_t)n, sizeof(double), bench_cmp_double);
-	r->min = s[0];
-	r->max = s[n - 1];
-	r->med = (n & 1) ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
+	memcpy(r->v, v, sizeof(double) * (size_t)opt.reps);
+	bench_stats(v, opt.reps, &r->med, &r->min, &r->max);
 }
 
 /* ---- sockets ------------------------------------------------------------ */
@@ -345,30 +339,11 @@ static void stream(size_t len)
 
 /* ---- output --------------------------------------------------------------- */
 
-static void fmt_num(double v, char *buf, size_t len)
-{
-	if (isnan(v))
-		snprintf(buf, len, "-");
-	else if (fabs(v) >= 1000)
-		snprintf(buf, len, "%.0f", v);
-	else if (fabs(v) >= 100)
-		snprintf(buf, len, "%.1f", v);
-	else if (fabs(v) >= 10)
-		snprintf(buf, len, "%.2f", v);
-	else
-		snprintf(buf, len, "%.3f", v);
-}
-
 static void print_results(int argc, char **argv)
 {
 	if (opt.tsv) {
-		/* row<TAB>name<TAB>unit<TAB>rep values (space separated) */
-		for (int i = 0; i < nrows; i++) {
-			printf("row\t%s\t%s\t", rows[i].name, rows[i].unit);
-			for (int k = 0; k < opt.reps; k++)
-				printf("%s%.6g", k ? " " : "", rows[i].v[k]);
-			printf("\n");
-		}
+		for (int i = 0; i < nrows; i++)
+			bench_tsv_row(rows[i].name, rows[i].unit, rows[i].v, opt.reps);
 	} else if (opt.json) {
 		printf("{\"reps\":%d,\"scale\":%g,\"pinned\":%s,\"rows\":[", opt.reps, opt.scale,
 		       opt.pin ? "true" : "false");
@@ -377,21 +352,16 @@ static void print_results(int argc, char **argv)
 			       i ? "," : "", rows[i].name, rows[i].unit, rows[i].med, rows[i].min, rows[i].max);
 		printf("\n]}\n");
 	} else {
-		if (opt.header)
-			printf("%-38s %-8s %10s %10s %10s\n", "name", "unit", "median", "min", "max");
-		for (int i = 0; i < nrows; i++) {
-			char a[24], b[24], c[24];
-			fmt_num(rows[i].med, a, sizeof(a));
-			fmt_num(rows[i].min, b, sizeof(b));
-			fmt_num(rows[i].max, c, sizeof(c));
-			printf("%-38s %-8s %10s %10s %10s\n", rows[i].name, rows[i].unit, a, b, c);
-		}
-		if (opt.footer) {
-			printf("reproduce:");
-			for (int i = 0; i < argc; i++)
-				printf(" %s", argv[i]);
+		if (opt.header) {
+			bench_table_cols(NULL, NULL, 0, 0, 0);
 			printf("\n");
 		}
+		for (int i = 0; i < nrows; i++) {
+			bench_table_cols(rows[i].name, rows[i].unit, rows[i].med, rows[i].min, rows[i].max);
+			printf("\n");
+		}
+		if (opt.footer)
+			bench_reproduce(NULL, argc, argv);
 	}
 	fflush(stdout);
 }
@@ -416,22 +386,10 @@ static void usage(FILE *f)
 
 static int parse_tests(const char *s)
 {
-	int bits = 0;
-	char buf[256];
-	snprintf(buf, sizeof(buf), "%s", s);
-	for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		if (!strcmp(tok, "rtt"))
-			bits |= T_RTT;
-		else if (!strcmp(tok, "rtt-busy"))
-			bits |= T_RTT_BUSY;
-		else if (!strcmp(tok, "stream"))
-			bits |= T_STREAM;
-		else if (!strcmp(tok, "all"))
-			bits |= T_ALL;
-		else
-			return -EINVAL;
-	}
-	return bits ? bits : -EINVAL;
+	static const struct bench_test_name names[] = {
+		{"rtt", T_RTT}, {"rtt-busy", T_RTT_BUSY}, {"stream", T_STREAM}, {"all", T_ALL},
+	};
+	return bench_parse_tests(s, names, sizeof(names) / sizeof(names[0]));
 }
 
 int main(int argc, char **argv)

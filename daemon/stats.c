@@ -35,32 +35,21 @@ void stats_sum_client(struct client_stats *acc, const struct client_stats *c)
 }
 
 /* The counters the client keeps in its control page (point-to-point waits,
- * client/p2p.c; waits for the daemon, client/wait.c) into c->st, whose
- * other fields the progress thread owns: these eight only this copies. */
+ * client/p2p.c; waits for the daemon, client/wait.c; its direct writes'
+ * wakes, client/ptr.c), copied into c->st, whose other fields the progress
+ * thread owns: only stats_client_pull writes these. */
+#define HOISTD_CLIENT_PULLED(X)                                                                    \
+	X(p2p_waits) X(p2p_sleeps) X(p2p_wakeups) X(wait_yields) X(wait_long_yields) X(wait_sleeps) \
+	X(heap_wakes_direct) X(heap_wakes_direct_skipped) X(wait_handoffs)
+
 void stats_client_pull(struct client *c)
 {
 	if (!c->ctrl)
 		return;
-	__atomic_store_n(&c->st.p2p_waits, __atomic_load_n(&c->ctrl->p2p_waits, __ATOMIC_RELAXED),
-			 __ATOMIC_RELAXED);
-	__atomic_store_n(&c->st.p2p_sleeps, __atomic_load_n(&c->ctrl->p2p_sleeps, __ATOMIC_RELAXED),
-			 __ATOMIC_RELAXED);
-	__atomic_store_n(&c->st.p2p_wakeups,
-			 __atomic_load_n(&c->ctrl->p2p_wakeups, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
-	__atomic_store_n(&c->st.wait_yields,
-			 __atomic_load_n(&c->ctrl->wait_yields, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
-	__atomic_store_n(&c->st.wait_long_yields,
-			 __atomic_load_n(&c->ctrl->wait_long_yields, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
-	__atomic_store_n(&c->st.wait_sleeps,
-			 __atomic_load_n(&c->ctrl->wait_sleeps, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
-	__atomic_store_n(&c->st.heap_wakes_direct,
-			 __atomic_load_n(&c->ctrl->heap_wakes_direct, __ATOMIC_RELAXED),
-			 __ATOMIC_RELAXED);
-	__atomic_store_n(&c->st.heap_wakes_direct_skipped,
-			 __atomic_load_n(&c->ctrl->heap_wakes_direct_skipped, __ATOMIC_RELAXED),
-			 __ATOMIC_RELAXED);
-	__atomic_store_n(&c->st.wait_handoffs,
-			 __atomic_load_n(&c->ctrl->wait_handoffs, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
+#define X(f)                                                                                       \
+	__atomic_store_n(&c->st.f, __atomic_load_n(&c->ctrl->f, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
+	HOISTD_CLIENT_PULLED(X)
+#undef X
 }
 
 /* Daemon-wide values that are not kept in a table of their own. */

@@ -45,8 +45,7 @@ done
 
 log() { echo "[harness $name] $*" >&2; }
 
-# scaled SEC: SEC times HOIST_TEST_SCALE (default 1), rounded up
-scaled() { awk -v s="$1" -v f="${HOIST_TEST_SCALE:-1}" 'BEGIN { if (f + 0 < 1) f = 1; v = s * f; i = int(v); if (i < v) i++; print i }'; }
+. "$here/runner.sh" # scaled, run_test
 ready_sec=$(scaled 10)
 test_sec=$(scaled "${IT_TIMEOUT:-60}")
 stop_ticks=$(($(scaled 5) * 10))
@@ -131,17 +130,7 @@ export HOIST_BIN_DIR
 export IT_SRC_DIR=$here
 
 # ---- run the test ----------------------------------------------------------
-t0=$(date +%s.%N)
-timeout -k 5 "$test_sec" "$@"
-status=$?
-t1=$(date +%s.%N)
-elapsed=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
-case $status in
-0) log "test command exited 0 (${elapsed} s)" ;;
-77) log "test command skipped (exit 77, ${elapsed} s)" ;;
-124 | 137) log "FAIL: test command timed out after $test_sec s (status $status)"; show_log=1 ;;
-*) log "FAIL: test command exited with status $status (${elapsed} s)"; show_log=1 ;;
-esac
+run_test "$test_sec" "$@"
 
 # ---- the daemon must have survived and must stop cleanly -------------------
 if ! daemon_alive; then

@@ -75,46 +75,10 @@ static pid_t spawn_job(const char *job, int rank, int size, int is_member, int w
 	return p;
 }
 
-static int reap(pid_t p, const char *what)
-{
-	int st;
-	if (waitpid(p, &st, 0) < 0) {
-		perror("waitpid");
-		return 1;
-	}
-	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
-		return 0;
-	if (WIFEXITED(st))
-		fprintf(stderr, "[it_attach] FAIL: %s exited with %d\n", what, WEXITSTATUS(st));
-	else
-		fprintf(stderr, "[it_attach] FAIL: %s killed by signal %d\n", what, WTERMSIG(st));
-	return 1;
-}
-
-/* Number of clients of job `job` in hoistctl stats, or -1. */
-static int clients_of(const char *job)
-{
-	const char *ctl = getenv("HOIST_HOISTCTL"), *dir = getenv("HOIST_RUNTIME_DIR"),
-		   *src = getenv("IT_SRC_DIR");
-	if (!ctl || !dir || !src)
-		return -1;
-	char cmd[2048];
-	snprintf(cmd, sizeof(cmd), "'%s' --runtime-dir '%s' stats --json | python3 '%s/it_json.py' count-string '%s'",
-		 ctl, dir, src, job);
-	FILE *f = popen(cmd, "r");
-	if (!f)
-		return -1;
-	int n = -1;
-	if (fscanf(f, "%d", &n) != 1)
-		n = -1;
-	pclose(f);
-	return n;
-}
-
 static int wait_clients(const char *job, int want)
 {
 	for (int i = 0; i < 100; i++) {
-		if (clients_of(job) == want)
+		if (it_stats_probe(NULL, "count-string", job) == want)
 			return 1;
 		usleep(50000);
 	}
@@ -123,6 +87,7 @@ static int wait_clients(const char *job, int want)
 
 int main(void)
 {
+	it_name = "it_attach"; /* the forked PEs name themselves in it_init */
 	setvbuf(stderr, NULL, _IOLBF, 0);
 	it_watchdog(50);
 	const char *dir = getenv("HOIST_RUNTIME_DIR");
@@ -144,7 +109,7 @@ int main(void)
 	}
 	setenv("HOIST_RUNTIME_DIR", empty, 1);
 	pid_t p = spawn_job("nodaemon", 0, 1, 0, -ENOENT, "no daemon");
-	fails += reap(p, "attach without a daemon");
+	fails += it_reap(p, "attach without a daemon");
 	setenv("HOIST_RUNTIME_DIR", dir, 1);
 	rmdir(empty);
 
@@ -152,10 +117,10 @@ int main(void)
 	if (!wait_clients(job, 1))
 		fprintf(stderr, "[it_attach] note: rank 0 of %s not listed by hoistctl stats while waiting\n", job);
 	p = spawn_job(job, 0, 2, 0, -EADDRINUSE, "second rank 0");
-	fails += reap(p, "second rank 0 of the same job");
+	fails += it_reap(p, "second rank 0 of the same job");
 	p = spawn_job(job, 1, 3, 0, -EINVAL, "rank 1 claiming size 3");
-	fails += reap(p, "rank 1 with a different job size");
-	fails += reap(a, "the waiting rank 0 of the job a rank disagreed with");
+	fails += it_reap(p, "rank 1 with a different job size");
+	fails += it_reap(a, "the waiting rank 0 of the job a rank disagreed with");
 
 	snprintf(job, sizeof(job), "attach2-%d", (int)getpid());
 	a = spawn_job(job, 0, 2, 1, 0, "rank 0");
@@ -163,12 +128,12 @@ int main(void)
 	if (!wait_clients(job, 2))
 		fprintf(stderr, "[it_attach] note: job %s not listed with 2 clients\n", job);
 	p = spawn_job(job, 1, 2, 0, -EADDRINUSE, "rank 1 again while running");
-	fails += reap(p, "a rank joining a running job");
+	fails += it_reap(p, "a rank joining a running job");
 	FILE *f = fopen(g_release, "w");
 	if (f)
 		fclose(f);
-	fails += reap(a, "rank 0 of the job");
-	fails += reap(b, "rank 1 of the job");
+	fails += it_reap(a, "rank 0 of the job");
+	fails += it_reap(b, "rank 1 of the job");
 	unlink(g_release);
 	if (!wait_clients(job, 0)) {
 		fprintf(stderr, "[it_attach] FAIL: clients of %s still listed after it finished\n", job);

@@ -19,24 +19,15 @@
 #define CAP 4
 #define N (CAP + 2)
 
-/* colls and colls_capped of this job's rank 0, from hoistctl stats --json */
+/* colls and colls_capped of this job's rank 0, from one hoistctl stats --json */
 static int rank0_counters(long *colls, long *capped)
 {
-	char cmd[2048];
-	snprintf(cmd, sizeof(cmd),
-		 "'%s' --runtime-dir '%s' stats --json | python3 -c \"import json,sys\n"
-		 "d=json.load(sys.stdin)\n"
-		 "for c in d.get('clients', []):\n"
-		 "    if c.get('job') == '%s' and c.get('rank') == 0:\n"
-		 "        print(c['counters']['colls'], c['counters']['colls_capped'])\"",
-		 getenv("HOIST_HOISTCTL"), getenv("HOIST_RUNTIME_DIR"), getenv("HOIST_JOB"));
-	FILE *f = popen(cmd, "r");
-	int ok = 0;
-	if (f) {
-		ok = fscanf(f, "%ld %ld", colls, capped) == 2;
-		pclose(f);
-	}
-	return ok;
+	long long v[2];
+	if (it_stats_clients("colls colls_capped", 0, v, 2) != 2)
+		return 0;
+	*colls = (long)v[0];
+	*capped = (long)v[1];
+	return 1;
 }
 
 int main(void)

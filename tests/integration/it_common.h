@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "hoist.h"
@@ -349,6 +350,24 @@ IT_FN void *it_xmalloc(size_t n)
 	return p;
 }
 
+/* Wait for the child p (what: how a failure names it) of a test that forks
+ * its own PEs: 0 if it exited with 0, else 1 after saying how it ended. */
+IT_FN int it_reap(pid_t p, const char *what)
+{
+	int st;
+	if (waitpid(p, &st, 0) < 0) {
+		perror("waitpid");
+		return 1;
+	}
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+		return 0;
+	if (WIFEXITED(st))
+		fprintf(stderr, "[%s] FAIL: %s exited with %d\n", it_name, what, WEXITSTATUS(st));
+	else
+		fprintf(stderr, "[%s] FAIL: %s killed by signal %d\n", it_name, what, WTERMSIG(st));
+	return 1;
+}
+
 /* hoist_finalize, then exit with 1 if anything failed, else 0. */
 IT_FN int it_finish(void)
 {
@@ -362,6 +381,89 @@ IT_FN int it_finish(void)
 	if (it_rank == 0)
 		fprintf(stderr, "[%s rank %d] PASS\n", it_name, it_rank);
 	return 0;
+}
+
+/* ---- the daemon's stats (hoistctl stats --json) ------------------------ */
+
+/* Runs `'$HOIST_HOISTCTL' --runtime-dir DIR stats --json | FILTER` (DIR
+ * NULL: $HOIST_RUNTIME_DIR), FILTER a shell command that reads the JSON on
+ * its stdin, and reads up to nv whole numbers it prints into v. Returns
+ * how many it read; -1 if HOIST_HOISTCTL or the directory is not set, the
+ * command could not start or FILTER failed (a hoistctl that failed leaves
+ * FILTER no JSON). */
+IT_FN int it_stats_read(const char *dir, const char *filter, long long *v, int nv)
+{
+	const char *ctl = getenv("HOIST_HOISTCTL");
+	if (!dir)
+		dir = getenv("HOIST_RUNTIME_DIR");
+	if (!ctl || !dir)
+		return -1;
+	char cmd[4096];
+	snprintf(cmd, sizeof(cmd), "'%s' --runtime-dir '%s' stats --json | %s", ctl, dir, filter);
+	FILE *f = popen(cmd, "r");
+	if (!f)
+		return -1;
+	int k = 0;
+	while (k < nv && fscanf(f, "%lld", &v[k]) == 1)
+		k++;
+	char sink[256];
+	while (fread(sink, 1, sizeof(sink), f) > 0)
+		;
+	return pclose(f) == 0 ? k : -1;
+}
+
+/* What `it_json.py PROBE ARG` (tests/integration, found through
+ * $IT_SRC_DIR) prints for the stats of DIR: the largest counter whose
+ * name holds ARG (PROBE "max"), or how many string values equal ARG
+ * ("count-string"); -1 if there is none or it could not run. */
+IT_FN long long it_stats_probe(const char *dir, const char *probe, const char *arg)
+{
+	const char *src = getenv("IT_SRC_DIR");
+	if (!src)
+		return -1;
+	char filter[2048];
+	snprintf(filter, sizeof(filter), "python3 '%s/it_json.py' %s '%s'", src, probe, arg);
+	long long v = -1;
+	return it_stats_read(dir, filter, &v, 1) == 1 ? v : -1;
+}
+
+/* 1 if the stats of DIR hold the string S (a job's name, say), 0 if not,
+ * -1 if they could not be read. */
+IT_FN int it_stats_has(const char *dir, const char *s)
+{
+	long long c = it_stats_probe(dir, "count-string", s);
+	return c < 0 ? -1 : c > 0;
+}
+
+/* Daemon counter NAME ("daemon" of the stats of $HOIST_RUNTIME_DIR), or -1. */
+IT_FN long long it_stats_daemon(const char *name)
+{
+	char filter[512];
+	snprintf(filter, sizeof(filter),
+		 "python3 -c \"import json,sys; print(json.load(sys.stdin).get('daemon', {}).get('%s', -1))\"",
+		 name);
+	long long v = -1;
+	return it_stats_read(NULL, filter, &v, 1) == 1 ? v : -1;
+}
+
+/* The client counters NAMES (separated by spaces, at most nv) of this
+ * job's ($HOIST_JOB) clients on $HOIST_RUNTIME_DIR's daemon: of rank RANK,
+ * or summed over all of them (RANK -1), into v, from one reading. Returns
+ * how many it read: nv, or 0 if no client matched; -1 if unreadable. */
+IT_FN int it_stats_clients(const char *names, int rank, long long *v, int nv)
+{
+	const char *job = getenv("HOIST_JOB");
+	if (!job)
+		return -1;
+	char filter[2048];
+	snprintf(filter, sizeof(filter),
+		 "python3 -c \"import json,sys\n"
+		 "d=json.load(sys.stdin)\n"
+		 "m=[c['counters'] for c in d.get('clients', []) if c.get('job') == '%s' and %d in (-1, c.get('rank'))]\n"
+		 "if m:\n"
+		 "    print(*[sum(c[k] for c in m) for k in '%s'.split()])\"",
+		 job, rank, names);
+	return it_stats_read(NULL, filter, v, nv);
 }
 
 /* Spin (with short sleeps) until *p == want or `sec` seconds (times

@@ -59,20 +59,15 @@ int main(void)
 	IT_EXPECT(hoist_finalize(), -ENOTCONN, "after the failed init");
 
 	/* the daemon forgot the job */
-	snprintf(cmd, sizeof(cmd), "'%s' --runtime-dir '%s' stats --json | python3 '%s/it_json.py' has-string '%s'",
-		 ctl, dir, src, job);
 	int listed = 1;
 	for (int i = 0; i < 50 && listed; i++) {
-		listed = run_ok(cmd);
+		listed = it_stats_has(dir, job) == 1;
 		if (listed)
 			usleep(100000);
 	}
 	if (listed)
 		IT_FAIL("5 s after the timeout hoistctl stats still lists job %s", job);
-	snprintf(cmd, sizeof(cmd),
-		 "test \"$('%s' --runtime-dir '%s' stats --json | python3 '%s/it_json.py' max jobs_timed_out)\" -ge 1",
-		 ctl, dir, src);
-	if (!run_ok(cmd))
+	if (it_stats_probe(dir, "max", "jobs_timed_out") < 1)
 		IT_FAIL("stats: jobs_timed_out is not >= 1 after a timed-out job");
 
 	/* and the library can start again, as a complete job of one */

@@ -19,20 +19,6 @@
 
 #define BLOCK 65536u
 
-static int stats_have_job(const char *job)
-{
-	const char *ctl = getenv("HOIST_HOISTCTL"), *dir = getenv("HOIST_RUNTIME_DIR"),
-		   *src = getenv("IT_SRC_DIR");
-	if (!ctl || !dir || !src)
-		return -1;
-	char cmd[2048];
-	snprintf(cmd, sizeof(cmd),
-		 "'%s' --runtime-dir '%s' stats --json | python3 '%s/it_json.py' has-string '%s'", ctl, dir,
-		 src, job);
-	int st = system(cmd);
-	return st == 0 ? 1 : 0;
-}
-
 static int victim(void)
 {
 	int me, n;
@@ -48,7 +34,7 @@ static int victim(void)
 
 	if (me == 0) {
 		const char *job = getenv("HOIST_JOB");
-		int h = job ? stats_have_job(job) : -1;
+		int h = job ? it_stats_has(NULL, job) : -1;
 		if (h != 1)
 			IT_FAIL("hoistctl stats --json does not list job '%s' while it runs (%d)", job ? job : "?", h);
 	}

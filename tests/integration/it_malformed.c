@@ -22,20 +22,6 @@ struct bad {
 #define MAXBAD 48
 #define FLOOD 5000
 
-static int run_cmd_number(const char *cmd, long long *out)
-{
-	FILE *f = popen(cmd, "r");
-	if (!f)
-		return -1;
-	char line[128] = {0};
-	char *ok = fgets(line, sizeof(line), f);
-	int st = pclose(f);
-	if (!ok || st != 0)
-		return -1;
-	*out = strtoll(line, NULL, 10);
-	return 0;
-}
-
 int main(void)
 {
 	int me, n;
@@ -229,12 +215,9 @@ int main(void)
 		if (!ctl || !dir || !src) {
 			IT_FAIL("HOIST_HOISTCTL / HOIST_RUNTIME_DIR / IT_SRC_DIR not set (run under harness.sh)");
 		} else {
-			char cmd[2048];
-			snprintf(cmd, sizeof(cmd), "'%s' --runtime-dir '%s' stats --json | python3 '%s/it_json.py' max rejected",
-				 ctl, dir, src);
-			long long v = -1;
-			if (run_cmd_number(cmd, &v) != 0)
-				IT_FAIL("could not run: %s", cmd);
+			long long v = it_stats_probe(dir, "max", "rejected");
+			if (v < 0)
+				IT_FAIL("could not read the largest counter named *rejected* from hoistctl stats --json");
 			else if (v < nbad + FLOOD)
 				IT_FAIL("hoistctl stats --json: largest counter named *rejected* is %lld, expected >= %d "
 					"(this PE alone submitted %d malformed descriptors)",

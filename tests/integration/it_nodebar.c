@@ -110,25 +110,6 @@ static int kill_test(int me, int n)
 	return 0;
 }
 
-/* a counter of the daemon's (hoistctl stats --json), -1 if unreadable */
-static long long daemon_stat(const char *name)
-{
-	const char *ctl = getenv("HOIST_HOISTCTL");
-	char cmd[4096], buf[1 << 16], key[128];
-	if (!ctl)
-		return -1;
-	snprintf(cmd, sizeof(cmd), "'%s' stats --json", ctl);
-	FILE *f = popen(cmd, "r");
-	if (!f)
-		return -1;
-	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-	buf[n] = 0;
-	pclose(f);
-	snprintf(key, sizeof(key), "\"%s\":", name);
-	const char *p = strstr(buf, key);
-	return p ? strtoll(p + strlen(key), NULL, 10) : -1;
-}
-
 static int lazy_test(int me)
 {
 	struct hoist_ctx *c = hoist__ctx();
@@ -149,7 +130,7 @@ static int lazy_test(int me)
 	long long y0 = 0;
 	if (me == 0) {
 		usleep(100000); /* the daemon's spin after the first barrier ends */
-		if ((y0 = daemon_stat("prog_yields")) < 0)
+		if ((y0 = it_stats_daemon("prog_yields")) < 0)
 			IT_FAIL("no prog_yields from $HOIST_HOISTCTL stats --json");
 	}
 	uint64_t w0 = c->nb_sq_waits, k0 = c->nb_kicks, n0 = c->barriers_node;
@@ -158,7 +139,7 @@ static int lazy_test(int me)
 		if (IT_OK(hoist_barrier(), "barrier %u", i))
 			break;
 	}
-	long long yields = me == 0 ? daemon_stat("prog_yields") - y0 : 0;
+	long long yields = me == 0 ? it_stats_daemon("prog_yields") - y0 : 0;
 	/* rank 1's hoist_finalize is work for the daemon: not before rank 0 read */
 	IT_OK(hoist_barrier(), "the barrier after the count");
 	uint64_t waits = c->nb_sq_waits - w0, kicks = c->nb_kicks - k0;

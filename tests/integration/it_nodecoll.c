@@ -61,41 +61,15 @@ static uint64_t ncoll; /* collectives this PE called */
 /* colls of this PE in the daemon's stats (hoistctl stats --json), or -1 */
 static long daemon_colls(void)
 {
-	char cmd[2048];
-	snprintf(cmd, sizeof(cmd),
-		 "'%s' --runtime-dir '%s' stats --json | python3 -c \"import json,sys\n"
-		 "d=json.load(sys.stdin)\n"
-		 "for c in d.get('clients', []):\n"
-		 "    if c.get('job') == '%s' and c.get('rank') == %d:\n"
-		 "        print(c['counters']['colls'])\"",
-		 getenv("HOIST_HOISTCTL"), getenv("HOIST_RUNTIME_DIR"), getenv("HOIST_JOB"), me);
-	long v = -1;
-	FILE *f = popen(cmd, "r");
-	if (f) {
-		if (fscanf(f, "%ld", &v) != 1)
-			v = -1;
-		pclose(f);
-	}
-	return v;
+	long long v;
+	return it_stats_clients("colls", me, &v, 1) == 1 ? (long)v : -1;
 }
 
 /* colls over this job's clients on this PE's daemon, or -1 */
 static long daemon_colls_node(void)
 {
-	char cmd[2048];
-	snprintf(cmd, sizeof(cmd),
-		 "'%s' --runtime-dir '%s' stats --json | python3 -c \"import json,sys\n"
-		 "d=json.load(sys.stdin)\n"
-		 "print(sum(c['counters']['colls'] for c in d.get('clients', []) if c.get('job') == '%s'))\"",
-		 getenv("HOIST_HOISTCTL"), getenv("HOIST_RUNTIME_DIR"), getenv("HOIST_JOB"));
-	long v = -1;
-	FILE *f = popen(cmd, "r");
-	if (f) {
-		if (fscanf(f, "%ld", &v) != 1)
-			v = -1;
-		pclose(f);
-	}
-	return v;
+	long long v;
+	return it_stats_clients("colls", -1, &v, 1) == 1 ? (long)v : -1;
 }
 
 /* every kind at a size below and above the eager limit, every root */

@@ -124,39 +124,16 @@ static int child_d(const char *job)
 	return good_pe("it_uid D (nobody, own job)", SALT_NOBODY);
 }
 
+/* 1 if the daemon of rank 0 lists job */
 static int stats_have(const char *job)
 {
-	const char *ctl = getenv("HOIST_HOISTCTL"), *dir = getenv("HOIST_DIR_0"),
-		   *src = getenv("IT_SRC_DIR");
-	if (!dir)
-		dir = getenv("HOIST_RUNTIME_DIR");
-	if (!ctl || !dir || !src)
-		return 0;
-	char cmd[2048];
-	snprintf(cmd, sizeof(cmd),
-		 "'%s' --runtime-dir '%s' stats --json 2>/dev/null | python3 '%s/it_json.py' has-string '%s'",
-		 ctl, dir, src, job);
-	return system(cmd) == 0;
-}
-
-static int reap(pid_t p, const char *what)
-{
-	int st;
-	if (waitpid(p, &st, 0) < 0) {
-		perror("waitpid");
-		return 1;
-	}
-	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
-		return 0;
-	if (WIFEXITED(st))
-		fprintf(stderr, "[it_uid] FAIL: %s exited with %d\n", what, WEXITSTATUS(st));
-	else
-		fprintf(stderr, "[it_uid] FAIL: %s killed by signal %d\n", what, WTERMSIG(st));
-	return 1;
+	const char *dir = getenv("HOIST_DIR_0");
+	return it_stats_has(dir ? dir : getenv("HOIST_RUNTIME_DIR"), job) == 1;
 }
 
 int main(void)
 {
+	it_name = "it_uid"; /* the forked PEs name themselves in it_init */
 	setvbuf(stderr, NULL, _IOLBF, 0);
 	if (geteuid() != 0) {
 		fprintf(stderr, "[it_uid] skipped: needs root\n");
@@ -191,13 +168,13 @@ int main(void)
 	}
 	pid_t a = spawn(child_a, job);
 	pid_t c = spawn(child_c, job);
-	int fails = reap(c, "C (root, rank 1 of key J, which nobody took first)");
-	fails += reap(a, "A (root, rank 0 of key J, which nobody took first)");
+	int fails = it_reap(c, "C (root, rank 1 of key J, which nobody took first)");
+	fails += it_reap(a, "A (root, rank 0 of key J, which nobody took first)");
 	pid_t b = spawn(child_b, job);
-	fails += reap(b, "B (nobody, rank 1 of its own job J)");
-	fails += reap(e, "E (nobody, rank 0 of its own job J)");
+	fails += it_reap(b, "B (nobody, rank 1 of its own job J)");
+	fails += it_reap(e, "E (nobody, rank 0 of its own job J)");
 	pid_t d = spawn(child_d, job);
-	fails += reap(d, "D (nobody, own job of size 1)");
+	fails += it_reap(d, "D (nobody, own job of size 1)");
 	if (fails)
 		return 1;
 	fprintf(stderr, "[it_uid] PASS: root's and nobody's jobs under one key stayed apart\n");

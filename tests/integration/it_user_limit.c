@@ -19,22 +19,10 @@
 #define TRIES 8
 #define PER_USER 3
 
+/* the daemon's attaches counter, or -1 */
 static int attaches(void)
 {
-	const char *ctl = getenv("HOIST_HOISTCTL"), *dir = getenv("HOIST_RUNTIME_DIR"),
-		   *src = getenv("IT_SRC_DIR");
-	char cmd[2048];
-	snprintf(cmd, sizeof(cmd),
-		 "'%s' --runtime-dir '%s' stats --json 2>/dev/null | python3 '%s/it_json.py' max attaches",
-		 ctl, dir, src);
-	FILE *f = popen(cmd, "r");
-	int n = -1;
-	if (f) {
-		if (fscanf(f, "%d", &n) != 1)
-			n = -1;
-		pclose(f);
-	}
-	return n;
+	return (int)it_stats_probe(NULL, "max", "attaches");
 }
 
 static int root_pe(const char *job, int rank)

@@ -26,6 +26,7 @@ set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 deploy=$(cd "$here/../../deploy" && pwd)
 log() { echo "[mpirun_netns.sh] $*" >&2; }
+. "$here/../multinode/netns_pair.sh"
 fail=0
 FAIL() { log "FAIL: $*"; fail=1; }
 
@@ -57,9 +58,7 @@ cleanup() {
 			[ "$(cat "/proc/$p/comm" 2>/dev/null)" = hoistd ] && kill -KILL "$p" 2>/dev/null
 		done
 	fi
-	ip netns del "$NSA" 2>/dev/null
-	ip netns del "$NSB" 2>/dev/null
-	ip link del "$VA" 2>/dev/null
+	netns_pair_down
 	if [ -n "$BASE" ]; then
 		if [ "$show_log" = 1 ] || [ "${IT_VERBOSE:-0}" = 1 ]; then
 			for i in 0 1; do
@@ -74,26 +73,11 @@ cleanup() {
 trap cleanup EXIT
 trap 'log "interrupted"; show_log=1; exit 1' INT TERM HUP
 
-if ! err=$(ip netns add "$NSA" 2>&1); then
-	log "SKIP: cannot create a network namespace (ip netns add: $err)"
-	exit 77
-fi
-ip netns add "$NSB" || { FAIL "ip netns add $NSB"; exit 1; }
-if ! err=$(ip link add "$VA" netns "$NSA" type veth peer name "$VB" netns "$NSB" 2>&1 &&
-	ip -n "$NSA" addr add 192.0.2.1/24 dev "$VA" && ip -n "$NSB" addr add 192.0.2.2/24 dev "$VB" &&
-	ip -n "$NSA" link set lo up && ip -n "$NSB" link set lo up &&
-	ip -n "$NSA" link set "$VA" up && ip -n "$NSB" link set "$VB" up 2>&1); then
-	log "SKIP: cannot set up the veth pair between the namespaces: $err"
-	exit 77
-fi
+netns_pair_up
 if ! unshare --uts true 2>/dev/null; then
 	log "SKIP: cannot make a UTS namespace (unshare --uts) for the second host's name"
 	exit 77
 fi
-command -v ping >/dev/null 2>&1 && for _ in $(seq 1 50); do
-	ip netns exec "$NSA" ping -c1 -W1 192.0.2.2 >/dev/null 2>&1 && break
-	sleep 0.1
-done
 
 BASE=$(mktemp -d /tmp/hoist-mpirun-netns.XXXXXX) || { FAIL "mktemp"; exit 1; }
 chmod 0755 "$BASE"

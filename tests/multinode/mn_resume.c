@@ -20,39 +20,9 @@
  * rewritten (rank 0; the script then continues daemon 1).
  */
 #include "internal.h"
-#include "it_common.h"
-
-#include <fcntl.h>
-#include <sys/stat.h>
+#include "mn_sync.h"
 
 #define N 2561u
-
-static const char *sync_dir;
-
-static void touch(const char *name)
-{
-	char p[4096];
-	snprintf(p, sizeof(p), "%s/%s", sync_dir, name);
-	int fd = open(p, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
-	if (fd < 0)
-		IT_FAIL("cannot create %s", p);
-	else
-		close(fd);
-}
-
-static int await(const char *name)
-{
-	char p[4096];
-	struct stat st;
-	snprintf(p, sizeof(p), "%s/%s", sync_dir, name);
-	for (int i = 0; i < 60000; i++) {
-		if (stat(p, &st) == 0)
-			return 0;
-		usleep(1000);
-	}
-	IT_FAIL("%s did not appear", p);
-	return -1;
-}
 
 static uint64_t word(uint64_t i)
 {
@@ -62,13 +32,8 @@ static uint64_t word(uint64_t i)
 int main(void)
 {
 	int me, n;
-	it_init("mn_resume", &me, &n);
-	it_watchdog(100);
-	sync_dir = getenv("MN_SYNC_DIR");
-	if (n != 2 || !sync_dir) {
-		IT_FAIL("wants 2 PEs (not %d) and MN_SYNC_DIR", n);
+	if (mn_sync_init("mn_resume", &me, &n))
 		return it_finish();
-	}
 	struct hoist_ctx *c = hoist__ctx();
 	uint64_t heap = c->heap_bytes, bytes = (uint64_t)N * 8, at = heap - bytes;
 	uint64_t *mine = (uint64_t *)(c->heap_base + at);
@@ -79,8 +44,8 @@ int main(void)
 		memset(mine, 0, bytes);
 	IT_OK(hoist_barrier(), "start");
 	if (me == 0) {
-		touch("ready");
-		if (await("stopped"))
+		mn_touch("ready");
+		if (mn_await("stopped"))
 			return it_finish();
 		struct hoist_op *op = NULL;
 		struct hoist_sqe *slot = NULL;
@@ -93,8 +58,8 @@ int main(void)
 		uint64_t p[2] = {8, N};
 		memcpy(slot->inline_data, p, sizeof(p));
 		hoist__sqe_submit(c);
-		touch("posted");
-		if (await("started"))
+		mn_touch("posted");
+		if (mn_await("started"))
 			return it_finish();
 		/* valid by itself: [at, heap) on both sides */
 		struct hoist_sqe other = *slot;
@@ -102,7 +67,7 @@ int main(void)
 		uint64_t q[2] = {0, 1};
 		memcpy(other.inline_data, q, sizeof(q));
 		memcpy(slot, &other, sizeof(other));
-		touch("rewritten");
+		mn_touch("rewritten");
 		IT_OK(hoist__wait_op(c, op), "the strided get");
 		hoist__op_free(c, op);
 		unsigned bad = 0;

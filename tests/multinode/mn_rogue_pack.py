@@ -28,78 +28,11 @@ import socket
 import struct
 import sys
 
-W_HELLO, W_AUTH, W_PING, W_PONG, W_PACK, W_PACK_REPLY = 1, 2, 12, 13, 20, 21
+from mn_wire import (W_AUTH, W_HELLO, W_PACK, W_PACK_REPLY, W_PING, W_PONG,
+                     closed_without_reply, frame, hello, pb_bytes_field, recv_exact)
+
 AM_MAX = 60 << 10
 PUT, GET = 1, 2
-
-
-# daemon/wire.h WIRE_VERSION
-WIRE_VERSION = 2
-
-
-def varint(v):
-    out = bytearray()
-    while True:
-        b = v & 0x7F
-        v >>= 7
-        if v:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
-
-
-def hello(node, nnodes, nonce=None, mac=None):
-    p = b"\x08" + varint(WIRE_VERSION) + b"\x10" + varint(node)
-    if nonce is not None:
-        p += b"\x1a" + varint(len(nonce)) + nonce
-    if mac is not None:
-        p += b"\x22" + varint(len(mac)) + mac
-    p += b"\x28" + varint(nnodes)
-    return p
-
-
-def pb_bytes_field(buf, want):
-    """Value of length-delimited field `want` in a protobuf message."""
-    i = 0
-    while i < len(buf):
-        key, i = read_varint(buf, i)
-        field, wt = key >> 3, key & 7
-        if wt == 0:
-            _, i = read_varint(buf, i)
-        elif wt == 2:
-            n, i = read_varint(buf, i)
-            if field == want:
-                return buf[i:i + n]
-            i += n
-        else:
-            return None
-    return None
-
-
-def read_varint(buf, i):
-    v = shift = 0
-    while True:
-        b = buf[i]
-        i += 1
-        v |= (b & 0x7F) << shift
-        shift += 7
-        if not b & 0x80:
-            return v, i
-
-
-def frame(ftype, payload=b"", tag=0, ext=b""):
-    return struct.pack("<IBBHQ", len(payload), ftype, 0, len(ext), tag) + ext + payload
-
-
-def recv_exact(s, n):
-    buf = b""
-    while len(buf) < n:
-        chunk = s.recv(n - len(buf))
-        if not chunk:
-            return None
-        buf += chunk
-    return buf
 
 
 def connect(host, port, node, nnodes, key):
@@ -159,18 +92,6 @@ def refused_and_alive(s, tag, nelem):
     if hdr is None or struct.unpack("<IBBHQ", hdr)[1] != W_PONG:
         return "answered, but then no PONG"
     return None
-
-
-def closed_without_reply(s):
-    try:
-        hdr = recv_exact(s, 16)
-    except socket.timeout:
-        return "kept the connection open 5 s"
-    except ConnectionResetError:
-        return None
-    if hdr is None:
-        return None
-    return "answered with frame type %d" % struct.unpack("<IBBHQ", hdr)[1]
 
 
 def main():

@@ -21,41 +21,11 @@
  * Files in $MN_SYNC_DIR: ready (rank 0), stopped (script), put (rank 1),
  * sent (script), posted (rank 0; the script then continues daemon 0).
  */
-#include "it_common.h"
-
-#include <fcntl.h>
-#include <sys/stat.h>
+#include "mn_sync.h"
 
 #define N 16u
 #define SLOT 4096u
 #define M 8u
-
-static const char *sync_dir;
-
-static void touch(const char *name)
-{
-	char p[4096];
-	snprintf(p, sizeof(p), "%s/%s", sync_dir, name);
-	int fd = open(p, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
-	if (fd < 0)
-		IT_FAIL("cannot create %s", p);
-	else
-		close(fd);
-}
-
-static int await(const char *name)
-{
-	char p[4096];
-	struct stat st;
-	snprintf(p, sizeof(p), "%s/%s", sync_dir, name);
-	for (int i = 0; i < 60000; i++) {
-		if (stat(p, &st) == 0)
-			return 0;
-		usleep(1000);
-	}
-	IT_FAIL("%s did not appear", p);
-	return -1;
-}
 
 /* slots of s whose put had landed: all SLOT bytes i + 1 (a slot is
  * written by one frame's payload, so it is all or nothing) */
@@ -75,13 +45,8 @@ static unsigned landed(const unsigned char *s)
 int main(void)
 {
 	int me, n;
-	it_init("mn_rxbatch", &me, &n);
-	it_watchdog(100);
-	sync_dir = getenv("MN_SYNC_DIR");
-	if (n != 2 || !sync_dir) {
-		IT_FAIL("wants 2 PEs (not %d) and MN_SYNC_DIR", n);
+	if (mn_sync_init("mn_rxbatch", &me, &n))
 		return it_finish();
-	}
 	size_t bytes = (size_t)N * SLOT;
 	unsigned char *r = hoist_malloc(bytes), *snap = hoist_malloc(bytes * M);
 	unsigned char *src = malloc(bytes);
@@ -95,12 +60,12 @@ int main(void)
 		memset(src + (size_t)i * SLOT, (int)(i + 1), SLOT);
 	IT_OK(hoist_barrier(), "start");
 	if (me == 0) {
-		touch("ready");
-		if (await("sent"))
+		mn_touch("ready");
+		if (mn_await("sent"))
 			return it_finish();
 		for (unsigned j = 0; j < M; j++)
 			IT_OK(hoist_get_nbi(snap + (size_t)j * bytes, 0, r, bytes), "snapshot %u", j);
-		touch("posted");
+		mn_touch("posted");
 		IT_OK(hoist_quiet(), "the snapshots");
 		unsigned seen[M], mixed = 0, prev = 0;
 		char line[256];
@@ -119,11 +84,11 @@ int main(void)
 			IT_FAIL("no snapshot was taken between the first and the last of the %u landings:"
 				"%s (the daemon read them all before it looked at the ring again)", N, line);
 	} else {
-		if (await("stopped"))
+		if (mn_await("stopped"))
 			return it_finish();
 		for (unsigned i = 0; i < N; i++)
 			IT_OK(hoist_put_nbi(0, r + (size_t)i * SLOT, src + (size_t)i * SLOT, SLOT), "put %u", i);
-		touch("put");
+		mn_touch("put");
 		IT_OK(hoist_quiet(), "the puts");
 	}
 	IT_OK(hoist_barrier(), "end");

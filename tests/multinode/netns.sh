@@ -19,6 +19,7 @@ putget=$1 barrier=$2
 : "${HOIST_HOISTD:=hoistd}" "${HOIST_HOISTCTL:=hoistctl}"
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 log() { echo "[netns.sh] $*" >&2; }
+. "$here/netns_pair.sh"
 fail=0
 FAIL() { log "FAIL: $*"; fail=1; }
 
@@ -40,9 +41,7 @@ cleanup() {
 	for p in "${pids[@]}"; do
 		[ -n "$p" ] && kill -KILL "$p" 2>/dev/null && wait "$p" 2>/dev/null
 	done
-	ip netns del "$NSA" 2>/dev/null
-	ip netns del "$NSB" 2>/dev/null
-	ip link del "$VA" 2>/dev/null
+	netns_pair_down
 	if [ -n "$BASE" ]; then
 		if [ "$show_log" = 1 ] || [ "${IT_VERBOSE:-0}" = 1 ]; then
 			for i in 0 1; do
@@ -57,27 +56,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'log "interrupted"; show_log=1; exit 1' INT TERM HUP
 
-if ! err=$(ip netns add "$NSA" 2>&1); then
-	log "SKIP: cannot create a network namespace (ip netns add: $err); needs root or CAP_NET_ADMIN"
-	exit 77
-fi
-ip netns add "$NSB" || { FAIL "ip netns add $NSB"; exit 1; }
-setup() {
-	ip link add "$VA" netns "$NSA" type veth peer name "$VB" netns "$NSB" &&
-		ip -n "$NSA" addr add 192.0.2.1/24 dev "$VA" &&
-		ip -n "$NSB" addr add 192.0.2.2/24 dev "$VB" &&
-		ip -n "$NSA" link set lo up && ip -n "$NSB" link set lo up &&
-		ip -n "$NSA" link set "$VA" up && ip -n "$NSB" link set "$VB" up
-}
-if ! err=$(setup 2>&1); then
-	log "SKIP: cannot set up the veth pair between the namespaces: $err"
-	exit 77
-fi
-# the link must carry packets before the daemons start
-command -v ping >/dev/null 2>&1 && for _ in $(seq 1 50); do
-	ip netns exec "$NSA" ping -c1 -W1 192.0.2.2 >/dev/null 2>&1 && break
-	sleep 0.1
-done
+netns_pair_up
 
 BASE=$(mktemp -d /tmp/hoist-netns.XXXXXX) || { FAIL "mktemp"; exit 1; }
 chmod 0700 "$BASE"

@@ -6,40 +6,22 @@
 # checks that both daemons are still alive and answer.
 set -u
 prog=$1
-: "${HOIST_DIRS:?run me under cluster.sh}"
 fail=0
 FAIL() { echo "[resume.sh] FAIL: $*" >&2; fail=1; }
-sync=$CLUSTER_BASE/sync
-mkdir -p "$sync"
-await() {
-	for _ in $(seq 1 600); do
-		[ -e "$sync/$1" ] && return 0
-		sleep 0.1
-	done
-	return 1
-}
-multi_ops() { "$HOIST_HOISTCTL" --runtime-dir "$HOIST_DIR_0" stats --json | python3 "$MN_SRC_DIR/mn_stats.py" daemon multi_ops; }
+. "${MN_SRC_DIR:?run me under cluster.sh}/mn_sync.sh"
+multi_ops() { mn_daemon_stat "$HOIST_DIR_0" multi_ops; }
+started() { [ "$(multi_ops)" -gt "$before" ]; }
 
 before=$(multi_ops)
-export HOIST_JOB=resume-$$ HOIST_SIZE=2 MN_SYNC_DIR=$sync
-HOIST_RUNTIME_DIR=$HOIST_DIR_0 HOIST_RANK=0 "$prog" &
-a0=$!
-HOIST_RUNTIME_DIR=$HOIST_DIR_1 HOIST_RANK=1 "$prog" &
-a1=$!
-unset HOIST_JOB HOIST_SIZE MN_SYNC_DIR
+mn_start2 "resume-$$" "$prog"
 stopped=0
-if await ready; then
+if mn_await ready; then
 	kill -STOP "$HOISTD_PID_1" && stopped=1
 	touch "$sync/stopped"
-	if await posted; then
-		ok=0
-		for _ in $(seq 1 600); do
-			[ "$(multi_ops)" -gt "$before" ] && { ok=1; break; }
-			sleep 0.1
-		done
-		[ "$ok" = 1 ] || FAIL "daemon 0 did not start the strided get"
+	if mn_await posted; then
+		mn_until started || FAIL "daemon 0 did not start the strided get"
 		touch "$sync/started"
-		await rewritten || FAIL "rank 0 did not rewrite its slot"
+		mn_await rewritten || FAIL "rank 0 did not rewrite its slot"
 	else
 		FAIL "rank 0 did not post"
 	fi

@@ -8,42 +8,24 @@
 # both daemons are still alive and answer.
 set -u
 prog=$1
-: "${HOIST_DIRS:?run me under cluster.sh}"
 fail=0
 FAIL() { echo "[rxbatch.sh] FAIL: $*" >&2; fail=1; }
-sync=$CLUSTER_BASE/sync
-mkdir -p "$sync"
-await() {
-	for _ in $(seq 1 600); do
-		[ -e "$sync/$1" ] && return 0
-		sleep 0.1
-	done
-	return 1
-}
-stat_of() { "$HOIST_HOISTCTL" --runtime-dir "$1" stats --json | python3 "$MN_SRC_DIR/mn_stats.py" daemon "$2"; }
+. "${MN_SRC_DIR:?run me under cluster.sh}/mn_sync.sh"
 
-export HOIST_JOB=rxbatch-$$ HOIST_SIZE=2 MN_SYNC_DIR=$sync HOIST_DIRECT=0
-HOIST_RUNTIME_DIR=$HOIST_DIR_0 HOIST_RANK=0 "$prog" &
-a0=$!
-HOIST_RUNTIME_DIR=$HOIST_DIR_1 HOIST_RANK=1 "$prog" &
-a1=$!
-unset HOIST_JOB HOIST_SIZE MN_SYNC_DIR HOIST_DIRECT
+sent() { [ "$(mn_daemon_stat "$HOIST_DIR_1" tcp_msgs_out)" -ge $((out0 + 16)) ]; }
+
+mn_start2 "rxbatch-$$" "$prog" HOIST_DIRECT=0
 stopped=0
-if await ready; then
-	out0=$(stat_of "$HOIST_DIR_1" tcp_msgs_out)
-	breaks0=$(stat_of "$HOIST_DIR_0" tcp_rx_breaks)
+if mn_await ready; then
+	out0=$(mn_daemon_stat "$HOIST_DIR_1" tcp_msgs_out)
+	breaks0=$(mn_daemon_stat "$HOIST_DIR_0" tcp_rx_breaks)
 	kill -STOP "$HOISTD_PID_0" && stopped=1
 	touch "$sync/stopped"
-	if await put; then
+	if mn_await put; then
 		# the 16 puts left daemon 1 (they wait in daemon 0's socket)
-		ok=0
-		for _ in $(seq 1 600); do
-			[ "$(stat_of "$HOIST_DIR_1" tcp_msgs_out)" -ge $((out0 + 16)) ] && { ok=1; break; }
-			sleep 0.1
-		done
-		[ "$ok" = 1 ] || FAIL "daemon 1 did not send the puts"
+		mn_until sent || FAIL "daemon 1 did not send the puts"
 		touch "$sync/sent"
-		await posted || FAIL "rank 0 did not post its gets"
+		mn_await posted || FAIL "rank 0 did not post its gets"
 	else
 		FAIL "rank 1 did not put"
 	fi
@@ -54,7 +36,7 @@ fi
 wait "$a0" || FAIL "rank 0 failed with status $?"
 wait "$a1" || FAIL "rank 1 failed with status $?"
 if [ "$stopped" = 1 ]; then
-	breaks=$(($(stat_of "$HOIST_DIR_0" tcp_rx_breaks) - breaks0))
+	breaks=$(($(mn_daemon_stat "$HOIST_DIR_0" tcp_rx_breaks) - breaks0))
 	echo "[rxbatch.sh] tcp_rx_breaks of daemon 0: $breaks"
 	[ "$breaks" -ge 1 ] || FAIL "daemon 0 never cut a read short for the ring (tcp_rx_breaks $breaks)"
 fi

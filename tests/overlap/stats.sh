@@ -16,17 +16,9 @@ prog=$1
 fail=0
 FAIL() { echo "[stats.sh] FAIL: $*" >&2; fail=1; }
 ITERS=10 BLOCKS=16 NP=4
-sum() { # sum of daemon counter $1 over both daemons
-	local t=0 v
-	for d in "$HOIST_DIR_0" "$HOIST_DIR_1"; do
-		v=$("$HOIST_HOISTCTL" --runtime-dir "$d" stats --json | python3 -c \
-			"import json,sys; print(json.load(sys.stdin)['daemon']['$1'])") || return 1
-		t=$((t + v))
-	done
-	echo "$t"
-}
 run() { HOIST_AUTO=1 "$HOIST_HOISTRUN" -n $NP --runtime-dirs "$HOIST_DIRS" --timeout 100 "$prog" $ITERS $BLOCKS 4096 "$1" >/dev/null; }
-snap() { for c in pf_issued pf_hits pf_waits pf_fast_hits pf_misses pf_wasted pf_invalidated pf_notify_ns; do eval "$1_$c=$(sum $c)"; done; }
+keys="pf_issued pf_hits pf_waits pf_fast_hits pf_misses pf_wasted pf_invalidated pf_notify_ns"
+. "$(dirname "$0")/snap.sh"
 
 # every PE gets BLOCKS blocks per iteration from a PE on the other node
 gets=$((BLOCKS * NP))

@@ -8,24 +8,17 @@ set -u
 prog=$1
 : "${HOIST_DIRS:?run me under cluster.sh}"
 ITERS=8 NP=4
-sum() {
-	local t=0 v
-	for d in "$HOIST_DIR_0" "$HOIST_DIR_1"; do
-		v=$("$HOIST_HOISTCTL" --runtime-dir "$d" stats --json | python3 -c \
-			"import json,sys; print(json.load(sys.stdin)['daemon']['$1'])") || return 1
-		t=$((t + v))
-	done
-	echo "$t"
-}
-a=$(sum pf_hits)
+keys=pf_hits
+. "$(dirname "$0")/snap.sh"
+snap a || { echo "[strided_pf.sh] FAIL: no stats" >&2; exit 1; }
 HOIST_AUTO=1 "$HOIST_HOISTRUN" -n $NP --runtime-dirs "$HOIST_DIRS" --timeout 100 "$prog" $ITERS || {
 	echo "[strided_pf.sh] FAIL: ov_strided failed (data wrong or error, above)" >&2
 	exit 1
 }
-b=$(sum pf_hits)
+snap b || { echo "[strided_pf.sh] FAIL: no stats" >&2; exit 1; }
 want=$((2 * NP * (ITERS - 1)))
-if [ $((b - a)) -lt $want ]; then
-	echo "[strided_pf.sh] FAIL: $((b - a)) prefetch hits, want >= $want (strided gets served from their box)" >&2
+if [ $((b_pf_hits - a_pf_hits)) -lt $want ]; then
+	echo "[strided_pf.sh] FAIL: $((b_pf_hits - a_pf_hits)) prefetch hits, want >= $want (strided gets served from their box)" >&2
 	exit 1
 fi
-echo "[strided_pf.sh] $((b - a)) prefetch hits" >&2
+echo "[strided_pf.sh] $((b_pf_hits - a_pf_hits)) prefetch hits" >&2

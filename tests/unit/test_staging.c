@@ -197,46 +197,54 @@ START_TEST(test_records_full)
 }
 END_TEST
 
+/* setup(4096, 16) and three records of 64 bytes at 0, 64 and 128, into id */
+static void three_records(int64_t id[3])
+{
+	setup(4096, 16);
+	for (int i = 0; i < 3; i++)
+		id[i] = alloc_ok(64, 64u * (uint64_t)i);
+}
+
+/* Three records bound to the SQ indices bind[]; each step moves the SQ head
+ * (staging_sq_done) and checks the bytes still held. */
+static const struct sq_case {
+	const char *what;
+	uint32_t bind[3];
+	unsigned nstep;
+	struct {
+		uint32_t head;
+		uint64_t in_use;
+	} step[5];
+} sq_cases[] = {
+	{"plain", {10, 11, 12}, 5, {
+		{9, 192},
+		{10, 192}, /* head 10: SQEs 0..9 consumed, not 10 */
+		{11, 128},
+		{11, 128}, /* idempotent */
+		{13, 0},
+	}},
+	{"wrap", {0xFFFFFFFEu, 0xFFFFFFFFu, 0}, 5, {
+		{0xFFFFFFF0u, 192}, /* an older head: nothing */
+		{0xFFFFFFFEu, 192},
+		{0xFFFFFFFFu, 128},
+		{0, 64}, /* wrapped: passes 0xFFFFFFFF */
+		{1, 0},
+	}},
+};
+
 START_TEST(test_sq_done)
 {
-	setup(4096, 16);
-	int64_t a = alloc_ok(64, 0);
-	int64_t b = alloc_ok(64, 64);
-	int64_t c = alloc_ok(64, 128);
-	staging_bind_sq(&st, a, 10);
-	staging_bind_sq(&st, b, 11);
-	staging_bind_sq(&st, c, 12);
-	staging_sq_done(&st, 9);
-	staging_sq_done(&st, 10); /* head 10: SQEs 0..9 consumed, not 10 */
-	ck_assert_uint_eq(staging_in_use(&st), 192);
-	staging_sq_done(&st, 11);
-	ck_assert_uint_eq(staging_in_use(&st), 128);
-	staging_sq_done(&st, 11); /* idempotent */
-	ck_assert_uint_eq(staging_in_use(&st), 128);
-	staging_sq_done(&st, 13);
-	ck_assert_uint_eq(staging_in_use(&st), 0);
-	staging_fini(&st);
-}
-END_TEST
-
-START_TEST(test_sq_done_wrap)
-{
-	setup(4096, 16);
-	int64_t a = alloc_ok(64, 0);
-	int64_t b = alloc_ok(64, 64);
-	int64_t c = alloc_ok(64, 128);
-	staging_bind_sq(&st, a, 0xFFFFFFFEu);
-	staging_bind_sq(&st, b, 0xFFFFFFFFu);
-	staging_bind_sq(&st, c, 0);
-	staging_sq_done(&st, 0xFFFFFFF0u); /* an older head: nothing */
-	staging_sq_done(&st, 0xFFFFFFFEu);
-	ck_assert_uint_eq(staging_in_use(&st), 192);
-	staging_sq_done(&st, 0xFFFFFFFFu);
-	ck_assert_uint_eq(staging_in_use(&st), 128);
-	staging_sq_done(&st, 0); /* wrapped: passes 0xFFFFFFFF */
-	ck_assert_uint_eq(staging_in_use(&st), 64);
-	staging_sq_done(&st, 1);
-	ck_assert_uint_eq(staging_in_use(&st), 0);
+	const struct sq_case *k = &sq_cases[_i];
+	int64_t id[3];
+	three_records(id);
+	for (int i = 0; i < 3; i++)
+		staging_bind_sq(&st, id[i], k->bind[i]);
+	for (unsigned i = 0; i < k->nstep; i++) {
+		staging_sq_done(&st, k->step[i].head);
+		ck_assert_msg(staging_in_use(&st) == k->step[i].in_use,
+			      "%s: after sq_done(%#x) in_use %llu, want %llu", k->what, k->step[i].head,
+			      (unsigned long long)staging_in_use(&st), (unsigned long long)k->step[i].in_use);
+	}
 	staging_fini(&st);
 }
 END_TEST
@@ -244,10 +252,9 @@ END_TEST
 START_TEST(test_sq_done_and_release_mixed)
 {
 	/* put (bound), get (released by the client), put (bound) */
-	setup(4096, 16);
-	int64_t p1 = alloc_ok(64, 0);
-	int64_t g = alloc_ok(64, 64);
-	int64_t p2 = alloc_ok(64, 128);
+	int64_t id[3];
+	three_records(id);
+	int64_t p1 = id[0], g = id[1], p2 = id[2];
 	staging_bind_sq(&st, p1, 5);
 	staging_bind_sq(&st, p2, 7);
 	staging_sq_done(&st, 6);
@@ -266,10 +273,9 @@ START_TEST(test_sq_done_passed_behind_get)
 	 * passed". p2 is passed while the get g is still held; once g is
 	 * released nothing holds p2 any more, so the arena must be empty
 	 * without waiting for another staging_sq_done() call. */
-	setup(4096, 16);
-	int64_t p1 = alloc_ok(64, 0);
-	int64_t g = alloc_ok(64, 64);
-	int64_t p2 = alloc_ok(64, 128);
+	int64_t id[3];
+	three_records(id);
+	int64_t p1 = id[0], g = id[1], p2 = id[2];
 	staging_bind_sq(&st, p1, 5);
 	staging_bind_sq(&st, p2, 6);
 	staging_sq_done(&st, 7); /* daemon consumed both puts */
@@ -438,8 +444,7 @@ static Suite *staging_suite(void)
 	tcase_add_test(tc, test_records_full);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("sq");
-	tcase_add_test(tc, test_sq_done);
-	tcase_add_test(tc, test_sq_done_wrap);
+	tcase_add_loop_test(tc, test_sq_done, 0, (int)(sizeof(sq_cases) / sizeof(sq_cases[0])));
 	tcase_add_test(tc, test_sq_done_and_release_mixed);
 	tcase_add_test(tc, test_sq_done_passed_behind_get);
 	tcase_add_test(tc, test_sq_done_passed_behind_get_full);
