@@ -72,7 +72,17 @@ static void reap_one(void *arg, const struct hoist_cqe *e)
 			op->arrived[e->res] = 1;
 	} else {
 		struct hoist_op *op = &c->ops[ud - 1];
-		op->res = e->res;
+		/* a get whose result came in the completion: the CQE slot is
+		 * reused once reaped, so the data go to dst now (an nbi get's
+		 * dst is undefined until quiet, so early is fine) */
+		int32_t res = e->res;
+		if (op->copyout == 3 && res == 0) {
+			if ((e->flags & HOIST_CQE_F_DATA) && op->len <= HOIST_CQE_DATA_MAX)
+				memcpy(op->dst, e->data, op->len);
+			else
+				res = -EPROTO; /* the daemon sent no data */
+		}
+		op->res = res;
 		op->done = 1;
 	}
 }
@@ -480,6 +490,8 @@ int64_t hoist__stage_alloc_slow(struct hoist_ctx *c, uint64_t len, uint64_t *off
 
 void hoist__op_copyout(struct hoist_ctx *c, struct hoist_op *op)
 {
+	if (op->copyout == 3)
+		return; /* copied when its completion was reaped */
 	const char *from = c->staging_base + op->stage_off;
 	if (op->copyout == 2) {
 		for (uint64_t i = 0; i < op->count; i++)

@@ -4,7 +4,7 @@
  * One "ring region" memfd per client holds, in this order:
  *   [0, HOIST_CTRL_BYTES)        struct hoist_ctrl (control page)
  *   [sq_off, sq_off + 64*sq_n)   submission ring: struct hoist_sqe[sq_n]
- *   [cq_off, cq_off + 16*cq_n)   completion ring: struct hoist_cqe[cq_n]
+ *   [cq_off, cq_off + 32*cq_n)   completion ring: struct hoist_cqe[cq_n]
  * Two more memfds: the staging arena (put payloads, get results) and the
  * symmetric heap. All sizes are chosen by the daemon and sent in the
  * AttachReply; the control page repeats them so either side can check.
@@ -24,7 +24,7 @@
 #include <stdint.h>
 
 #define HOIST_SHM_MAGIC   0x314d53545349484fULL /* "OHISTSM1" little endian */
-#define HOIST_ABI_VERSION 6u /* 3: AttachReply.accepted (two-stage attach reply);
+#define HOIST_ABI_VERSION 7u /* 3: AttachReply.accepted (two-stage attach reply);
 				* 4: HOIST_OP_AMO, sqe.amo_op/amo_type;
 				* 5: sq_flags' sleep generation (a client of 5
 				* rings once per generation: with a daemon that
@@ -37,7 +37,13 @@
 				* writer of 5 would wake whatever the range: safe),
 				* ctrl heap_wakes_direct*, wait_handoffs,
 				* prog_cpu/wait_cpu (the CPU hand-off),
-				* HOIST_SQE_F_LAZY (an older daemon rejects it) */
+				* HOIST_SQE_F_LAZY (an older daemon rejects it);
+				* 7: struct hoist_cqe grew to 32 bytes (data[],
+				* HOIST_CQE_F_DATA: a small get's result in its
+				* completion, HOIST_SQE_F_INLINE on a GET): the CQ
+				* of a client of 6 would be read at the wrong
+				* stride, so the attach fails with the version
+				* mismatch error as for any other version */
 #define HOIST_CACHELINE   64
 #define HOIST_CTRL_BYTES  4096u
 
@@ -82,7 +88,13 @@ enum hoist_opcode {
 };
 
 /* sqe.flags */
-#define HOIST_SQE_F_INLINE     0x01u /* payload in sqe.inline_data (PUT) */
+/* PUT: the payload is in sqe.inline_data (len <= HOIST_INLINE_MAX).
+ * GET (len 1..HOIST_CQE_DATA_MAX, with HOIST_SQE_F_CQE, without
+ * LOCAL_HEAP/AGG, local_off 0): the result comes back in the completion's
+ * data[] (HOIST_CQE_F_DATA), no staging buffer; only for a target PE on
+ * the daemon's own node (another one completes with -EINVAL): one cache
+ * line less on a small get's path (the client reads the CQE line anyway) */
+#define HOIST_SQE_F_INLINE     0x01u
 #define HOIST_SQE_F_LOCAL_HEAP 0x02u /* local_off is in own heap, else staging */
 #define HOIST_SQE_F_CQE        0x04u /* post a CQE on success too */
 /* Inside an aggregation region (hoist_aggregate_begin): the daemon holds
@@ -207,12 +219,19 @@ static inline uint32_t hoist_coll_type_size(uint8_t type)
 
 /* cqe.flags */
 #define HOIST_CQE_F_PARTIAL 0x1u /* HOIST_OP_COLL: the block of PE res arrived; not the end */
+#define HOIST_CQE_F_DATA    0x2u /* GET with HOIST_SQE_F_INLINE, res 0: data[0, len) is its result */
 
+/* A get's result that fits here travels in its completion (HOIST_SQE_F_INLINE) */
+#define HOIST_CQE_DATA_MAX 16u
+
+/* 32 bytes, two per cache line: the data share the line the client must
+ * read anyway for user_data and res. */
 struct hoist_cqe {
 	uint64_t user_data; /* from the SQE */
 	int32_t res;        /* 0 or -errno */
 	uint16_t opcode;    /* the SQE's opcode, for diagnostics */
 	uint16_t flags;     /* HOIST_CQE_F_*, else 0 */
+	uint8_t data[HOIST_CQE_DATA_MAX]; /* HOIST_CQE_F_DATA only, else undefined */
 };
 
 /* ---- control page ---------------------------------------------------- */
@@ -293,7 +312,8 @@ struct hoist_ctrl {
 
 _Static_assert(sizeof(struct hoist_sqe) == 64, "SQE must be one cache line");
 _Static_assert(offsetof(struct hoist_sqe, inline_data) == 48, "SQE layout");
-_Static_assert(sizeof(struct hoist_cqe) == 16, "CQE is 16 bytes");
+_Static_assert(sizeof(struct hoist_cqe) == 32, "CQE is 32 bytes");
+_Static_assert(offsetof(struct hoist_cqe, data) == 16, "CQE layout");
 _Static_assert(offsetof(struct hoist_ctrl, sq_head) == 64, "ctrl layout");
 _Static_assert(offsetof(struct hoist_ctrl, sq_tail) == 128, "ctrl layout");
 _Static_assert(offsetof(struct hoist_ctrl, cq_tail) == 320, "ctrl layout");

@@ -10,6 +10,8 @@
  */
 #include "complete.h"
 
+#include <string.h>
+
 #include "daemon.h"
 #include "hoist_futex.h"
 #include "multi.h"
@@ -65,6 +67,13 @@ static void cq_post_flags(struct client *c, uint64_t user_data, int32_t res, uin
 void cq_post(struct client *c, uint64_t user_data, int32_t res, uint8_t opcode)
 {
 	cq_post_flags(c, user_data, res, opcode, 0);
+}
+
+void cq_post_data(struct client *c, uint64_t user_data, uint8_t opcode, const void *data, uint64_t len)
+{
+	struct hoist_cqe *e = &c->cq[c->cq_tail & c->cq_mask];
+	memcpy(e->data, data, len);
+	cq_post_flags(c, user_data, 0, opcode, HOIST_CQE_F_DATA);
 }
 
 void cq_flush(struct client *c)

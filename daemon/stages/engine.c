@@ -244,8 +244,14 @@ unsigned drain(struct daemon *d, struct client *c)
 			}
 			if (er == EXEC_STALL)
 				break; /* retry on a later pass */
-			if (er == EXEC_DONE && (res || (sqe.flags & HOIST_SQE_F_CQE)))
+			if (er == EXEC_DONE && !res && sqe.opcode == HOIST_OP_GET &&
+			    (sqe.flags & HOIST_SQE_F_INLINE)) {
+				/* the result in the completion (validated: len fits) */
+				cq_post_data(c, sqe.user_data, sqe.opcode, c->get_inline, sqe.len);
+				STAT_INC(&c->st, gets_inline);
+			} else if (er == EXEC_DONE && (res || (sqe.flags & HOIST_SQE_F_CQE))) {
 				cq_post(c, sqe.user_data, res, sqe.opcode);
+			}
 			if (er == EXEC_DONE && (sqe.flags & HOIST_SQE_F_LAZY))
 				lazy++;
 		}

@@ -41,11 +41,13 @@ START_TEST(test_layout_sqe_cqe)
 	ck_assert_uint_eq(offsetof(struct hoist_sqe, inline_data), 48);
 	ck_assert_uint_eq(sizeof(((struct hoist_sqe *)0)->inline_data), HOIST_INLINE_MAX);
 
-	ck_assert_uint_eq(sizeof(struct hoist_cqe), 16);
+	ck_assert_uint_eq(sizeof(struct hoist_cqe), 32);
 	ck_assert_uint_eq(offsetof(struct hoist_cqe, user_data), 0);
 	ck_assert_uint_eq(offsetof(struct hoist_cqe, res), 8);
 	ck_assert_uint_eq(offsetof(struct hoist_cqe, opcode), 12);
 	ck_assert_uint_eq(offsetof(struct hoist_cqe, flags), 14);
+	ck_assert_uint_eq(offsetof(struct hoist_cqe, data), 16);
+	ck_assert_uint_eq(sizeof(((struct hoist_cqe *)0)->data), HOIST_CQE_DATA_MAX);
 	/* Ring slots never straddle cache lines. */
 	ck_assert_uint_eq(HOIST_CACHELINE % sizeof(struct hoist_sqe), 0);
 	ck_assert_uint_eq(HOIST_CACHELINE % sizeof(struct hoist_cqe), 0);
@@ -100,8 +102,8 @@ START_TEST(test_geometry)
 		ck_assert_uint_eq(cq_off, HOIST_CTRL_BYTES + 64ull * sq);
 		ck_assert_uint_eq(cq_off % HOIST_CACHELINE, 0);
 		ck_assert_uint_eq(bytes % 4096, 0);
-		ck_assert_uint_ge(bytes, cq_off + 16ull * cq);
-		ck_assert_uint_lt(bytes, cq_off + 16ull * cq + 4096);
+		ck_assert_uint_ge(bytes, cq_off + sizeof(struct hoist_cqe) * cq);
+		ck_assert_uint_lt(bytes, cq_off + sizeof(struct hoist_cqe) * cq + 4096);
 	}
 	ck_assert(!hoist_is_pow2(0));
 	ck_assert(hoist_is_pow2(1));
