@@ -297,9 +297,7 @@ static inline void hoist__sqe_submit(struct hoist_ctx *c)
 static inline void hoist__sqe_submit_lazy(struct hoist_ctx *c)
 {
 	c->posted_since_quiet = 1;
-	c->ring.sq_tail++;
-	/* pairs with hoist_load_acquire(&ctrl->sq_tail) in the daemon's drain() */
-	hoist_store_release(&c->ring.ctrl->sq_tail, c->ring.sq_tail);
+	hoist_ring_publish(&c->ring);
 	c->sq_ops_tail = c->ring.sq_tail;
 }
 

@@ -15,7 +15,9 @@
  *
  * Rings are single-producer/single-consumer with free-running 32-bit
  * head/tail counters, indexed with (counter & (entries - 1)). Each counter
- * lives on its own cache line. This header depends on nothing but libc.
+ * lives on its own cache line. The daemon finds new descriptors by the SQ
+ * slots themselves, not by sq_tail (the phase bit, "SQE publication"
+ * below). This header depends on nothing but libc.
  */
 #ifndef HOIST_SHM_H
 #define HOIST_SHM_H
@@ -43,7 +45,10 @@
 				* completion, HOIST_SQE_F_INLINE on a GET): the CQ
 				* of a client of 6 would be read at the wrong
 				* stride, so the attach fails with the version
-				* mismatch error as for any other version */
+				* mismatch error as for any other version),
+				* HOIST_SQE_F_PHASE: the daemon takes an SQE by
+				* its phase bit, not by sq_tail (a client of 6
+				* never sets it: nothing would be taken) */
 #define HOIST_CACHELINE   64
 #define HOIST_CTRL_BYTES  4096u
 
@@ -111,6 +116,11 @@ enum hoist_opcode {
  * it when it looks, and does not stay awake polling for more of them */
 #define HOIST_SQE_F_LAZY       0x40u
 #define HOIST_SQE_F__ALL       0x6fu
+/* Not a request: the slot's lap parity, which publishes the descriptor
+ * (hoist_sqe_publish below). The client's library sets it, whatever the
+ * caller put there; the daemon takes it out of its copy before it
+ * validates the descriptor. */
+#define HOIST_SQE_F_PHASE      0x80u
 
 #define HOIST_INLINE_MAX 16u
 
@@ -132,14 +142,21 @@ struct hoist_vec_elem {
 #define HOIST_PEERS_MAX 253u
 
 struct hoist_sqe {
-	uint8_t opcode;     /* enum hoist_opcode */
-	uint8_t flags;      /* HOIST_SQE_F_* */
 	union {
-		uint16_t reserved0; /* must be 0, but for HOIST_OP_AMO: */
 		struct {
-			uint8_t amo_op;   /* enum hoist_amo_op */
-			uint8_t amo_type; /* hoist_type_t */
+			uint8_t opcode; /* enum hoist_opcode */
+			uint8_t flags;  /* HOIST_SQE_F_* */
+			union {
+				uint16_t reserved0; /* must be 0, but for HOIST_OP_AMO: */
+				struct {
+					uint8_t amo_op;   /* enum hoist_amo_op */
+					uint8_t amo_type; /* hoist_type_t */
+				};
+			};
 		};
+		/* the three as one word: stored last, with release, it
+		 * publishes the descriptor (hoist_sqe_publish) */
+		uint32_t head;
 	};
 	int32_t pe;         /* target PE (job rank) */
 	uint64_t user_data; /* echoed in the CQE */
@@ -150,6 +167,48 @@ struct hoist_sqe {
 	uint64_t local_off;  /* staging or own-heap offset (unless INLINE) */
 	uint8_t inline_data[HOIST_INLINE_MAX];
 };
+
+/* ---- SQE publication -------------------------------------------------
+ * The daemon polls the SQ slot at its sq_head, not sq_tail: a descriptor
+ * is there once the slot's HOIST_SQE_F_PHASE bit equals the phase of its
+ * index (set on even laps of the ring, clear on odd ones; a zeroed ring
+ * holds none). The client writes bytes 4..63 of the slot, then word 0
+ * (opcode, flags with the phase, reserved0) with one release store; the
+ * daemon loads word 0 with acquire and, when the phase matches, copies
+ * the slot. So the daemon's poll and the descriptor are one cache line
+ * (with sq_tail they were two transfers from the client's core, one after
+ * the other: a get 8 B through the daemon, issue 16). The client still
+ * stores sq_tail (its own line, which the daemon no longer polls): for
+ * hoistctl and diagnostics only. 2^32 is a multiple of every ring size,
+ * so the parity runs on across the counter's wrap. */
+static inline uint8_t hoist_sqe_phase(uint32_t idx, uint32_t entries)
+{
+	return (idx & entries) ? 0u : (uint8_t)HOIST_SQE_F_PHASE;
+}
+
+/* Client: copy *src into slot (index idx of a ring of entries) and
+ * publish it. */
+static inline void hoist_sqe_publish(struct hoist_sqe *slot, const struct hoist_sqe *src, uint32_t idx,
+				     uint32_t entries)
+{
+	struct hoist_sqe s = *src;
+	s.flags = (uint8_t)((s.flags & ~HOIST_SQE_F_PHASE) | hoist_sqe_phase(idx, entries));
+	__builtin_memcpy((char *)slot + sizeof(s.head), (const char *)&s + sizeof(s.head),
+			 sizeof(s) - sizeof(s.head));
+	/* pairs with the acquire in hoist_sqe_ready */
+	__atomic_store_n(&slot->head, s.head, __ATOMIC_RELEASE);
+}
+
+/* Daemon: 1 when slot (index idx) holds a descriptor published for idx;
+ * then everything the client wrote to it before is visible. */
+static inline int hoist_sqe_ready(const struct hoist_sqe *slot, uint32_t idx, uint32_t entries)
+{
+	/* pairs with the release in hoist_sqe_publish */
+	uint32_t w = __atomic_load_n(&slot->head, __ATOMIC_ACQUIRE);
+	struct hoist_sqe h;
+	h.head = w;
+	return (h.flags & HOIST_SQE_F_PHASE) == hoist_sqe_phase(idx, entries);
+}
 
 /* ---- collective descriptor (HOIST_OP_COLL) ----------------------------
  * Every PE of the job posts one per collective, in the same order; the
