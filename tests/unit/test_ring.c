@@ -469,6 +469,51 @@ START_TEST(test_doorbell_once_per_sleep)
 }
 END_TEST
 
+/* SQE publication by phase (hoist_shm.h): a slot is ready for
+ * index i exactly when it was published for i, over several laps and
+ * across the 32-bit wrap; a zeroed ring holds nothing; the caller's own
+ * HOIST_SQE_F_PHASE bit does not matter; the client's ring (client/ring.h)
+ * publishes by phase, and sq_tail is not what says so. */
+START_TEST(test_phase_publication)
+{
+	alignas(HOIST_CACHELINE) static struct hoist_ctrl ctrl;
+	alignas(HOIST_CACHELINE) static struct hoist_sqe sq[8];
+	memset(&ctrl, 0, sizeof(ctrl));
+	memset(sq, 0, sizeof(sq));
+	const uint32_t n = 8;
+	for (uint32_t i = 0; i < n; i++)
+		ck_assert(!hoist_sqe_ready(&sq[i], i, n));
+	/* the client's ring, its counters two laps short of the wrap (a lap's
+	 * start, as 0 is: where a zeroed slot does not look published) */
+	uint32_t start = 0xFFFFFFF0u;
+	struct hoist_ring r = {.ctrl = &ctrl, .sq = sq, .sq_mask = n - 1, .doorbell = -1};
+	r.sq_tail = r.sq_head_seen = start;
+	for (uint32_t k = 0; k < 5 * n; k++) {
+		uint32_t i = start + k;
+		struct hoist_sqe *e;
+		ck_assert_int_eq(hoist_ring_sqe_get(&r, &e), 0);
+		ck_assert_ptr_ne(e, &sq[i & (n - 1)]); /* filled aside, not in place */
+		*e = (struct hoist_sqe){.opcode = HOIST_OP_NOP, .user_data = i,
+					/* whatever the caller says */
+					.flags = (uint8_t)((k & 1) ? HOIST_SQE_F_PHASE : 0)};
+		ck_assert(!hoist_sqe_ready(&sq[i & (n - 1)], i, n));
+		hoist_ring_publish(&r);
+		ck_assert(hoist_sqe_ready(&sq[i & (n - 1)], i, n));
+		ck_assert_uint_eq(sq[i & (n - 1)].user_data, i);
+		ck_assert_uint_eq(sq[i & (n - 1)].opcode, HOIST_OP_NOP);
+		/* one lap on, the same slot is not ready yet */
+		ck_assert(!hoist_sqe_ready(&sq[i & (n - 1)], i + n, n));
+		ck_assert(!hoist_sqe_ready(&sq[(i + 1) & (n - 1)], i + 1, n)); /* next: not yet */
+		r.sq_head_seen = r.sq_tail; /* as if the daemon took it */
+	}
+	ck_assert_uint_eq(r.sq_tail, start + 5 * n); /* wrapped */
+	ck_assert_uint_eq(ctrl.sq_tail, start + 5 * n);
+	/* 2^32 is a whole number of laps: the parity runs on across the wrap */
+	ck_assert_uint_eq(hoist_sqe_phase(0xFFFFFFFFu, n) ^ hoist_sqe_phase(0, n), HOIST_SQE_F_PHASE);
+	ck_assert_uint_eq(hoist_sqe_phase(0xFFFFFFF8u, n) ^ hoist_sqe_phase(0, n), HOIST_SQE_F_PHASE);
+}
+END_TEST
+
 static Suite *ring_suite(void)
 {
 	Suite *s = suite_create("ring");
@@ -484,6 +529,7 @@ static Suite *ring_suite(void)
 	tcase_add_test(tc, test_full);
 	tcase_add_test(tc, test_full_across_wrap);
 	tcase_add_test(tc, test_wrap_counters);
+	tcase_add_test(tc, test_phase_publication);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("doorbell");
