@@ -318,10 +318,13 @@ HOIST_API int hoist_get(void *dst, int pe, const void *src, size_t n)
 		c->direct_bytes += n;
 		return 0;
 	}
-	if (fast_get(c, dst, pe, roff, n))
-		return 0;
+	/* before fast_get: the daemon never prefetches from this node's
+	 * PEs, and fast_get's look at sq_head (a line the daemon wrote at
+	 * its last drain) was one more transfer on every such get */
 	if (inline_ok(c, pe, n))
 		return get_inline(c, dst, pe, roff, n, 0);
+	if (fast_get(c, dst, pe, roff, n))
+		return 0;
 	struct hoist_op *op;
 
 	uint64_t loff;
