@@ -219,19 +219,25 @@ static int wait_step(struct hoist_ctx *c, struct waiter *w, uint32_t *word, uint
 	return rc;
 }
 
-/* The spin reads only cq_tail until it moves: reaping also reads the
- * daemon's sq_head, a second line the daemon then has to take back when it
- * stores it. */
+/* The spin reads only cq_tail until it moves, and the reaping here only
+ * the completions: not the daemon's sq_head (hoist__reap), a line the
+ * progress thread stores at the end of every drain. Read here, the
+ * client held it shared just then, and the daemon's store of it had to
+ * take it back before its cq_tail store could be seen (stores become
+ * visible in order): one more transfer on a get's path (issue 16). What
+ * sq_head frees (SQ slots, staged put payloads) is collected where it is
+ * needed: a full SQ, staging space (hoist__sqe_wait,
+ * hoist__stage_alloc_slow). */
 static int wait_op(struct hoist_ctx *c, struct hoist_op *op, struct waiter *w)
 {
 	hoist__kick(c);
-	hoist__reap(c);
+	hoist_ring_reap(&c->ring, reap_one, c);
 	for (;;) {
 		if (op->done)
 			return op->res;
 		uint32_t seen = hoist_load_relaxed(&c->ring.ctrl->cq_tail);
 		if (seen != c->ring.cq_head) {
-			hoist__reap(c);
+			hoist_ring_reap(&c->ring, reap_one, c);
 			continue;
 		}
 		int rc = wait_step(c, w, &c->ring.ctrl->cq_tail, seen, HOIST_CQ_WAITING);
