@@ -131,24 +131,34 @@ static inline void hoist_ring_kick(struct hoist_ring *r)
 	hoist_ring_wake(r, hoist_load_relaxed(&r->ctrl->sq_flags));
 }
 
-/* Hand every CQE the daemon posted to fn(arg, cqe), in order, then give
- * their slots back. Returns how many. (Inlined into its one caller, fn
- * with it.) */
+/* Hand every CQE the daemon published to fn(arg, cqe), in order, then give
+ * their slots back. Returns how many. (Inlined into its callers in
+ * wait.c, fn with it.) */
 static inline int hoist_ring_reap(struct hoist_ring *r,
 				  void (*fn)(void *arg, const struct hoist_cqe *e), void *arg)
 {
 	struct hoist_ctrl *ctrl = r->ctrl;
-	/* pairs with hoist_store_release(&ctrl->cq_tail) in the daemon's cq_flush */
-	uint32_t tail = hoist_load_acquire(&ctrl->cq_tail);
 	int n = 0;
-	while (r->cq_head != tail) {
-		fn(arg, &r->cq[r->cq_head & r->cq_mask]);
+	/* by the slots' phase (hoist_shm.h, "CQE publication"), not cq_tail:
+	 * the CQE's line only */
+	for (;;) {
+		const struct hoist_cqe *e = &r->cq[r->cq_head & r->cq_mask];
+		if (!hoist_cqe_ready(e, r->cq_head, r->cq_mask + 1))
+			break;
+		fn(arg, e);
 		r->cq_head++;
 		n++;
 	}
 	if (n) /* pairs with the daemon's hoist_load_acquire(&ctrl->cq_head) */
 		hoist_store_release(&ctrl->cq_head, r->cq_head);
 	return n;
+}
+
+/* 1 when the daemon published a CQE we have not reaped (the next one's
+ * slot: its line, which the reap reads anyway). */
+static inline int hoist_ring_cq_ready(const struct hoist_ring *r)
+{
+	return hoist_cqe_ready(&r->cq[r->cq_head & r->cq_mask], r->cq_head, r->cq_mask + 1);
 }
 
 /* Look at the daemon's SQ head: 1 (and *head) if it moved since the last

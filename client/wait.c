@@ -219,12 +219,15 @@ static int wait_step(struct hoist_ctx *c, struct waiter *w, uint32_t *word, uint
 	return rc;
 }
 
-/* The spin reads only cq_tail until it moves, and the reaping here only
- * the completions: not the daemon's sq_head (hoist__reap), a line the
- * progress thread stores at the end of every drain. Read here, the
- * client held it shared just then, and the daemon's store of it had to
- * take it back before its cq_tail store could be seen (stores become
- * visible in order): one more transfer on a get's path (issue 16). What
+/* The spin reads only the next completion's slot until the daemon
+ * publishes it (its phase, hoist_shm.h "CQE publication"): the line that
+ * holds the completion itself, where polling cq_tail cost a second
+ * transfer before the CQE's. The reaping here takes the completions only:
+ * not the daemon's sq_head (hoist__reap), a line the progress thread
+ * stores at the end of every drain. Read here, the client held it shared
+ * just then, and the daemon's store of it had to take it back before its
+ * completion could be seen (stores become visible in order): one more
+ * transfer on a get's path (issue 16). What
  * sq_head frees (SQ slots, staged put payloads) is collected where it is
  * needed: a full SQ, staging space (hoist__sqe_wait,
  * hoist__stage_alloc_slow). */
@@ -235,12 +238,13 @@ static int wait_op(struct hoist_ctx *c, struct hoist_op *op, struct waiter *w)
 	for (;;) {
 		if (op->done)
 			return op->res;
-		uint32_t seen = hoist_load_relaxed(&c->ring.ctrl->cq_tail);
-		if (seen != c->ring.cq_head) {
+		if (hoist_ring_cq_ready(&c->ring)) {
 			hoist_ring_reap(&c->ring, reap_one, c);
 			continue;
 		}
-		int rc = wait_step(c, w, &c->ring.ctrl->cq_tail, seen, HOIST_CQ_WAITING);
+		/* cq_tail is stored after the phases: with no CQE ready it
+		 * equals our cq_head, the value the sleep expects */
+		int rc = wait_step(c, w, &c->ring.ctrl->cq_tail, c->ring.cq_head, HOIST_CQ_WAITING);
 		if (rc)
 			return rc;
 	}
@@ -264,10 +268,9 @@ static int wait_arrival(struct hoist_ctx *c, struct hoist_op *op, int pe, struct
 			return op->res;
 		if (op->arrived[pe])
 			return 0;
-		uint32_t seen = hoist_load_relaxed(&c->ring.ctrl->cq_tail);
-		if (seen != c->ring.cq_head)
+		if (hoist_ring_cq_ready(&c->ring))
 			continue;
-		int rc = wait_step(c, w, &c->ring.ctrl->cq_tail, seen, HOIST_CQ_WAITING);
+		int rc = wait_step(c, w, &c->ring.ctrl->cq_tail, c->ring.cq_head, HOIST_CQ_WAITING);
 		if (rc)
 			return rc;
 	}

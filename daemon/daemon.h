@@ -69,6 +69,11 @@ struct client {
 	struct hoist_ctrl *ctrl;
 	struct hoist_sqe *sq;
 	struct hoist_cqe *cq;
+	/* [cq_entries], indexed like cq: completions are written here and
+	 * copied into the ring whole when published (complete.c), so the
+	 * line a waiting client polls changes once. NULL: written in the
+	 * ring (unit tests' clients) */
+	struct hoist_cqe *cq_shadow;
 	uint32_t sq_mask, cq_mask, sq_entries, cq_entries;
 
 	/* control thread */

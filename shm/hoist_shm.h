@@ -48,7 +48,9 @@
 				* mismatch error as for any other version),
 				* HOIST_SQE_F_PHASE: the daemon takes an SQE by
 				* its phase bit, not by sq_tail (a client of 6
-				* never sets it: nothing would be taken) */
+				* never sets it: nothing would be taken);
+				* HOIST_CQE_F_PHASE: the client takes a CQE by
+				* its phase bit, cq_tail is its futex word only */
 #define HOIST_CACHELINE   64
 #define HOIST_CTRL_BYTES  4096u
 
@@ -279,6 +281,9 @@ static inline uint32_t hoist_coll_type_size(uint8_t type)
 /* cqe.flags */
 #define HOIST_CQE_F_PARTIAL 0x1u /* HOIST_OP_COLL: the block of PE res arrived; not the end */
 #define HOIST_CQE_F_DATA    0x2u /* GET with HOIST_SQE_F_INLINE, res 0: data[0, len) is its result */
+/* The slot's lap parity: the daemon's publication of the CQE, as
+ * HOIST_SQE_F_PHASE is the client's of an SQE (see hoist_cqe_ready) */
+#define HOIST_CQE_F_PHASE   0x8000u
 
 /* A get's result that fits here travels in its completion (HOIST_SQE_F_INLINE) */
 #define HOIST_CQE_DATA_MAX 16u
@@ -287,9 +292,14 @@ static inline uint32_t hoist_coll_type_size(uint8_t type)
  * read anyway for user_data and res. */
 struct hoist_cqe {
 	uint64_t user_data; /* from the SQE */
-	int32_t res;        /* 0 or -errno */
-	uint16_t opcode;    /* the SQE's opcode, for diagnostics */
-	uint16_t flags;     /* HOIST_CQE_F_*, else 0 */
+	union {
+		struct {
+			int32_t res;     /* 0 or -errno */
+			uint16_t opcode; /* the SQE's opcode, for diagnostics */
+			uint16_t flags;  /* HOIST_CQE_F_*, else 0 */
+		};
+		uint64_t word; /* the three as one: stored last, with release */
+	};
 	uint8_t data[HOIST_CQE_DATA_MAX]; /* HOIST_CQE_F_DATA only, else undefined */
 };
 
@@ -372,6 +382,30 @@ struct hoist_ctrl {
 _Static_assert(sizeof(struct hoist_sqe) == 64, "SQE must be one cache line");
 _Static_assert(offsetof(struct hoist_sqe, inline_data) == 48, "SQE layout");
 _Static_assert(sizeof(struct hoist_cqe) == 32, "CQE is 32 bytes");
+
+/* ---- CQE publication -------------------------------------------------
+ * The same for completions, daemon to client: HOIST_CQE_F_PHASE in flags
+ * is the slot's lap parity. The daemon composes its completions aside and
+ * publishes them (cq_flush, after its release of sq_head) each in one
+ * go: data, user_data, then the word holding res, opcode and flags with
+ * the slot's phase, with release; then cq_tail (release: the futex word a
+ * sleeping client waits on, woken as before). A waiting client polls the
+ * CQE at its cq_head (acquire of that word) instead of cq_tail and reads
+ * the rest from the line it just fetched: one line instead of two in a
+ * row (issue 16). cq_tail is stored after the phases, so cq_tail !=
+ * cq_head means the slot at cq_head is published. */
+static inline uint16_t hoist_cqe_phase(uint32_t idx, uint32_t entries)
+{
+	return (idx & entries) ? 0u : (uint16_t)HOIST_CQE_F_PHASE;
+}
+
+static inline int hoist_cqe_ready(const struct hoist_cqe *e, uint32_t idx, uint32_t entries)
+{
+	/* pairs with the daemon's release store of the word (cq_flush) */
+	struct hoist_cqe h;
+	h.word = __atomic_load_n(&e->word, __ATOMIC_ACQUIRE);
+	return (h.flags & HOIST_CQE_F_PHASE) == hoist_cqe_phase(idx, entries);
+}
 _Static_assert(offsetof(struct hoist_cqe, data) == 16, "CQE layout");
 _Static_assert(offsetof(struct hoist_ctrl, sq_head) == 64, "ctrl layout");
 _Static_assert(offsetof(struct hoist_ctrl, sq_tail) == 128, "ctrl layout");

@@ -1,6 +1,7 @@
 /*
  * it_ringphase: the daemon takes a descriptor by its SQ slot's phase bit
- * (HOIST_SQE_F_PHASE, hoist_shm.h "SQE publication"), not by sq_tail.
+ * (HOIST_SQE_F_PHASE, hoist_shm.h "SQE publication"), not by sq_tail;
+ * its completions are taken by theirs (HOIST_CQE_F_PHASE, reap_one).
  *
  * Every PE publishes 3 laps of its SQ (sq_entries * 3 descriptors: NOPs
  * and 8 B gets from its right neighbour with the result in the

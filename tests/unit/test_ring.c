@@ -469,7 +469,7 @@ START_TEST(test_doorbell_once_per_sleep)
 }
 END_TEST
 
-/* SQE publication by phase (hoist_shm.h): a slot is ready for
+/* SQE and CQE publication by phase (hoist_shm.h): a slot is ready for
  * index i exactly when it was published for i, over several laps and
  * across the 32-bit wrap; a zeroed ring holds nothing; the caller's own
  * HOIST_SQE_F_PHASE bit does not matter; the client's ring (client/ring.h)
@@ -478,11 +478,15 @@ START_TEST(test_phase_publication)
 {
 	alignas(HOIST_CACHELINE) static struct hoist_ctrl ctrl;
 	alignas(HOIST_CACHELINE) static struct hoist_sqe sq[8];
+	alignas(HOIST_CACHELINE) static struct hoist_cqe cq[8];
 	memset(&ctrl, 0, sizeof(ctrl));
 	memset(sq, 0, sizeof(sq));
+	memset(cq, 0, sizeof(cq));
 	const uint32_t n = 8;
-	for (uint32_t i = 0; i < n; i++)
+	for (uint32_t i = 0; i < n; i++) {
 		ck_assert(!hoist_sqe_ready(&sq[i], i, n));
+		ck_assert(!hoist_cqe_ready(&cq[i], i, n));
+	}
 	/* the client's ring, its counters two laps short of the wrap (a lap's
 	 * start, as 0 is: where a zeroed slot does not look published) */
 	uint32_t start = 0xFFFFFFF0u;
@@ -505,12 +509,25 @@ START_TEST(test_phase_publication)
 		ck_assert(!hoist_sqe_ready(&sq[i & (n - 1)], i + n, n));
 		ck_assert(!hoist_sqe_ready(&sq[(i + 1) & (n - 1)], i + 1, n)); /* next: not yet */
 		r.sq_head_seen = r.sq_tail; /* as if the daemon took it */
+
+		/* a CQE as the daemon publishes it (complete.c cq_flush):
+		 * the word with res, opcode and flags last */
+		struct hoist_cqe *c = &cq[i & (n - 1)];
+		ck_assert(!hoist_cqe_ready(c, i, n));
+		struct hoist_cqe v = {.user_data = i, .res = 0, .opcode = HOIST_OP_NOP,
+				      .flags = (uint16_t)(HOIST_CQE_F_DATA | hoist_cqe_phase(i, n))};
+		c->user_data = v.user_data;
+		__atomic_store_n(&c->word, v.word, __ATOMIC_RELEASE);
+		ck_assert(hoist_cqe_ready(c, i, n));
+		ck_assert(!hoist_cqe_ready(c, i + n, n));
+		ck_assert(!hoist_cqe_ready(&cq[(i + 1) & (n - 1)], i + 1, n));
 	}
 	ck_assert_uint_eq(r.sq_tail, start + 5 * n); /* wrapped */
 	ck_assert_uint_eq(ctrl.sq_tail, start + 5 * n);
 	/* 2^32 is a whole number of laps: the parity runs on across the wrap */
 	ck_assert_uint_eq(hoist_sqe_phase(0xFFFFFFFFu, n) ^ hoist_sqe_phase(0, n), HOIST_SQE_F_PHASE);
 	ck_assert_uint_eq(hoist_sqe_phase(0xFFFFFFF8u, n) ^ hoist_sqe_phase(0, n), HOIST_SQE_F_PHASE);
+	ck_assert_uint_eq(hoist_cqe_phase(0xFFFFFFFFu, n) ^ hoist_cqe_phase(0, n), HOIST_CQE_F_PHASE);
 }
 END_TEST
 
