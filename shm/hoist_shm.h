@@ -188,17 +188,16 @@ static inline uint8_t hoist_sqe_phase(uint32_t idx, uint32_t entries)
 	return (idx & entries) ? 0u : (uint8_t)HOIST_SQE_F_PHASE;
 }
 
-/* Client: copy *src into slot (index idx of a ring of entries) and
- * publish it. */
-static inline void hoist_sqe_publish(struct hoist_sqe *slot, const struct hoist_sqe *src, uint32_t idx,
+/* Client: copy *src (its phase bit set here) into slot (index idx of a
+ * ring of entries) and publish it. */
+static inline void hoist_sqe_publish(struct hoist_sqe *slot, struct hoist_sqe *src, uint32_t idx,
 				     uint32_t entries)
 {
-	struct hoist_sqe s = *src;
-	s.flags = (uint8_t)((s.flags & ~HOIST_SQE_F_PHASE) | hoist_sqe_phase(idx, entries));
-	__builtin_memcpy((char *)slot + sizeof(s.head), (const char *)&s + sizeof(s.head),
-			 sizeof(s) - sizeof(s.head));
+	src->flags = (uint8_t)((src->flags & ~HOIST_SQE_F_PHASE) | hoist_sqe_phase(idx, entries));
+	__builtin_memcpy((char *)slot + sizeof(src->head), (const char *)src + sizeof(src->head),
+			 sizeof(*src) - sizeof(src->head));
 	/* pairs with the acquire in hoist_sqe_ready */
-	__atomic_store_n(&slot->head, s.head, __ATOMIC_RELEASE);
+	__atomic_store_n(&slot->head, src->head, __ATOMIC_RELEASE);
 }
 
 /* Daemon: 1 when slot (index idx) holds a descriptor published for idx;
