@@ -16,8 +16,9 @@
  * Rings are single-producer/single-consumer with free-running 32-bit
  * head/tail counters, indexed with (counter & (entries - 1)). Each counter
  * lives on its own cache line. The daemon finds new descriptors by the SQ
- * slots themselves, not by sq_tail (the phase bit, "SQE publication"
- * below). This header depends on nothing but libc.
+ * slots themselves, not by sq_tail, and the client new completions by
+ * the CQ slots, not by cq_tail (the phase bits, "SQE publication" and
+ * "CQE publication" below). This header depends on nothing but libc.
  */
 #ifndef HOIST_SHM_H
 #define HOIST_SHM_H
@@ -40,12 +41,12 @@
 				* ctrl heap_wakes_direct*, wait_handoffs,
 				* prog_cpu/wait_cpu (the CPU hand-off),
 				* HOIST_SQE_F_LAZY (an older daemon rejects it);
-				* 7: struct hoist_cqe grew to 32 bytes (data[],
-				* HOIST_CQE_F_DATA: a small get's result in its
-				* completion, HOIST_SQE_F_INLINE on a GET): the CQ
+				* 7: struct hoist_cqe grew to 32 bytes: data[],
+				* HOIST_CQE_F_DATA, a small get's result in its
+				* completion, HOIST_SQE_F_INLINE on a GET (the CQ
 				* of a client of 6 would be read at the wrong
 				* stride, so the attach fails with the version
-				* mismatch error as for any other version),
+				* mismatch error as for any other version);
 				* HOIST_SQE_F_PHASE: the daemon takes an SQE by
 				* its phase bit, not by sq_tail (a client of 6
 				* never sets it: nothing would be taken);
