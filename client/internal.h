@@ -33,7 +33,9 @@ struct hoist_op {
 	uint8_t busy;
 	uint8_t done;
 	uint8_t copyout;   /* get into staging: 1 copy to dst when done, 2 scatter
-			    * count elements of elem bytes at dst_stride */
+			    * count elements of elem bytes at dst_stride; 3: a
+			    * get whose result is in its CQE (HOIST_SQE_F_INLINE),
+			    * copied to dst (len bytes) when reaped (wait.c) */
 	int32_t res;
 	int64_t stage_id;  /* staging record, -1 if none */
 	uint64_t stage_off;
@@ -171,6 +173,7 @@ struct hoist_ctx {
 	int peers_contig;         /* peers[i].rank == peers[0].rank + i */
 	int direct;               /* HOIST_DIRECT: put/get to local PEs by memmove */
 	uint64_t direct_puts, direct_gets, direct_bytes; /* done that way (tests, bench) */
+	uint64_t gets_inline; /* gets posted with the result in the CQE (rma.c; tests) */
 	uint64_t direct_amos;   /* atomics done that way (amo.c; tests) */
 	uint64_t put_signals;   /* hoist_put_signal*: all, and those whose put */
 	uint64_t direct_signals; /* ... the library stored itself (tests) */
@@ -294,9 +297,7 @@ static inline void hoist__sqe_submit(struct hoist_ctx *c)
 static inline void hoist__sqe_submit_lazy(struct hoist_ctx *c)
 {
 	c->posted_since_quiet = 1;
-	c->ring.sq_tail++;
-	/* pairs with hoist_load_acquire(&ctrl->sq_tail) in the daemon's drain() */
-	hoist_store_release(&c->ring.ctrl->sq_tail, c->ring.sq_tail);
+	hoist_ring_publish(&c->ring);
 	c->sq_ops_tail = c->ring.sq_tail;
 }
 

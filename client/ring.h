@@ -28,10 +28,17 @@
  *   attach.c                   hoist_init / hoist_finalize
  *
  * Single producer (this PE, single-threaded library), single consumer
- * (the daemon's progress thread). Per descriptor the fast path is one
- * release store of sq_tail and one relaxed load of sq_flags; no fence, no
- * read-modify-write, no system call unless the daemon announced it sleeps
- * (then one, per sleep of the daemon: hoist_ring_wake).
+ * (the daemon's progress thread). A descriptor is filled in a private
+ * copy (hoist_ring_sqe_get hands out r->next) and published into its
+ * slot by hoist_ring_submit: the slot's first word last, with release,
+ * carrying the phase bit by which the daemon finds it (hoist_shm.h, "SQE
+ * publication"). Filled in place, the caller's plain store of that word
+ * could show a valid phase before the rest of the slot was written. Per
+ * descriptor the fast path is the slot's copy, a store of sq_tail (our
+ * own line: the daemon no longer polls it) and one relaxed load of
+ * sq_flags; no fence, no read-modify-write, no system call unless the
+ * daemon announced it sleeps (then one, per sleep of the daemon:
+ * hoist_ring_wake).
  */
 #ifndef HOIST_CLIENT_RING_H
 #define HOIST_CLIENT_RING_H
@@ -53,17 +60,31 @@ struct hoist_ring {
 	uint32_t cq_head;
 	uint32_t rang_flags;   /* sq_flags when we last rang the doorbell */
 	int doorbell;          /* eventfd of the daemon's progress thread */
+	/* the descriptor being filled, copied into slot sq_tail on submit */
+	_Alignas(HOIST_CACHELINE) struct hoist_sqe next;
 };
 
-/* 0 and the next free SQE in *out (filled by the caller, published by
- * hoist_ring_submit), or -EAGAIN: the SQ is full as far as the last look
- * at the daemon's head (hoist_ring_sq_head) tells. Never waits. */
+/* 0 and the descriptor to fill in *out (r->next: the caller fills all of
+ * it, and hoist_ring_submit publishes it into the next free slot), or
+ * -EAGAIN: the SQ is full as far as the last look at the daemon's head
+ * (hoist_ring_sq_head) tells. Never waits. */
 static inline int hoist_ring_sqe_get(struct hoist_ring *r, struct hoist_sqe **out)
 {
 	if (r->sq_tail - r->sq_head_seen >= r->sq_mask + 1)
 		return -EAGAIN;
-	*out = &r->sq[r->sq_tail & r->sq_mask];
+	*out = &r->next;
 	return 0;
+}
+
+/* Copy r->next into slot sq_tail, publish it (the daemon may take it from
+ * now on) and count it in r->sq_tail and ctrl->sq_tail. */
+static inline void hoist_ring_publish(struct hoist_ring *r)
+{
+	hoist_sqe_publish(&r->sq[r->sq_tail & r->sq_mask], &r->next, r->sq_tail, r->sq_mask + 1);
+	r->sq_tail++;
+	/* not polled by the daemon (it finds the slot by its phase): for
+	 * hoistctl; release all the same, so the count is never ahead */
+	hoist_store_release(&r->ctrl->sq_tail, r->sq_tail);
 }
 
 static inline void hoist_ring_doorbell(struct hoist_ring *r)
@@ -91,9 +112,7 @@ static inline void hoist_ring_wake(struct hoist_ring *r, uint32_t f)
 static inline void hoist_ring_submit(struct hoist_ring *r)
 {
 	struct hoist_ctrl *ctrl = r->ctrl;
-	r->sq_tail++;
-	/* pairs with hoist_load_acquire(&ctrl->sq_tail) in the daemon's drain() */
-	hoist_store_release(&ctrl->sq_tail, r->sq_tail);
+	hoist_ring_publish(r);
 	/* No full fence per descriptor: it was most of a put's cost (the line
 	 * holding the tail and the SQE must come back from the daemon's core).
 	 * A stale flag here is covered twice: the daemon keeps looking at the
@@ -103,7 +122,7 @@ static inline void hoist_ring_submit(struct hoist_ring *r)
 }
 
 /* Before waiting for the daemon: wake it if it announced it sleeps. The
- * full fence orders our tail store before the flag load and pairs with the
+ * full fence orders our slot's publication before the flag load and pairs with the
  * daemon's fence between setting HOIST_SQ_NEED_WAKEUP and its last look
  * at the rings (Dekker): one of the two sees the other's store. */
 static inline void hoist_ring_kick(struct hoist_ring *r)
@@ -112,24 +131,34 @@ static inline void hoist_ring_kick(struct hoist_ring *r)
 	hoist_ring_wake(r, hoist_load_relaxed(&r->ctrl->sq_flags));
 }
 
-/* Hand every CQE the daemon posted to fn(arg, cqe), in order, then give
- * their slots back. Returns how many. (Inlined into its one caller, fn
- * with it.) */
+/* Hand every CQE the daemon published to fn(arg, cqe), in order, then give
+ * their slots back. Returns how many. (Inlined into its callers in
+ * wait.c, fn with it.) */
 static inline int hoist_ring_reap(struct hoist_ring *r,
 				  void (*fn)(void *arg, const struct hoist_cqe *e), void *arg)
 {
 	struct hoist_ctrl *ctrl = r->ctrl;
-	/* pairs with hoist_store_release(&ctrl->cq_tail) in the daemon's cq_flush */
-	uint32_t tail = hoist_load_acquire(&ctrl->cq_tail);
 	int n = 0;
-	while (r->cq_head != tail) {
-		fn(arg, &r->cq[r->cq_head & r->cq_mask]);
+	/* by the slots' phase (hoist_shm.h, "CQE publication"), not cq_tail:
+	 * the CQE's line only */
+	for (;;) {
+		const struct hoist_cqe *e = &r->cq[r->cq_head & r->cq_mask];
+		if (!hoist_cqe_ready(e, r->cq_head, r->cq_mask + 1))
+			break;
+		fn(arg, e);
 		r->cq_head++;
 		n++;
 	}
 	if (n) /* pairs with the daemon's hoist_load_acquire(&ctrl->cq_head) */
 		hoist_store_release(&ctrl->cq_head, r->cq_head);
 	return n;
+}
+
+/* 1 when the daemon published a CQE we have not reaped (the next one's
+ * slot: its line, which the reap reads anyway). */
+static inline int hoist_ring_cq_ready(const struct hoist_ring *r)
+{
+	return hoist_cqe_ready(&r->cq[r->cq_head & r->cq_mask], r->cq_head, r->cq_mask + 1);
 }
 
 /* Look at the daemon's SQ head: 1 (and *head) if it moved since the last

@@ -194,6 +194,58 @@ static int post_get(struct hoist_ctx *c, int pe, uint64_t roff, uint64_t len, ui
 	return 0;
 }
 
+/* A small get from a PE of this node through the daemon (the direct path
+ * is off or not allowed now): its result comes back in the completion
+ * (HOIST_SQE_F_INLINE, <= HOIST_CQE_DATA_MAX bytes), which reap_one
+ * (wait.c) copies to dst, wherever dst is (private memory or the own
+ * heap). No staging buffer: the client reads the CQE's line anyway, and
+ * a staged result was one more line to fetch from the daemon's core after
+ * it, plus the staging record's allocation and release (issue 16: a get
+ * 8 B through the daemon). nbi: linked for quiet, which only waits. Other
+ * nodes' PEs keep the staged path: their data land after the descriptor
+ * was consumed, where no CQE slot is reserved for them (and verbs reads
+ * into registered memory only). */
+static int get_inline(struct hoist_ctx *c, void *dst, int pe, uint64_t roff, size_t n, int nbi)
+{
+	struct hoist_op *op;
+	int rc = hoist__op_alloc(c, &op);
+	if (rc)
+		return rc;
+	op->dst = dst;
+	op->len = n;
+	op->copyout = 3;
+	struct hoist_sqe *sqe;
+	if ((rc = hoist__sqe_get(c, &sqe))) {
+		hoist__op_free(c, op);
+		return rc;
+	}
+	c->pf_cursor++; /* as post_get: every get posted moves the cursor */
+	*sqe = (struct hoist_sqe){.opcode = HOIST_OP_GET, .flags = HOIST_SQE_F_INLINE | HOIST_SQE_F_CQE,
+				  .pe = pe, .user_data = hoist__op_udata(c, op), .remote_off = roff,
+				  .len = n};
+	hoist__sqe_submit(c);
+	c->gets_inline++;
+	if (nbi) {
+		op->next_nbi = NULL;
+		if (c->nbi_tail)
+			c->nbi_tail->next_nbi = op;
+		else
+			c->nbi_head = op;
+		c->nbi_tail = op;
+		return 0;
+	}
+	rc = hoist__wait_op(c, op);
+	hoist__op_free(c, op);
+	return rc;
+}
+
+/* The inline path applies: a small get from this node, outside an
+ * aggregating region (whose gets complete at its end, in packs). */
+static inline int inline_ok(struct hoist_ctx *c, int pe, size_t n)
+{
+	return n <= HOIST_CQE_DATA_MAX && !hoist__agg_flag(c) && hoist__peer_find(c, pe);
+}
+
 /* Finish a staged get: wait, copy out, free. Keeps the first error. */
 static void get_finish(struct hoist_ctx *c, struct hoist_op *op, int *err)
 {
@@ -266,6 +318,11 @@ HOIST_API int hoist_get(void *dst, int pe, const void *src, size_t n)
 		c->direct_bytes += n;
 		return 0;
 	}
+	/* before fast_get: the daemon never prefetches from this node's
+	 * PEs, and fast_get's look at sq_head (a line the daemon wrote at
+	 * its last drain) was one more transfer on every such get */
+	if (inline_ok(c, pe, n))
+		return get_inline(c, dst, pe, roff, n, 0);
 	if (fast_get(c, dst, pe, roff, n))
 		return 0;
 	struct hoist_op *op;
@@ -369,6 +426,11 @@ HOIST_API int hoist_get_nbi(void *dst, int pe, const void *src, size_t n)
 		}
 		return 0;
 	}
+	/* into private memory: in the completion rather than staged (the
+	 * ones into the own heap above need no op slot, these take one
+	 * either way) */
+	if (inline_ok(c, pe, n))
+		return get_inline(c, dst, pe, roff, n, 1);
 
 	for (size_t done = 0; done < n;) {
 		size_t len = n - done < hoist__chunk_bytes(c) ? n - done : hoist__chunk_bytes(c);

@@ -72,7 +72,17 @@ static void reap_one(void *arg, const struct hoist_cqe *e)
 			op->arrived[e->res] = 1;
 	} else {
 		struct hoist_op *op = &c->ops[ud - 1];
-		op->res = e->res;
+		/* a get whose result came in the completion: the CQE slot is
+		 * reused once reaped, so the data go to dst now (an nbi get's
+		 * dst is undefined until quiet, so early is fine) */
+		int32_t res = e->res;
+		if (op->copyout == 3 && res == 0) {
+			if ((e->flags & HOIST_CQE_F_DATA) && op->len <= HOIST_CQE_DATA_MAX)
+				memcpy(op->dst, e->data, op->len);
+			else
+				res = -EPROTO; /* the daemon sent no data */
+		}
+		op->res = res;
 		op->done = 1;
 	}
 }
@@ -209,22 +219,32 @@ static int wait_step(struct hoist_ctx *c, struct waiter *w, uint32_t *word, uint
 	return rc;
 }
 
-/* The spin reads only cq_tail until it moves: reaping also reads the
- * daemon's sq_head, a second line the daemon then has to take back when it
- * stores it. */
+/* The spin reads only the next completion's slot until the daemon
+ * publishes it (its phase, hoist_shm.h "CQE publication"): the line that
+ * holds the completion itself, where polling cq_tail cost a second
+ * transfer before the CQE's. The reaping here takes the completions only:
+ * not the daemon's sq_head (hoist__reap), a line the progress thread
+ * stores at the end of every drain. Read here, the client held it shared
+ * just then, and the daemon's store of it had to take it back before its
+ * completion could be seen (stores become visible in order): one more
+ * transfer on a get's path (issue 16). What
+ * sq_head frees (SQ slots, staged put payloads) is collected where it is
+ * needed: a full SQ, staging space (hoist__sqe_wait,
+ * hoist__stage_alloc_slow). */
 static int wait_op(struct hoist_ctx *c, struct hoist_op *op, struct waiter *w)
 {
 	hoist__kick(c);
-	hoist__reap(c);
+	hoist_ring_reap(&c->ring, reap_one, c);
 	for (;;) {
 		if (op->done)
 			return op->res;
-		uint32_t seen = hoist_load_relaxed(&c->ring.ctrl->cq_tail);
-		if (seen != c->ring.cq_head) {
-			hoist__reap(c);
+		if (hoist_ring_cq_ready(&c->ring)) {
+			hoist_ring_reap(&c->ring, reap_one, c);
 			continue;
 		}
-		int rc = wait_step(c, w, &c->ring.ctrl->cq_tail, seen, HOIST_CQ_WAITING);
+		/* cq_tail is stored after the phases: with no CQE ready it
+		 * equals our cq_head, the value the sleep expects */
+		int rc = wait_step(c, w, &c->ring.ctrl->cq_tail, c->ring.cq_head, HOIST_CQ_WAITING);
 		if (rc)
 			return rc;
 	}
@@ -248,10 +268,9 @@ static int wait_arrival(struct hoist_ctx *c, struct hoist_op *op, int pe, struct
 			return op->res;
 		if (op->arrived[pe])
 			return 0;
-		uint32_t seen = hoist_load_relaxed(&c->ring.ctrl->cq_tail);
-		if (seen != c->ring.cq_head)
+		if (hoist_ring_cq_ready(&c->ring))
 			continue;
-		int rc = wait_step(c, w, &c->ring.ctrl->cq_tail, seen, HOIST_CQ_WAITING);
+		int rc = wait_step(c, w, &c->ring.ctrl->cq_tail, c->ring.cq_head, HOIST_CQ_WAITING);
 		if (rc)
 			return rc;
 	}
@@ -480,6 +499,8 @@ int64_t hoist__stage_alloc_slow(struct hoist_ctx *c, uint64_t len, uint64_t *off
 
 void hoist__op_copyout(struct hoist_ctx *c, struct hoist_op *op)
 {
+	if (op->copyout == 3)
+		return; /* copied when its completion was reaped */
 	const char *from = c->staging_base + op->stage_off;
 	if (op->copyout == 2) {
 		for (uint64_t i = 0; i < op->count; i++)

@@ -175,6 +175,7 @@ void client_free(struct daemon *d, struct client *c)
 	region_destroy(&c->staging);
 	region_destroy(&c->heap);
 	region_destroy(&c->pf);
+	free(c->cq_shadow);
 	free(c);
 	if (j && --j->live == 0 && (j->ready || j->error_sent))
 		job_unlink_free(d, j);
@@ -431,6 +432,7 @@ static void client_free_regions(struct client *c)
 	region_destroy(&c->staging);
 	region_destroy(&c->heap);
 	region_destroy(&c->pf);
+	free(c->cq_shadow);
 	free(c);
 }
 
@@ -455,6 +457,9 @@ static int client_create(struct daemon *d, struct job *j, const Hoist__AttachReq
 	c->ring.fd = c->staging.fd = c->heap.fd = c->pf.fd = -1;
 	char name[64];
 	int rc;
+	rc = -ENOMEM;
+	if (!(c->cq_shadow = calloc(c->cq_entries, sizeof(*c->cq_shadow))))
+		goto fail;
 	snprintf(name, sizeof(name), "hoist-ring-%d", (int)pid);
 	if ((rc = region_create(&c->ring, name, hoist_ring_bytes(c->sq_entries, c->cq_entries))))
 		goto fail;
@@ -494,6 +499,7 @@ fail:
 	region_destroy(&c->staging);
 	region_destroy(&c->heap);
 	region_destroy(&c->pf);
+	free(c->cq_shadow);
 	free(c);
 	return rc;
 }

@@ -69,6 +69,11 @@ struct client {
 	struct hoist_ctrl *ctrl;
 	struct hoist_sqe *sq;
 	struct hoist_cqe *cq;
+	/* [cq_entries], indexed like cq: completions are written here and
+	 * copied into the ring whole when published (complete.c), so the
+	 * line a waiting client polls changes once. NULL: written in the
+	 * ring (unit tests' clients) */
+	struct hoist_cqe *cq_shadow;
 	uint32_t sq_mask, cq_mask, sq_entries, cq_entries;
 
 	/* control thread */
@@ -99,6 +104,9 @@ struct client {
 	uint32_t sig_waiting;     /* sq_head + 1 of a signal counted in signal_waits */
 	uint64_t failed_silent;   /* failed operations that asked no completion (complete.c) */
 	uint64_t failed_seen;     /* failed_silent at the last quiet, barrier or signal */
+	/* the result of the GET with HOIST_SQE_F_INLINE being executed: the
+	 * engine copies it into that descriptor's CQE (stages/rma.c, engine.c) */
+	uint8_t get_inline[HOIST_CQE_DATA_MAX];
 
 	struct client_stats st;   /* written by the progress thread */
 	struct phase_stats_row phase_st[PHASE_STATS_MAX]; /* likewise */

@@ -19,6 +19,7 @@
 	X(gets, COUNTER, "get descriptors executed")                                                        \
 	X(put_bytes, COUNTER, "bytes written by puts")                                                      \
 	X(get_bytes, COUNTER, "bytes read by gets")                                                         \
+	X(gets_inline, COUNTER, "gets whose result went back in their completion (HOIST_SQE_F_INLINE: <= 16 B, same node)") \
 	X(quiets, COUNTER, "quiet descriptors")                                                             \
 	X(fences, COUNTER, "fence descriptors")                                                             \
 	X(barriers, COUNTER, "barrier notifies")                                                            \

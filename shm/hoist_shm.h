@@ -4,7 +4,7 @@
  * One "ring region" memfd per client holds, in this order:
  *   [0, HOIST_CTRL_BYTES)        struct hoist_ctrl (control page)
  *   [sq_off, sq_off + 64*sq_n)   submission ring: struct hoist_sqe[sq_n]
- *   [cq_off, cq_off + 16*cq_n)   completion ring: struct hoist_cqe[cq_n]
+ *   [cq_off, cq_off + 32*cq_n)   completion ring: struct hoist_cqe[cq_n]
  * Two more memfds: the staging arena (put payloads, get results) and the
  * symmetric heap. All sizes are chosen by the daemon and sent in the
  * AttachReply; the control page repeats them so either side can check.
@@ -15,7 +15,10 @@
  *
  * Rings are single-producer/single-consumer with free-running 32-bit
  * head/tail counters, indexed with (counter & (entries - 1)). Each counter
- * lives on its own cache line. This header depends on nothing but libc.
+ * lives on its own cache line. The daemon finds new descriptors by the SQ
+ * slots themselves, not by sq_tail, and the client new completions by
+ * the CQ slots, not by cq_tail (the phase bits, "SQE publication" and
+ * "CQE publication" below). This header depends on nothing but libc.
  */
 #ifndef HOIST_SHM_H
 #define HOIST_SHM_H
@@ -24,7 +27,7 @@
 #include <stdint.h>
 
 #define HOIST_SHM_MAGIC   0x314d53545349484fULL /* "OHISTSM1" little endian */
-#define HOIST_ABI_VERSION 6u /* 3: AttachReply.accepted (two-stage attach reply);
+#define HOIST_ABI_VERSION 7u /* 3: AttachReply.accepted (two-stage attach reply);
 				* 4: HOIST_OP_AMO, sqe.amo_op/amo_type;
 				* 5: sq_flags' sleep generation (a client of 5
 				* rings once per generation: with a daemon that
@@ -37,7 +40,18 @@
 				* writer of 5 would wake whatever the range: safe),
 				* ctrl heap_wakes_direct*, wait_handoffs,
 				* prog_cpu/wait_cpu (the CPU hand-off),
-				* HOIST_SQE_F_LAZY (an older daemon rejects it) */
+				* HOIST_SQE_F_LAZY (an older daemon rejects it);
+				* 7: struct hoist_cqe grew to 32 bytes: data[],
+				* HOIST_CQE_F_DATA, a small get's result in its
+				* completion, HOIST_SQE_F_INLINE on a GET (the CQ
+				* of a client of 6 would be read at the wrong
+				* stride, so the attach fails with the version
+				* mismatch error as for any other version);
+				* HOIST_SQE_F_PHASE: the daemon takes an SQE by
+				* its phase bit, not by sq_tail (a client of 6
+				* never sets it: nothing would be taken);
+				* HOIST_CQE_F_PHASE: the client takes a CQE by
+				* its phase bit, cq_tail is its futex word only */
 #define HOIST_CACHELINE   64
 #define HOIST_CTRL_BYTES  4096u
 
@@ -82,7 +96,13 @@ enum hoist_opcode {
 };
 
 /* sqe.flags */
-#define HOIST_SQE_F_INLINE     0x01u /* payload in sqe.inline_data (PUT) */
+/* PUT: the payload is in sqe.inline_data (len <= HOIST_INLINE_MAX).
+ * GET (len 1..HOIST_CQE_DATA_MAX, with HOIST_SQE_F_CQE, without
+ * LOCAL_HEAP/AGG, local_off 0): the result comes back in the completion's
+ * data[] (HOIST_CQE_F_DATA), no staging buffer; only for a target PE on
+ * the daemon's own node (another one completes with -EINVAL): one cache
+ * line less on a small get's path (the client reads the CQE line anyway) */
+#define HOIST_SQE_F_INLINE     0x01u
 #define HOIST_SQE_F_LOCAL_HEAP 0x02u /* local_off is in own heap, else staging */
 #define HOIST_SQE_F_CQE        0x04u /* post a CQE on success too */
 /* Inside an aggregation region (hoist_aggregate_begin): the daemon holds
@@ -99,6 +119,11 @@ enum hoist_opcode {
  * it when it looks, and does not stay awake polling for more of them */
 #define HOIST_SQE_F_LAZY       0x40u
 #define HOIST_SQE_F__ALL       0x6fu
+/* Not a request: the slot's lap parity, which publishes the descriptor
+ * (hoist_sqe_publish below). The client's library sets it, whatever the
+ * caller put there; the daemon takes it out of its copy before it
+ * validates the descriptor. */
+#define HOIST_SQE_F_PHASE      0x80u
 
 #define HOIST_INLINE_MAX 16u
 
@@ -120,14 +145,21 @@ struct hoist_vec_elem {
 #define HOIST_PEERS_MAX 253u
 
 struct hoist_sqe {
-	uint8_t opcode;     /* enum hoist_opcode */
-	uint8_t flags;      /* HOIST_SQE_F_* */
 	union {
-		uint16_t reserved0; /* must be 0, but for HOIST_OP_AMO: */
 		struct {
-			uint8_t amo_op;   /* enum hoist_amo_op */
-			uint8_t amo_type; /* hoist_type_t */
+			uint8_t opcode; /* enum hoist_opcode */
+			uint8_t flags;  /* HOIST_SQE_F_* */
+			union {
+				uint16_t reserved0; /* must be 0, but for HOIST_OP_AMO: */
+				struct {
+					uint8_t amo_op;   /* enum hoist_amo_op */
+					uint8_t amo_type; /* hoist_type_t */
+				};
+			};
 		};
+		/* the three as one word: stored last, with release, it
+		 * publishes the descriptor (hoist_sqe_publish) */
+		uint32_t head;
 	};
 	int32_t pe;         /* target PE (job rank) */
 	uint64_t user_data; /* echoed in the CQE */
@@ -138,6 +170,47 @@ struct hoist_sqe {
 	uint64_t local_off;  /* staging or own-heap offset (unless INLINE) */
 	uint8_t inline_data[HOIST_INLINE_MAX];
 };
+
+/* ---- SQE publication -------------------------------------------------
+ * The daemon polls the SQ slot at its sq_head, not sq_tail: a descriptor
+ * is there once the slot's HOIST_SQE_F_PHASE bit equals the phase of its
+ * index (set on even laps of the ring, clear on odd ones; a zeroed ring
+ * holds none). The client writes bytes 4..63 of the slot, then word 0
+ * (opcode, flags with the phase, reserved0) with one release store; the
+ * daemon loads word 0 with acquire and, when the phase matches, copies
+ * the slot. So the daemon's poll and the descriptor are one cache line
+ * (with sq_tail they were two transfers from the client's core, one after
+ * the other: a get 8 B through the daemon, issue 16). The client still
+ * stores sq_tail (its own line, which the daemon no longer polls): for
+ * hoistctl and diagnostics only. 2^32 is a multiple of every ring size,
+ * so the parity runs on across the counter's wrap. */
+static inline uint8_t hoist_sqe_phase(uint32_t idx, uint32_t entries)
+{
+	return (idx & entries) ? 0u : (uint8_t)HOIST_SQE_F_PHASE;
+}
+
+/* Client: copy *src (its phase bit set here) into slot (index idx of a
+ * ring of entries) and publish it. */
+static inline void hoist_sqe_publish(struct hoist_sqe *slot, struct hoist_sqe *src, uint32_t idx,
+				     uint32_t entries)
+{
+	src->flags = (uint8_t)((src->flags & ~HOIST_SQE_F_PHASE) | hoist_sqe_phase(idx, entries));
+	__builtin_memcpy((char *)slot + sizeof(src->head), (const char *)src + sizeof(src->head),
+			 sizeof(*src) - sizeof(src->head));
+	/* pairs with the acquire in hoist_sqe_ready */
+	__atomic_store_n(&slot->head, src->head, __ATOMIC_RELEASE);
+}
+
+/* Daemon: 1 when slot (index idx) holds a descriptor published for idx;
+ * then everything the client wrote to it before is visible. */
+static inline int hoist_sqe_ready(const struct hoist_sqe *slot, uint32_t idx, uint32_t entries)
+{
+	/* pairs with the release in hoist_sqe_publish */
+	uint32_t w = __atomic_load_n(&slot->head, __ATOMIC_ACQUIRE);
+	struct hoist_sqe h;
+	h.head = w;
+	return (h.flags & HOIST_SQE_F_PHASE) == hoist_sqe_phase(idx, entries);
+}
 
 /* ---- collective descriptor (HOIST_OP_COLL) ----------------------------
  * Every PE of the job posts one per collective, in the same order; the
@@ -207,12 +280,27 @@ static inline uint32_t hoist_coll_type_size(uint8_t type)
 
 /* cqe.flags */
 #define HOIST_CQE_F_PARTIAL 0x1u /* HOIST_OP_COLL: the block of PE res arrived; not the end */
+#define HOIST_CQE_F_DATA    0x2u /* GET with HOIST_SQE_F_INLINE, res 0: data[0, len) is its result */
+/* The slot's lap parity: the daemon's publication of the CQE, as
+ * HOIST_SQE_F_PHASE is the client's of an SQE (see hoist_cqe_ready) */
+#define HOIST_CQE_F_PHASE   0x8000u
 
+/* A get's result that fits here travels in its completion (HOIST_SQE_F_INLINE) */
+#define HOIST_CQE_DATA_MAX 16u
+
+/* 32 bytes, two per cache line: the data share the line the client must
+ * read anyway for user_data and res. */
 struct hoist_cqe {
 	uint64_t user_data; /* from the SQE */
-	int32_t res;        /* 0 or -errno */
-	uint16_t opcode;    /* the SQE's opcode, for diagnostics */
-	uint16_t flags;     /* HOIST_CQE_F_*, else 0 */
+	union {
+		struct {
+			int32_t res;     /* 0 or -errno */
+			uint16_t opcode; /* the SQE's opcode, for diagnostics */
+			uint16_t flags;  /* HOIST_CQE_F_*, else 0 */
+		};
+		uint64_t word; /* the three as one: stored last, with release */
+	};
+	uint8_t data[HOIST_CQE_DATA_MAX]; /* HOIST_CQE_F_DATA only, else undefined */
 };
 
 /* ---- control page ---------------------------------------------------- */
@@ -293,7 +381,32 @@ struct hoist_ctrl {
 
 _Static_assert(sizeof(struct hoist_sqe) == 64, "SQE must be one cache line");
 _Static_assert(offsetof(struct hoist_sqe, inline_data) == 48, "SQE layout");
-_Static_assert(sizeof(struct hoist_cqe) == 16, "CQE is 16 bytes");
+_Static_assert(sizeof(struct hoist_cqe) == 32, "CQE is 32 bytes");
+
+/* ---- CQE publication -------------------------------------------------
+ * The same for completions, daemon to client: HOIST_CQE_F_PHASE in flags
+ * is the slot's lap parity. The daemon composes its completions aside and
+ * publishes them (cq_flush, after its release of sq_head) each in one
+ * go: data, user_data, then the word holding res, opcode and flags with
+ * the slot's phase, with release; then cq_tail (release: the futex word a
+ * sleeping client waits on, woken as before). A waiting client polls the
+ * CQE at its cq_head (acquire of that word) instead of cq_tail and reads
+ * the rest from the line it just fetched: one line instead of two in a
+ * row (issue 16). cq_tail is stored after the phases, so cq_tail !=
+ * cq_head means the slot at cq_head is published. */
+static inline uint16_t hoist_cqe_phase(uint32_t idx, uint32_t entries)
+{
+	return (idx & entries) ? 0u : (uint16_t)HOIST_CQE_F_PHASE;
+}
+
+static inline int hoist_cqe_ready(const struct hoist_cqe *e, uint32_t idx, uint32_t entries)
+{
+	/* pairs with the daemon's release store of the word (cq_flush) */
+	struct hoist_cqe h;
+	h.word = __atomic_load_n(&e->word, __ATOMIC_ACQUIRE);
+	return (h.flags & HOIST_CQE_F_PHASE) == hoist_cqe_phase(idx, entries);
+}
+_Static_assert(offsetof(struct hoist_cqe, data) == 16, "CQE layout");
 _Static_assert(offsetof(struct hoist_ctrl, sq_head) == 64, "ctrl layout");
 _Static_assert(offsetof(struct hoist_ctrl, sq_tail) == 128, "ctrl layout");
 _Static_assert(offsetof(struct hoist_ctrl, cq_tail) == 320, "ctrl layout");

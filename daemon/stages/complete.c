@@ -10,6 +10,9 @@
  */
 #include "complete.h"
 
+#include <stddef.h>
+#include <string.h>
+
 #include "daemon.h"
 #include "hoist_futex.h"
 #include "multi.h"
@@ -46,14 +49,23 @@ void client_heap_touched(struct daemon *d, struct client *c)
 	client_heap_touched_range(d, c, 0, UINT64_MAX);
 }
 
+/* Where completion idx is written before cq_flush publishes it. */
+static inline struct hoist_cqe *cq_slot(struct client *c, uint32_t idx)
+{
+	return c->cq_shadow ? &c->cq_shadow[idx & c->cq_mask] : &c->cq[idx & c->cq_mask];
+}
+
 static void cq_post_flags(struct client *c, uint64_t user_data, int32_t res, uint8_t opcode,
 			  uint16_t flags)
 {
-	struct hoist_cqe *e = &c->cq[c->cq_tail & c->cq_mask];
+	struct hoist_cqe *e = cq_slot(c, c->cq_tail);
 	e->user_data = user_data;
 	e->res = res;
 	e->opcode = opcode;
-	e->flags = flags;
+	/* not published yet: the old phase, until cq_flush (without a shadow
+	 * this is the ring's slot, whose word a client may poll) */
+	uint16_t old = hoist_cqe_phase(c->cq_tail, c->cq_entries) ^ HOIST_CQE_F_PHASE;
+	__atomic_store_n(&e->flags, (uint16_t)((flags & ~HOIST_CQE_F_PHASE) | old), __ATOMIC_RELAXED);
 	c->cq_tail++;
 	if (res < 0) {
 		STAT_INC(&c->st, errors);
@@ -67,12 +79,34 @@ void cq_post(struct client *c, uint64_t user_data, int32_t res, uint8_t opcode)
 	cq_post_flags(c, user_data, res, opcode, 0);
 }
 
+void cq_post_data(struct client *c, uint64_t user_data, uint8_t opcode, const void *data, uint64_t len)
+{
+	struct hoist_cqe *e = cq_slot(c, c->cq_tail);
+	memcpy(e->data, data, len);
+	cq_post_flags(c, user_data, 0, opcode, HOIST_CQE_F_DATA);
+}
+
 void cq_flush(struct client *c)
 {
 	if (c->cq_published == c->cq_tail)
 		return;
+	/* each CQE's phase (the client polls the slot at its cq_head), then
+	 * cq_tail: after the drain's release of sq_head, which a client that
+	 * saw a completion may rely on (engine.c) */
+	for (uint32_t i = c->cq_published; i != c->cq_tail; i++) {
+		struct hoist_cqe *e = &c->cq[i & c->cq_mask];
+		const struct hoist_cqe *s = cq_slot(c, i);
+		/* the whole CQE in one go: four 8-byte stores, the word with
+		 * the flags last */
+		struct hoist_cqe v = *s;
+		v.flags = (uint16_t)((v.flags & ~HOIST_CQE_F_PHASE) | hoist_cqe_phase(i, c->cq_entries));
+		memcpy(e->data, v.data, sizeof(e->data));
+		e->user_data = v.user_data;
+		/* pairs with the client's acquire in hoist_cqe_ready */
+		__atomic_store_n(&e->word, v.word, __ATOMIC_RELEASE);
+	}
 	c->cq_published = c->cq_tail;
-	/* pairs with hoist_load_acquire(&ctrl->cq_tail) in the client's reap */
+	/* the futex word of a sleeping client, after the phases (hoist_shm.h) */
 	hoist_store_release(&c->ctrl->cq_tail, c->cq_tail);
 	client_wake(c, &c->ctrl->cq_tail, HOIST_CQ_WAITING);
 }

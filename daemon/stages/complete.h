@@ -12,6 +12,9 @@ struct client;
 /* One completion into the CQ; the drain reserved its slot. Not yet
  * visible to the client: cq_flush publishes (and wakes). */
 void cq_post(struct client *c, uint64_t user_data, int32_t res, uint8_t opcode);
+/* The successful completion of a GET with HOIST_SQE_F_INLINE: its len
+ * (<= HOIST_CQE_DATA_MAX) bytes of result in the CQE's data[]. */
+void cq_post_data(struct client *c, uint64_t user_data, uint8_t opcode, const void *data, uint64_t len);
 /* Publish the completions posted since the last flush. */
 void cq_flush(struct client *c);
 

@@ -181,19 +181,14 @@ static enum exec_result execute(struct daemon *d, struct client *c, const struct
 unsigned drain(struct daemon *d, struct client *c)
 {
 	struct hoist_ctrl *ctrl = c->ctrl;
-	/* pairs with hoist_store_release(&ctrl->sq_tail) in hoist__sqe_submit */
-	uint32_t tail = hoist_load_acquire(&ctrl->sq_tail);
-	uint32_t avail = tail - c->sq_head;
-	if (!avail)
+	/* The slot at sq_head says whether a descriptor is there (its phase
+	 * bit, hoist_sqe_ready), not sq_tail: one line from the client's core
+	 * instead of two in a row. A stalled strided/vector descriptor
+	 * resumes from its copy, its slot is not read again. */
+	uint32_t start = c->sq_head;
+	if (!c->multi && !hoist_sqe_ready(&c->sq[start & c->sq_mask], start, c->sq_entries))
 		return 0;
-	if (avail > c->sq_entries) {
-		client_break(c, "sq_tail ahead of the ring");
-		return 0;
-	}
-	if (avail == c->sq_entries) STAT_INC(&c->st, sq_full);
-	int capped = avail > d->cfg.batch;
-	if (capped)
-		avail = (uint32_t)d->cfg.batch;
+	uint32_t avail = (uint32_t)d->cfg.batch;
 
 	struct validate_geom geom = {
 		.job_size = c->job->size,
@@ -208,6 +203,8 @@ unsigned drain(struct daemon *d, struct client *c)
 	uint32_t cq_head = c->cq_head_seen;
 	unsigned done = 0, yielded = 0, lazy = 0;
 	while (done < avail) {
+		if (done && !hoist_sqe_ready(&c->sq[c->sq_head & c->sq_mask], c->sq_head, c->sq_entries))
+			break; /* the first one was looked at above */
 		if (c->cq_tail - cq_head >= c->cq_entries) {
 			/* pairs with the client's hoist_store_release(&ctrl->cq_head) */
 			cq_head = hoist_load_acquire(&ctrl->cq_head);
@@ -224,13 +221,15 @@ unsigned drain(struct daemon *d, struct client *c)
 		/* One copy of the descriptor: the client may scribble on the
 		 * slot while we work, we only trust our copy. */
 		struct hoist_sqe sqe;
-		if (c->multi) /* a stalled strided/vector descriptor resumes with
+		if (c->multi) { /* a stalled strided/vector descriptor resumes with
 			       * the copy it started from: its state (count,
 			       * elements issued, local position) belongs to that
 			       * one, not to what the client wrote to the slot since */
 			sqe = c->multi->sqe;
-		else
+		} else {
 			memcpy(&sqe, &c->sq[c->sq_head & c->sq_mask], sizeof(sqe));
+			sqe.flags &= (uint8_t)~HOIST_SQE_F_PHASE; /* publication, not a request */
+		}
 		int res = validate_sqe(&sqe, &geom);
 		if (res) {
 			STAT_INC(&c->st, rejected);
@@ -244,17 +243,28 @@ unsigned drain(struct daemon *d, struct client *c)
 			}
 			if (er == EXEC_STALL)
 				break; /* retry on a later pass */
-			if (er == EXEC_DONE && (res || (sqe.flags & HOIST_SQE_F_CQE)))
+			if (er == EXEC_DONE && !res && sqe.opcode == HOIST_OP_GET &&
+			    (sqe.flags & HOIST_SQE_F_INLINE)) {
+				/* the result in the completion (validated: len fits) */
+				cq_post_data(c, sqe.user_data, sqe.opcode, c->get_inline, sqe.len);
+				STAT_INC(&c->st, gets_inline);
+			} else if (er == EXEC_DONE && (res || (sqe.flags & HOIST_SQE_F_CQE))) {
 				cq_post(c, sqe.user_data, res, sqe.opcode);
+			}
 			if (er == EXEC_DONE && (sqe.flags & HOIST_SQE_F_LAZY))
 				lazy++;
 		}
 		c->sq_head++;
 		done++;
 	}
-	if (capped && done == avail)
-		d->more_pending = 1; /* the next pass has work at once */
+	if (done == avail)
+		d->more_pending = 1; /* the batch ended, the ring may not have */
 	if (done) {
+		/* the slot before the first one taken, one lap on: published
+		 * too means the client had filled the whole ring */
+		uint32_t last = start + c->sq_entries - 1;
+		if (hoist_sqe_ready(&c->sq[last & c->sq_mask], last, c->sq_entries))
+			STAT_INC(&c->st, sq_full);
 		/* pairs with hoist_load_acquire(&ctrl->sq_head) in the client:
 		 * consumed descriptors and their staged payloads may be reused.
 		 * Before the completions: a client that saw its quiet complete

@@ -75,8 +75,12 @@ static void req_from_sqe(struct xp_req *rq, struct client *c, enum xp_kind kind,
 	/* an atomic: its operands are inline, laddr is where a fetching one's
 	 * old value lands; a non-fetching one has none, and its local_off is
 	 * unchecked (validate.c), so no pointer is formed from it */
+	/* an inline get (same node only, rma()) lands in the client's
+	 * scratch, which the engine copies into its completion */
 	char *laddr = NULL;
-	if (kind != XP_AMO || hoist_amo_fetching(sqe->amo_op))
+	if (kind == XP_GET && (sqe->flags & HOIST_SQE_F_INLINE))
+		laddr = (char *)c->get_inline;
+	else if (kind != XP_AMO || hoist_amo_fetching(sqe->amo_op))
 		laddr = (sqe->flags & HOIST_SQE_F_INLINE) ? (char *)sqe->inline_data
 							  : client_buf(c, sqe);
 	uint32_t flags = 0;
@@ -196,6 +200,12 @@ enum exec_result rma(struct daemon *d, struct client *c, const struct hoist_sqe 
 			*res = -ECONNRESET;
 			if (kind == XP_PUT || kind == XP_AMO)
 				overlap_put_refused(c, sqe->pe);
+			return EXEC_DONE;
+		}
+		if (kind == XP_GET && (sqe->flags & HOIST_SQE_F_INLINE)) {
+			/* its data would land after this descriptor's CQE slot
+			 * is gone: the client sends these to its own node only */
+			*res = -EINVAL;
 			return EXEC_DONE;
 		}
 		req_from_sqe(&rq, c, kind, sqe, node);

@@ -145,8 +145,15 @@ int validate_sqe(const struct hoist_sqe *sqe, const struct validate_geom *g)
 		return -EFAULT;
 
 	if (sqe->flags & HOIST_SQE_F_INLINE) {
-		if (sqe->opcode != HOIST_OP_PUT || sqe->len > HOIST_INLINE_MAX ||
-		    (sqe->flags & HOIST_SQE_F_LOCAL_HEAP))
+		if (sqe->flags & HOIST_SQE_F_LOCAL_HEAP)
+			return -EINVAL;
+		if (sqe->opcode == HOIST_OP_PUT)
+			return sqe->len > HOIST_INLINE_MAX ? -EINVAL : 0;
+		/* a get whose result travels in its completion: it needs one
+		 * (CQE), fits its data[], and is not held in a pack (AGG: it
+		 * would complete later, without its data) */
+		if (sqe->len == 0 || sqe->len > HOIST_CQE_DATA_MAX || !(sqe->flags & HOIST_SQE_F_CQE) ||
+		    (sqe->flags & HOIST_SQE_F_AGG) || sqe->local_off)
 			return -EINVAL;
 		return 0;
 	}

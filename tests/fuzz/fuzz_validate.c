@@ -69,8 +69,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	case HOIST_OP_GET:
 		FUZZ_CHECK(s.pe >= 0 && s.pe < g.job_size && s.seg == HOIST_SEG_HEAP);
 		FUZZ_CHECK(hoist_range_ok(s.remote_off, s.len, g.heap_bytes));
-		if (s.flags & HOIST_SQE_F_INLINE)
-			FUZZ_CHECK(s.opcode == HOIST_OP_PUT && s.len <= HOIST_INLINE_MAX);
+		if (s.flags & HOIST_SQE_F_INLINE && s.opcode == HOIST_OP_PUT)
+			FUZZ_CHECK(s.len <= HOIST_INLINE_MAX);
+		else if (s.flags & HOIST_SQE_F_INLINE) /* a get's result in its CQE */
+			FUZZ_CHECK(s.len >= 1 && s.len <= HOIST_CQE_DATA_MAX && (s.flags & HOIST_SQE_F_CQE) &&
+				   !(s.flags & (HOIST_SQE_F_LOCAL_HEAP | HOIST_SQE_F_AGG)) && !s.local_off);
 		else
 			FUZZ_CHECK(hoist_range_ok(s.local_off, s.len, lim));
 		break;

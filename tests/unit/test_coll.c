@@ -289,7 +289,7 @@ static void run_peer_lost(uint8_t kind, uint8_t type, uint8_t op, uint64_t len)
 	ck_assert_int_eq(j->error, -ECONNRESET);
 	/* exactly one completion, the failure */
 	ck_assert_uint_eq(c->cq_tail, 1);
-	ck_assert(cq[0].user_data == 77 && cq[0].res < 0 && cq[0].flags == 0);
+	ck_assert(cq[0].user_data == 77 && cq[0].res < 0 && cq[0].flags == HOIST_CQE_F_PHASE); /* published, lap 0 */
 	coll_job_free(j);
 	free(c);
 	free(j);

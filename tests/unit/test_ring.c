@@ -41,11 +41,13 @@ START_TEST(test_layout_sqe_cqe)
 	ck_assert_uint_eq(offsetof(struct hoist_sqe, inline_data), 48);
 	ck_assert_uint_eq(sizeof(((struct hoist_sqe *)0)->inline_data), HOIST_INLINE_MAX);
 
-	ck_assert_uint_eq(sizeof(struct hoist_cqe), 16);
+	ck_assert_uint_eq(sizeof(struct hoist_cqe), 32);
 	ck_assert_uint_eq(offsetof(struct hoist_cqe, user_data), 0);
 	ck_assert_uint_eq(offsetof(struct hoist_cqe, res), 8);
 	ck_assert_uint_eq(offsetof(struct hoist_cqe, opcode), 12);
 	ck_assert_uint_eq(offsetof(struct hoist_cqe, flags), 14);
+	ck_assert_uint_eq(offsetof(struct hoist_cqe, data), 16);
+	ck_assert_uint_eq(sizeof(((struct hoist_cqe *)0)->data), HOIST_CQE_DATA_MAX);
 	/* Ring slots never straddle cache lines. */
 	ck_assert_uint_eq(HOIST_CACHELINE % sizeof(struct hoist_sqe), 0);
 	ck_assert_uint_eq(HOIST_CACHELINE % sizeof(struct hoist_cqe), 0);
@@ -100,8 +102,8 @@ START_TEST(test_geometry)
 		ck_assert_uint_eq(cq_off, HOIST_CTRL_BYTES + 64ull * sq);
 		ck_assert_uint_eq(cq_off % HOIST_CACHELINE, 0);
 		ck_assert_uint_eq(bytes % 4096, 0);
-		ck_assert_uint_ge(bytes, cq_off + 16ull * cq);
-		ck_assert_uint_lt(bytes, cq_off + 16ull * cq + 4096);
+		ck_assert_uint_ge(bytes, cq_off + sizeof(struct hoist_cqe) * cq);
+		ck_assert_uint_lt(bytes, cq_off + sizeof(struct hoist_cqe) * cq + 4096);
 	}
 	ck_assert(!hoist_is_pow2(0));
 	ck_assert(hoist_is_pow2(1));
@@ -467,6 +469,68 @@ START_TEST(test_doorbell_once_per_sleep)
 }
 END_TEST
 
+/* SQE and CQE publication by phase (hoist_shm.h): a slot is ready for
+ * index i exactly when it was published for i, over several laps and
+ * across the 32-bit wrap; a zeroed ring holds nothing; the caller's own
+ * HOIST_SQE_F_PHASE bit does not matter; the client's ring (client/ring.h)
+ * publishes by phase, and sq_tail is not what says so. */
+START_TEST(test_phase_publication)
+{
+	alignas(HOIST_CACHELINE) static struct hoist_ctrl ctrl;
+	alignas(HOIST_CACHELINE) static struct hoist_sqe sq[8];
+	alignas(HOIST_CACHELINE) static struct hoist_cqe cq[8];
+	memset(&ctrl, 0, sizeof(ctrl));
+	memset(sq, 0, sizeof(sq));
+	memset(cq, 0, sizeof(cq));
+	const uint32_t n = 8;
+	for (uint32_t i = 0; i < n; i++) {
+		ck_assert(!hoist_sqe_ready(&sq[i], i, n));
+		ck_assert(!hoist_cqe_ready(&cq[i], i, n));
+	}
+	/* the client's ring, its counters two laps short of the wrap (a lap's
+	 * start, as 0 is: where a zeroed slot does not look published) */
+	uint32_t start = 0xFFFFFFF0u;
+	struct hoist_ring r = {.ctrl = &ctrl, .sq = sq, .sq_mask = n - 1, .doorbell = -1};
+	r.sq_tail = r.sq_head_seen = start;
+	for (uint32_t k = 0; k < 5 * n; k++) {
+		uint32_t i = start + k;
+		struct hoist_sqe *e;
+		ck_assert_int_eq(hoist_ring_sqe_get(&r, &e), 0);
+		ck_assert_ptr_ne(e, &sq[i & (n - 1)]); /* filled aside, not in place */
+		*e = (struct hoist_sqe){.opcode = HOIST_OP_NOP, .user_data = i,
+					/* whatever the caller says */
+					.flags = (uint8_t)((k & 1) ? HOIST_SQE_F_PHASE : 0)};
+		ck_assert(!hoist_sqe_ready(&sq[i & (n - 1)], i, n));
+		hoist_ring_publish(&r);
+		ck_assert(hoist_sqe_ready(&sq[i & (n - 1)], i, n));
+		ck_assert_uint_eq(sq[i & (n - 1)].user_data, i);
+		ck_assert_uint_eq(sq[i & (n - 1)].opcode, HOIST_OP_NOP);
+		/* one lap on, the same slot is not ready yet */
+		ck_assert(!hoist_sqe_ready(&sq[i & (n - 1)], i + n, n));
+		ck_assert(!hoist_sqe_ready(&sq[(i + 1) & (n - 1)], i + 1, n)); /* next: not yet */
+		r.sq_head_seen = r.sq_tail; /* as if the daemon took it */
+
+		/* a CQE as the daemon publishes it (complete.c cq_flush):
+		 * the word with res, opcode and flags last */
+		struct hoist_cqe *c = &cq[i & (n - 1)];
+		ck_assert(!hoist_cqe_ready(c, i, n));
+		struct hoist_cqe v = {.user_data = i, .res = 0, .opcode = HOIST_OP_NOP,
+				      .flags = (uint16_t)(HOIST_CQE_F_DATA | hoist_cqe_phase(i, n))};
+		c->user_data = v.user_data;
+		__atomic_store_n(&c->word, v.word, __ATOMIC_RELEASE);
+		ck_assert(hoist_cqe_ready(c, i, n));
+		ck_assert(!hoist_cqe_ready(c, i + n, n));
+		ck_assert(!hoist_cqe_ready(&cq[(i + 1) & (n - 1)], i + 1, n));
+	}
+	ck_assert_uint_eq(r.sq_tail, start + 5 * n); /* wrapped */
+	ck_assert_uint_eq(ctrl.sq_tail, start + 5 * n);
+	/* 2^32 is a whole number of laps: the parity runs on across the wrap */
+	ck_assert_uint_eq(hoist_sqe_phase(0xFFFFFFFFu, n) ^ hoist_sqe_phase(0, n), HOIST_SQE_F_PHASE);
+	ck_assert_uint_eq(hoist_sqe_phase(0xFFFFFFF8u, n) ^ hoist_sqe_phase(0, n), HOIST_SQE_F_PHASE);
+	ck_assert_uint_eq(hoist_cqe_phase(0xFFFFFFFFu, n) ^ hoist_cqe_phase(0, n), HOIST_CQE_F_PHASE);
+}
+END_TEST
+
 static Suite *ring_suite(void)
 {
 	Suite *s = suite_create("ring");
@@ -482,6 +546,7 @@ static Suite *ring_suite(void)
 	tcase_add_test(tc, test_full);
 	tcase_add_test(tc, test_full_across_wrap);
 	tcase_add_test(tc, test_wrap_counters);
+	tcase_add_test(tc, test_phase_publication);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("doorbell");

@@ -257,9 +257,27 @@ START_TEST(test_inline)
 	e = inline_put();
 	e.len = 1000;
 	ck_assert_int_eq(V(e), -EINVAL);
+	/* a get with its result in the CQE: 1..HOIST_CQE_DATA_MAX bytes, a
+	 * completion asked, no local place (local_off 0, not the own heap),
+	 * not held in an aggregation pack */
 	e = get();
-	e.flags = HOIST_SQE_F_INLINE;
+	e.flags = HOIST_SQE_F_INLINE | HOIST_SQE_F_CQE;
+	e.local_off = 0;
+	for (e.len = 1; e.len <= HOIST_CQE_DATA_MAX; e.len++)
+		ck_assert_int_eq(V(e), 0);
+	e.len = HOIST_CQE_DATA_MAX + 1;
+	ck_assert_int_eq(V(e), -EINVAL);
+	e.len = 0;
+	ck_assert_int_eq(V(e), -EINVAL);
 	e.len = 8;
+	e.flags = HOIST_SQE_F_INLINE; /* nowhere for the result to go */
+	ck_assert_int_eq(V(e), -EINVAL);
+	e.flags = HOIST_SQE_F_INLINE | HOIST_SQE_F_CQE | HOIST_SQE_F_AGG;
+	ck_assert_int_eq(V(e), -EINVAL);
+	e.flags = HOIST_SQE_F_INLINE | HOIST_SQE_F_CQE | HOIST_SQE_F_LOCAL_HEAP;
+	ck_assert_int_eq(V(e), -EINVAL);
+	e.flags = HOIST_SQE_F_INLINE | HOIST_SQE_F_CQE;
+	e.local_off = 64;
 	ck_assert_int_eq(V(e), -EINVAL);
 	e = inline_put();
 	e.flags |= HOIST_SQE_F_LOCAL_HEAP;
@@ -363,8 +381,11 @@ START_TEST(test_random_never_out_of_bounds)
 		CHK(e.pe >= 0 && e.pe < small.job_size);
 		CHK(e.seg == HOIST_SEG_HEAP);
 		CHK(e.remote_off <= small.heap_bytes && e.len <= small.heap_bytes - e.remote_off);
-		if (e.flags & HOIST_SQE_F_INLINE) {
-			CHK(e.opcode == HOIST_OP_PUT && e.len <= HOIST_INLINE_MAX);
+		if ((e.flags & HOIST_SQE_F_INLINE) && e.opcode == HOIST_OP_PUT) {
+			CHK(e.len <= HOIST_INLINE_MAX);
+		} else if (e.flags & HOIST_SQE_F_INLINE) { /* a get's result in its CQE */
+			CHK(e.len >= 1 && e.len <= HOIST_CQE_DATA_MAX && (e.flags & HOIST_SQE_F_CQE));
+			CHK(!(e.flags & (HOIST_SQE_F_LOCAL_HEAP | HOIST_SQE_F_AGG)) && e.local_off == 0);
 		} else {
 			uint64_t lim = (e.flags & HOIST_SQE_F_LOCAL_HEAP) ? small.heap_bytes : small.staging_bytes;
 			CHK(e.local_off <= lim && e.len <= lim - e.local_off);

@@ -1511,7 +1511,8 @@ static int busy_other_work(struct daemon *d)
 	if (cmdq_pending(&d->to_progress))
 		return 1;
 	for (struct client *c = d->active; c; c = c->prog_next)
-		if (!c->broken && hoist_load_acquire(&c->ctrl->sq_tail) != c->sq_head)
+		if (!c->broken &&
+		    (c->multi || hoist_sqe_ready(&c->sq[c->sq_head & c->sq_mask], c->sq_head, c->sq_entries)))
 			return 1;
 	return 0;
 }
