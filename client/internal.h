@@ -141,6 +141,10 @@ struct hoist_ctx {
 	struct hoist_nc_rec *nc_rec; /* [HOIST_NC_SLOTS]: own collectives by slot */
 	uint32_t nc_m;            /* node collectives started */
 	uint32_t nc_done;         /* the done word as last published */
+	uint32_t nc_lo;           /* every node collective below it is complete */
+	uint32_t nc_done_min;     /* every other PE's done reached this when last read (they grow) */
+	uint64_t nc_others_early; /* then: AND of their hoist_nc_hdr.early */
+	uint64_t nc_early;        /* this PE's hoist_nc_hdr.early */
 	int32_t nc_err;           /* could not set up (a peer's heap): every one fails */
 	int32_t nc_sticky;        /* a failed eager collective found after it returned */
 	int32_t nc_dead;          /* a node collective failed with -ECONNRESET: so do the later ones */

@@ -24,7 +24,7 @@
 #include <stdint.h>
 
 #define HOIST_SHM_MAGIC   0x314d53545349484fULL /* "OHISTSM1" little endian */
-#define HOIST_ABI_VERSION 6u /* 3: AttachReply.accepted (two-stage attach reply);
+#define HOIST_ABI_VERSION 7u /* 3: AttachReply.accepted (two-stage attach reply);
 				* 4: HOIST_OP_AMO, sqe.amo_op/amo_type;
 				* 5: sq_flags' sleep generation (a client of 5
 				* rings once per generation: with a daemon that
@@ -37,7 +37,11 @@
 				* writer of 5 would wake whatever the range: safe),
 				* ctrl heap_wakes_direct*, wait_handoffs,
 				* prog_cpu/wait_cpu (the CPU hand-off),
-				* HOIST_SQE_F_LAZY (an older daemon rejects it) */
+				* HOIST_SQE_F_LAZY (an older daemon rejects it);
+				* 7: hoist_nc_hdr.early, hoist_nc_args.verdict,
+				* a slot's seq is its arrival word (the PEs of a
+				* node must run one libhoist; the daemon reads
+				* neither) */
 #define HOIST_CACHELINE   64
 #define HOIST_CTRL_BYTES  4096u
 
@@ -382,8 +386,11 @@ _Static_assert(sizeof(struct hoist_heap_wake) <= HOIST_HEAP_WAKE_BYTES, "wake li
  * Collective m (the PE's m-th, from 1) uses slot m % HOIST_NC_SLOTS: its
  * parameters and, when every PE's contribution fits HOIST_NC_EAGER bytes,
  * a copy of it (eager: the PE's src is free once it arrived); bigger
- * ones are read from the PEs' src in place. arrived = m (release) once
- * the slot holds collective m; done = m once this PE has read everything
+ * ones are read from the PEs' src in place. The slot's seq = m, stored
+ * last (release), says that the slot holds collective m: the others poll
+ * it (one line for the flag, the parameters and a small contribution's
+ * start); arrived = m too (the PE's own count, which the PEs of this
+ * version do not read); done = m once this PE has read everything
  * it reads of collectives <= m (then their slots may be reused and, for
  * the ones read in place, their src changed). The words only grow. */
 #define HOIST_NC_SLOTS 32u
@@ -392,7 +399,12 @@ _Static_assert(sizeof(struct hoist_heap_wake) <= HOIST_HEAP_WAKE_BYTES, "wake li
 struct hoist_nc_hdr {
 	uint32_t arrived;
 	uint32_t done;
-	uint8_t pad0[HOIST_CACHELINE - 8];
+	/* bit m % 64: collective m is an eager broadcast of which this PE is
+	 * the root (it returned at once and reads nothing of it); written at
+	 * its start, before the slot's seq. Valid for m until the PE starts
+	 * m + 64, which cannot happen before every PE completed m */
+	uint64_t early;
+	uint8_t pad0[HOIST_CACHELINE - 16];
 	/* an error of collective err_seq found by a PE that read this PE's
 	 * parameters after this PE had returned (an eager broadcast root):
 	 * reported by its next collective */
@@ -413,7 +425,11 @@ struct hoist_nc_args {
 	uint32_t fin;
 	int32_t res;
 	uint32_t claim;   /* anchor's slot: 0, then 1 by the PE that posts */
-	uint8_t pad[HOIST_CACHELINE - 52];
+	/* one node, the slot of an eager broadcast's root (which checks
+	 * nothing itself): 0, or the -errno another PE found when it compared
+	 * every PE's parameters, stored before that PE's done reaches seq */
+	int32_t verdict;
+	uint8_t pad[HOIST_CACHELINE - 56];
 };
 
 struct hoist_nc_slot {
