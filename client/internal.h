@@ -147,6 +147,7 @@ struct hoist_ctx {
 	uint64_t nc_early;        /* this PE's hoist_nc_hdr.early */
 	int32_t nc_err;           /* could not set up (a peer's heap): every one fails */
 	int32_t nc_sticky;        /* a failed eager collective found after it returned */
+	struct hoist_req *nc_spare; /* a node collective's request, kept for the next (no exchange) */
 	int32_t nc_dead;          /* a node collective failed with -ECONNRESET: so do the later ones */
 	uint64_t nc_checked_ns;   /* the last arriver's last liveness check (CLOCK_MONOTONIC),
 				   * node barriers' and node collectives' */

@@ -245,7 +245,9 @@ static int fin_reached(const struct hoist_ctx *c, uint32_t m)
 
 static int cond(struct hoist_ctx *c, int what, uint32_t m)
 {
-	return what == FIN ? fin_reached(c, m) : what == OTHERS ? others_done(c, m) : all_reached(c, what, m, -1);
+	if (what == FIN)
+		return fin_reached(c, m);
+	return what == OTHERS ? others_done(c, m) : all_reached(c, what, m, -1);
 }
 
 /* until every PE's word (arrived: 0, done: 1) reached m, or the daemon's
@@ -283,6 +285,25 @@ static int wait_all(struct hoist_ctx *c, int done, uint32_t m)
 	}
 }
 
+/* rec was read: move done on over every collective of this PE read so far;
+ * 1 when it moved (stored, release, but no wake yet: publish does that) */
+static int mark_read_store(struct hoist_ctx *c, struct hoist_nc_rec *rec)
+{
+	rec->read = 1;
+	uint32_t d = c->nc_done;
+	while (d != c->nc_m) {
+		const struct hoist_nc_rec *r = &c->nc_rec[(d + 1) % S];
+		if (r->m == d + 1 && !r->read)
+			break;
+		d++;
+	}
+	if (d == c->nc_done)
+		return 0;
+	c->nc_done = d;
+	__atomic_store_n(&hdr(c, c->rank)->done, d, __ATOMIC_RELEASE);
+	return 1;
+}
+
 /* rec was read: move done on over every collective of this PE read so far */
 static void mark_read(struct hoist_ctx *c, struct hoist_nc_rec *rec)
 {
@@ -308,8 +329,10 @@ static int rec_end(struct hoist_ctx *c, struct hoist_nc_rec *rec, int rc)
 	 * broadcast reads nothing else before it returns) */
 	if (rc == -ECONNRESET && !c->nc_dead)
 		c->nc_dead = rc;
-	free(rec->tmp);
-	rec->tmp = NULL;
+	if (rec->tmp) {
+		free(rec->tmp);
+		rec->tmp = NULL;
+	}
 	if (rec->req) {
 		rec->req->rc = rc;
 		rec->req->finished = 1;
@@ -667,6 +690,10 @@ int hoist__nc_start(struct hoist_ctx *c, struct hoist_req *r, void *dst, const v
 		publish(c, &hdr(c, me)->arrived, m);
 	} else {
 		__atomic_store_n(&hdr(c, me)->arrived, m, __ATOMIC_RELAXED);
+		/* an eager root reads nothing of it: done = m goes with the
+		 * arrival (one fence and wake check for both) */
+		if (early)
+			mark_read_store(c, rec);
 		publish(c, &s->a.seq, m);
 	}
 	if (c->nc_mn && (rc = try_post(c, rec))) { /* the last to arrive posts */
@@ -681,8 +708,6 @@ int hoist__nc_start(struct hoist_ctx *c, struct hoist_req *r, void *dst, const v
 		rec->req = NULL;
 		r->finished = 1;
 		r->rc = 0;
-		if (!c->nc_mn) /* nothing to read: done (the daemon's result is, over nodes) */
-			mark_read(c, rec);
 	}
 	return 0;
 }
@@ -814,6 +839,8 @@ void hoist__nc_release(struct hoist_ctx *c)
 	free(c->nc_ranks);
 	c->nc_rec = NULL;
 	c->nc_base = NULL;
+	free(c->nc_spare);
+	c->nc_spare = NULL;
 	c->nc_ranks = NULL;
 	c->nc_n = 0;
 }
