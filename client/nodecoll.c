@@ -114,6 +114,7 @@ struct hoist_nc_rec {
 	uint8_t state;
 	uint8_t read; /* this PE read what it reads of collective m */
 	uint8_t kind, type, op, eager;
+	uint8_t inl; /* eager contributions in the slots' inl (same test on every PE) */
 	int32_t root;
 	int32_t rc; /* the result so far */
 	uint32_t dseq; /* several nodes: the job's number of it (coll_calls) */
@@ -412,7 +413,9 @@ static void tell_early_roots(const struct hoist_ctx *c, uint32_t m, int rc)
 static const char *contrib(const struct hoist_ctx *c, const struct hoist_nc_rec *rec, int p)
 {
 	struct hoist_nc_slot *s = slot(c, p, rec->m);
-	return rec->eager ? s->data : c->nc_base[p] + s->a.src_off;
+	if (!rec->eager)
+		return c->nc_base[p] + s->a.src_off;
+	return rec->inl ? (const char *)s->a.inl : s->data;
 }
 
 /* read every PE's contribution into dst (or tmp) */
@@ -645,8 +648,10 @@ int hoist__nc_start(struct hoist_ctx *c, struct hoist_req *r, void *dst, const v
 				: len;
 	uint64_t cb = a.kind == HOIST_COLL_ALLTOALL ? dlen : len; /* a contribution */
 	a.eager = !a.bad && cb <= HOIST_NC_EAGER;
+	/* one node, at most HOIST_NC_INLINE bytes: in the parameters' line */
+	int inl = a.eager && !c->nc_mn && cb <= HOIST_NC_INLINE;
 	if (a.eager && cb && (a.kind != HOIST_COLL_BROADCAST || me == root))
-		memcpy(s->data, src, cb);
+		memcpy(inl ? a.inl : (uint8_t *)s->data, src, cb);
 	/* every field but seq, then seq = m (release, below): the others
 	 * poll seq and read the rest once it reads m */
 	_Static_assert(offsetof(struct hoist_nc_args, seq) == 0, "seq first");
@@ -662,6 +667,7 @@ int hoist__nc_start(struct hoist_ctx *c, struct hoist_req *r, void *dst, const v
 				     .type = a.type,
 				     .op = a.op,
 				     .eager = a.eager,
+				     .inl = (uint8_t)inl,
 				     .root = root,
 				     .len = len,
 				     .dlen = dlen,

@@ -38,7 +38,8 @@
 				* ctrl heap_wakes_direct*, wait_handoffs,
 				* prog_cpu/wait_cpu (the CPU hand-off),
 				* HOIST_SQE_F_LAZY (an older daemon rejects it);
-				* 7: hoist_nc_hdr.early, hoist_nc_args.verdict,
+				* 7: hoist_nc_hdr.early, hoist_nc_args.verdict
+				* and inl,
 				* a slot's seq is its arrival word (the PEs of a
 				* node must run one libhoist; the daemon reads
 				* neither) */
@@ -429,8 +430,12 @@ struct hoist_nc_args {
 	 * nothing itself): 0, or the -errno another PE found when it compared
 	 * every PE's parameters, stored before that PE's done reaches seq */
 	int32_t verdict;
-	uint8_t pad[HOIST_CACHELINE - 56];
+	/* one node: a contribution of at most HOIST_NC_INLINE bytes is here,
+	 * not in data (the readers take flag, parameters and data from one
+	 * line); over several nodes it is in data, where the daemon reads it */
+	uint8_t inl[8];
 };
+#define HOIST_NC_INLINE 8u
 
 struct hoist_nc_slot {
 	struct hoist_nc_args a;
