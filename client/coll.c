@@ -70,7 +70,7 @@ static int coll_start(uint8_t kind, void *dst, const void *src, uint64_t len, in
 	if (exch)
 		memset(r->arrived, 0, (size_t)c->size);
 	if (c->nc_on) /* every PE on this node: among the PEs (nodecoll.c) */
-		hoist__nc_start(c, r, dst, src, len, type, op, root);
+		hoist__nc_start(c, r, dst, src, len, type, op, root, 0);
 	if (r->node) {
 		if (c->nc_sticky && !pre) /* an earlier eager one failed after it returned */
 			pre = c->nc_sticky;
@@ -115,11 +115,12 @@ static int node_blocking(struct hoist_ctx *c, uint8_t kind, void *dst, const voi
 		return 0;
 	struct hoist_req r = {.kind = kind, .size = c->size};
 	int pre = hoist__quiet(c); /* as coll_start: earlier puts and gets complete first */
-	hoist__nc_start(c, &r, dst, src, len, type, op, root);
+	hoist__nc_start(c, &r, dst, src, len, type, op, root, 1);
 	if (c->nc_sticky && !pre) /* an earlier eager one failed after it returned */
 		pre = c->nc_sticky;
 	c->nc_sticky = 0;
 	hoist__nc_progress(c, &r, 1); /* and every earlier one */
+	hoist__nc_wake(c);
 	int rc = r.rc;
 	if (!rc)
 		rc = c->nc_sticky;

@@ -230,6 +230,21 @@ static void publish(struct hoist_ctx *c, uint32_t *word, uint32_t v)
 {
 	__atomic_store_n(word, v, __ATOMIC_RELEASE);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	c->nc_wake_due = 0; /* the fence orders every earlier store too */
+	if (__atomic_load_n(&c->nc_line->nc_sleepers, __ATOMIC_RELAXED))
+		wake_all(c);
+}
+
+/* A blocking start stores its slot's seq and defers the fence and the
+ * sleepers' check: the read that usually follows publishes done at once,
+ * whose fence and check cover both stores. Due before anything that waits
+ * or returns to the caller. */
+void hoist__nc_wake(struct hoist_ctx *c)
+{
+	if (!c->nc_wake_due)
+		return;
+	c->nc_wake_due = 0;
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (__atomic_load_n(&c->nc_line->nc_sleepers, __ATOMIC_RELAXED))
 		wake_all(c);
 }
@@ -257,6 +272,7 @@ static int wait_all(struct hoist_ctx *c, int done, uint32_t m)
 {
 	struct hoist_heap_wake *l = c->nc_line;
 	uint64_t start = 0;
+	hoist__nc_wake(c); /* whoever we wait for may wait for us */
 	for (unsigned spins = 0;; spins++) {
 		if (cond(c, done, m))
 			return 0;
@@ -612,7 +628,7 @@ static void progress_upto(struct hoist_ctx *c, uint32_t upto, int blocking)
 }
 
 int hoist__nc_start(struct hoist_ctx *c, struct hoist_req *r, void *dst, const void *src,
-		    uint64_t len, int type, int op, int root)
+		    uint64_t len, int type, int op, int root, int blocking)
 {
 	if (!c->nc_base && !c->nc_err && (nc_map(c), !c->nc_on))
 		return 0; /* not every PE has HOIST_DIRECT=1: the daemon's path */
@@ -700,7 +716,12 @@ int hoist__nc_start(struct hoist_ctx *c, struct hoist_req *r, void *dst, const v
 		 * arrival (one fence and wake check for both) */
 		if (early)
 			mark_read_store(c, rec);
-		publish(c, &s->a.seq, m);
+		if (blocking && !early) { /* the read's publish wakes for both, or hoist__nc_wake */
+			__atomic_store_n(&s->a.seq, m, __ATOMIC_RELEASE);
+			c->nc_wake_due = 1;
+		} else {
+			publish(c, &s->a.seq, m);
+		}
 	}
 	if (c->nc_mn && (rc = try_post(c, rec))) { /* the last to arrive posts */
 		rec_end(c, rec, rc);
