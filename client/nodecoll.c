@@ -50,7 +50,11 @@
  *           every 16th collective, at most once a millisecond per PE) --
  *           then the slot's seq = m (release; over several nodes arrived
  *           = m, which the node's PEs poll there). One node: the others
- *           poll the slot's own line, which they read next anyway.
+ *           poll the slot's own line, which they read next anyway. A
+ *           blocking call (coll.c node_blocking: its request on the
+ *           stack, no op slot) leaves the fence and the sleepers' check
+ *           to the done it publishes right after reading, or to
+ *           hoist__nc_wake before it waits or returns.
  *   read    once every PE arrived at m: compare the parameters (the lowest
  *           rank's own error, else -EINVAL when they differ: the same
  *           verdict on every PE; an error is also stored in the verdict
