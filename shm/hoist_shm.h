@@ -406,9 +406,8 @@ struct hoist_nc_hdr {
 	 * m + 64, which cannot happen before every PE completed m */
 	uint64_t early;
 	uint8_t pad0[HOIST_CACHELINE - 16];
-	/* an error of collective err_seq found by a PE that read this PE's
-	 * parameters after this PE had returned (an eager broadcast root):
-	 * reported by its next collective */
+	/* unused, 0 (reserved; an eager broadcast root's verdict travels in
+	 * its slot: hoist_nc_args.verdict) */
 	uint32_t err_seq;
 	int32_t err;
 	uint8_t pad1[HOIST_CACHELINE - 8];
