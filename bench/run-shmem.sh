@@ -26,8 +26,10 @@
 #        puts them on TCP as well
 #   b1   h1 with a second hoist build (--base DIR, e.g. main's; compiled
 #        with DIR/openshmem/oshcc): before and after, in the same run
-#   f1   the floor of the barrier row: bench/spin_barrier.c (cc -O2), two
-#        processes that spin on each other's cache line, nothing else
+#   f1   the floors of the barrier and bcast-8 rows: bench/spin_barrier.c
+#        and bench/spin_bcast.c (cc -O2), two processes that spin on each
+#        other's cache lines in the layout of libhoist's node barrier and
+#        node broadcast, nothing else
 # --only LIST: a comma list of these (default h1,o1,h2,o2,o2b; b1 with
 # --base; f1 only when named). --time-ms T: each
 # measurement of each run lasts about T ms (default 50).
@@ -46,7 +48,7 @@ reps=5
 time_ms=50
 only="h1,o1,h2,o2,o2b"
 orig_args=("$@")
-usage() { sed -n '2,39p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,41p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--build) build=$(cd "$2" && pwd); shift 2 ;;
@@ -89,10 +91,14 @@ if want b1; then
 		exit 1
 	fi
 fi
-if want f1 && ! cc -O2 -I"$repo/bench" "$repo/bench/spin_barrier.c" -o "$tmp/spin-barrier" 2>"$tmp/cc.err"; then
-	echo "run-shmem.sh: cc spin_barrier.c failed:" >&2
-	cat "$tmp/cc.err" >&2
-	exit 1
+if want f1; then
+	for f in spin_barrier spin_bcast; do
+		if ! cc -O2 -I"$repo/bench" "$repo/bench/$f.c" -o "$tmp/${f/_/-}" 2>"$tmp/cc.err"; then
+			echo "run-shmem.sh: cc $f.c failed:" >&2
+			cat "$tmp/cc.err" >&2
+			exit 1
+		fi
+	done
 fi
 ocshcc=/usr/bin/oshcc
 [ -x "$ocshcc" ] || ocshcc=$(command -v oshcc || true)
@@ -111,7 +117,8 @@ one() {
 		"$tmp/shmem-bench-hoist" --time-ms "$time_ms" >"$out" 2>"$tmp/err" || rc=$? ;;
 	b1) timeout 600 "$base/openshmem/oshrun" -np 2 --runtime-dir "$(mktemp -d "$tmp/rt.XXXXXX")" \
 		--hoistd "$base/daemon/hoistd" "$tmp/shmem-bench-base" --time-ms "$time_ms" >"$out" 2>"$tmp/err" || rc=$? ;;
-	f1) timeout 600 "$tmp/spin-barrier" --time-ms "$time_ms" >"$out" 2>"$tmp/err" || rc=$? ;;
+	f1) { timeout 600 "$tmp/spin-barrier" --time-ms "$time_ms" &&
+		timeout 600 "$tmp/spin-bcast" --time-ms "$time_ms"; } >"$out" 2>"$tmp/err" || rc=$? ;;
 	h2) timeout 600 "$hoshrun" -np 2 --nodes 2 --hoistd "$hoistd" \
 		"$tmp/shmem-bench-hoist" --time-ms "$time_ms" >"$out" 2>"$tmp/err" || rc=$? ;;
 	o1 | o2 | o2b)

@@ -68,9 +68,11 @@ void hoist__nc_release(struct hoist_ctx *c);
  * sqe.len) among the node's PEs; r is the caller's request (op slot
  * held). 0 or -errno; r->finished tells whether it is complete. */
 int hoist__nc_start(struct hoist_ctx *c, struct hoist_req *r, void *dst, const void *src,
-		    uint64_t len, int type, int op, int root);
+		    uint64_t len, int type, int op, int root, int blocking);
 /* Complete r (blocking) or advance it (test): 1 complete, 0 not yet. */
 int hoist__nc_progress(struct hoist_ctx *c, struct hoist_req *r, int blocking);
+/* the wake check a blocking start deferred (hoist__nc_start), if still due */
+void hoist__nc_wake(struct hoist_ctx *c);
 /* hoist_wait_from for a node collective: until r's blocks are in dst */
 int hoist__nc_wait_from(struct hoist_ctx *c, struct hoist_req *r);
 
@@ -143,8 +145,14 @@ struct hoist_ctx {
 	struct hoist_nc_rec *nc_rec; /* [HOIST_NC_SLOTS]: own collectives by slot */
 	uint32_t nc_m;            /* node collectives started */
 	uint32_t nc_done;         /* the done word as last published */
+	uint32_t nc_lo;           /* every node collective below it is complete */
+	uint32_t nc_done_min;     /* every other PE's done reached this when last read (they grow) */
+	uint64_t nc_others_early; /* then: AND of their hoist_nc_hdr.early */
+	uint64_t nc_early;        /* this PE's hoist_nc_hdr.early */
 	int32_t nc_err;           /* could not set up (a peer's heap): every one fails */
 	int32_t nc_sticky;        /* a failed eager collective found after it returned */
+	int nc_wake_due;          /* a progress word stored, the sleepers not yet looked at */
+	struct hoist_req *nc_spare; /* a node collective's request, kept for the next (no exchange) */
 	int32_t nc_dead;          /* a node collective failed with -ECONNRESET: so do the later ones */
 	uint64_t nc_checked_ns;   /* the last arriver's last liveness check (CLOCK_MONOTONIC),
 				   * node barriers' and node collectives' */

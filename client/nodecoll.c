@@ -31,36 +31,58 @@
  *
  * Layout (hoist_shm.h, struct hoist_nc_hdr): every PE owns a block of its
  * heap at the same offset (symheap_alloc'd by every PE after the first
- * barrier, so user allocations stay symmetric): progress words arrived
- * and done, then HOIST_NC_SLOTS slots. The PE's m-th collective:
+ * barrier, so user allocations stay symmetric): a header line (progress
+ * words arrived and done, the early bits), then HOIST_NC_SLOTS slots, each
+ * a line of parameters (seq first) and the eager data. The PE's m-th
+ * collective:
  *
  *   start   complete its own collective m - SLOTS if still open, wait until
  *           every PE's done reached m - SLOTS (nobody still reads slot
- *           m % SLOTS), write its parameters into the slot and, when every
- *           contribution fits HOIST_NC_EAGER bytes (the same test on every
- *           PE), a copy of its contribution (eager: its src is free at
- *           once); the PE that finds every other PE arrived already checks
+ *           m % SLOTS; the others' done words are read only when the copy
+ *           of their lowest, nc_done_min, is behind: about once per SLOTS
+ *           collectives, not per collective), write its parameters into
+ *           the slot and, when every contribution fits HOIST_NC_EAGER
+ *           bytes (the same test on every PE), a copy of its contribution
+ *           (eager: its src is free at once); set or clear its early bit
+ *           of m; the PE that finds every other PE arrived already checks
  *           that the daemon lives (one poll, as the node barrier's last
- *           arriver does: a dead daemon cannot fail the job; at most once
- *           a millisecond per PE) -- then arrived = m (release).
- *   read    once every PE's arrived reached m: compare the parameters
- *           (the lowest rank's own error, else -EINVAL when they differ:
- *           the same verdict on every PE), then read the contributions
- *           (eager: from the slots; else from the PEs' src in their heaps)
- *           and combine into dst; reductions fold in rank order, so every
- *           PE gets bit-identical results. done = m (in order: only once
- *           every earlier collective of this PE was read).
+ *           arriver does: a dead daemon cannot fail the job; looked at
+ *           every 16th collective, at most once a millisecond per PE) --
+ *           then the slot's seq = m (release; over several nodes arrived
+ *           = m, which the node's PEs poll there). One node: the others
+ *           poll the slot's own line, which they read next anyway. A
+ *           blocking call (coll.c node_blocking: its request on the
+ *           stack, no op slot) leaves the fence and the sleepers' check
+ *           to the done it publishes right after reading, or to
+ *           hoist__nc_wake before it waits or returns.
+ *   read    once every PE arrived at m: compare the parameters (the lowest
+ *           rank's own error, else -EINVAL when they differ: the same
+ *           verdict on every PE; an error is also stored in the verdict
+ *           of every eager broadcast root's slot, below), then read the
+ *           contributions (eager: from the slots; else from the PEs' src
+ *           in their heaps) and combine into dst; reductions fold in rank
+ *           order, so every PE gets bit-identical results. done = m (in
+ *           order: only once every earlier collective of this PE was
+ *           read).
  *   finish  eager: complete. Else wait until every PE's done reached m
  *           (nobody reads this PE's src any more), then complete; a dst
  *           that overlaps the PE's own src (in place) is written only then,
  *           from a private copy.
  *
  * An eager broadcast's root reads nothing: it completes at start (its data
- * is safe in its slot) and checks the parameters later, at its next node
- * collective or wait (its done waits for that check, so the slots still
- * hold the parameters); an error found then is returned by that next
- * collective (nc_sticky: by its start, or at the latest by its wait,
- * which completes every earlier collective of the PE first). Split-phase
+ * is safe in its slot) and, on one node, publishes done = m at once; it
+ * does not compare the parameters either (that would be a read of every
+ * other PE's slot line per broadcast, and a write miss for each of them at
+ * its next collective). The others compare them and store an error in its
+ * slot's verdict before their done passes m; once every other PE's done
+ * reached m the root takes its verdict from there -- or -EINVAL when every
+ * other PE's early bit of m is set: each of them named itself the root and
+ * nobody compared. An error is returned by the root's next collective
+ * (nc_sticky: by its start when the others are done with m by then, or
+ * at the latest by its wait, which completes every earlier collective of
+ * the PE first and so waits until every other PE read m). Over several
+ * nodes the root takes the daemon's result from the anchor's slot instead
+ * (progress_mn). Split-phase
  * requests read when waited for or tested; up to HOIST_NC_SLOTS of a PE
  * may be open, one more completes the oldest first (every PE does the
  * same, so that never waits for a PE that has not started it). A
@@ -77,6 +99,7 @@
  */
 #include <errno.h>
 #include <sched.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -95,6 +118,7 @@ struct hoist_nc_rec {
 	uint8_t state;
 	uint8_t read; /* this PE read what it reads of collective m */
 	uint8_t kind, type, op, eager;
+	uint8_t inl; /* eager contributions in the slots' inl (same test on every PE) */
 	int32_t root;
 	int32_t rc; /* the result so far */
 	uint32_t dseq; /* several nodes: the job's number of it (coll_calls) */
@@ -129,15 +153,56 @@ static int reached(uint32_t w, uint32_t m)
 	return (int32_t)(w - m) >= 0;
 }
 
-/* every PE's (but skip's) word, arrived or done, reached m; acquire: what
- * each stored before it is visible */
-static int all_reached(const struct hoist_ctx *c, int done, uint32_t m, int skip)
+/* PE p's slot holds collective m: it stores the slot's seq last (release),
+ * so what it wrote there before is visible once seq reads m. A slot is
+ * rewritten (seq m + S) only after every PE's done reached m. */
+static int arrived_at(const struct hoist_ctx *c, int p, uint32_t m)
 {
+	return __atomic_load_n(&slot(c, p, m)->a.seq, __ATOMIC_ACQUIRE) == m;
+}
+
+/* every other PE's done reached m (acquire: what each stored before it is
+ * visible). Read only when the copy of the lowest one (nc_done_min) is
+ * behind m: a PE waiting for the window (m - S) reads the others' header
+ * lines about once per S collectives, not once per collective */
+static int others_done(struct hoist_ctx *c, uint32_t m)
+{
+	if (reached(c->nc_done_min, m))
+		return 1;
+	uint32_t lo = m + 0x40000000u; /* above anything a PE can have reached */
+	uint64_t early = ~(uint64_t)0;
 	for (int i = 0; i < c->nc_n; i++) {
 		int p = c->nc_ranks[i];
-		struct hoist_nc_hdr *h = hdr(c, p);
-		if (p != skip &&
-		    !reached(__atomic_load_n(done ? &h->done : &h->arrived, __ATOMIC_ACQUIRE), m))
+		if (p == c->rank)
+			continue;
+		uint32_t d = __atomic_load_n(&hdr(c, p)->done, __ATOMIC_ACQUIRE);
+		if (!reached(d, m))
+			return 0;
+		if ((int32_t)(d - lo) < 0)
+			lo = d;
+		early &= __atomic_load_n(&hdr(c, p)->early, __ATOMIC_RELAXED);
+	}
+	/* the bits of every collective up to lo hold until this PE completed
+	 * them (a PE starts k + 64 only once every PE's done reached k + 32,
+	 * and this PE's does so only after it completed k) */
+	c->nc_done_min = lo;
+	c->nc_others_early = early;
+	return 1;
+}
+
+/* every PE (but skip) arrived at m (done 0), or every PE's done reached m
+ * (done 1); acquire. Arrival is the slot's own seq: a reader touches the
+ * line it reads next anyway. */
+static int all_reached(struct hoist_ctx *c, int done, uint32_t m, int skip)
+{
+	if (done)
+		return reached(c->nc_done, m) && others_done(c, m);
+	for (int i = 0; i < c->nc_n; i++) {
+		int p = c->nc_ranks[i];
+		if (p == skip || p == c->rank)
+			continue;
+		if (c->nc_mn ? !reached(__atomic_load_n(&hdr(c, p)->arrived, __ATOMIC_ACQUIRE), m)
+			     : !arrived_at(c, p, m))
 			return 0;
 	}
 	return 1;
@@ -169,6 +234,21 @@ static void publish(struct hoist_ctx *c, uint32_t *word, uint32_t v)
 {
 	__atomic_store_n(word, v, __ATOMIC_RELEASE);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	c->nc_wake_due = 0; /* the fence orders every earlier store too */
+	if (__atomic_load_n(&c->nc_line->nc_sleepers, __ATOMIC_RELAXED))
+		wake_all(c);
+}
+
+/* A blocking start stores its slot's seq and defers the fence and the
+ * sleepers' check: the read that usually follows publishes done at once,
+ * whose fence and check cover both stores. Due before anything that waits
+ * or returns to the caller. */
+void hoist__nc_wake(struct hoist_ctx *c)
+{
+	if (!c->nc_wake_due)
+		return;
+	c->nc_wake_due = 0;
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (__atomic_load_n(&c->nc_line->nc_sleepers, __ATOMIC_RELAXED))
 		wake_all(c);
 }
@@ -180,11 +260,14 @@ static int fin_reached(const struct hoist_ctx *c, uint32_t m)
 	return __atomic_load_n(&slot(c, c->nc_ranks[0], m)->a.fin, __ATOMIC_ACQUIRE) == m;
 }
 
-#define FIN 2 /* wait_all's what: the daemon's result of m */
+#define FIN 2    /* wait_all's what: the daemon's result of m */
+#define OTHERS 3 /* every other PE's done reached m */
 
-static int cond(const struct hoist_ctx *c, int what, uint32_t m)
+static int cond(struct hoist_ctx *c, int what, uint32_t m)
 {
-	return what == FIN ? fin_reached(c, m) : all_reached(c, what, m, -1);
+	if (what == FIN)
+		return fin_reached(c, m);
+	return what == OTHERS ? others_done(c, m) : all_reached(c, what, m, -1);
 }
 
 /* until every PE's word (arrived: 0, done: 1) reached m, or the daemon's
@@ -193,6 +276,7 @@ static int wait_all(struct hoist_ctx *c, int done, uint32_t m)
 {
 	struct hoist_heap_wake *l = c->nc_line;
 	uint64_t start = 0;
+	hoist__nc_wake(c); /* whoever we wait for may wait for us */
 	for (unsigned spins = 0;; spins++) {
 		if (cond(c, done, m))
 			return 0;
@@ -222,6 +306,25 @@ static int wait_all(struct hoist_ctx *c, int done, uint32_t m)
 	}
 }
 
+/* rec was read: move done on over every collective of this PE read so far;
+ * 1 when it moved (stored, release, but no wake yet: publish does that) */
+static int mark_read_store(struct hoist_ctx *c, struct hoist_nc_rec *rec)
+{
+	rec->read = 1;
+	uint32_t d = c->nc_done;
+	while (d != c->nc_m) {
+		const struct hoist_nc_rec *r = &c->nc_rec[(d + 1) % S];
+		if (r->m == d + 1 && !r->read)
+			break;
+		d++;
+	}
+	if (d == c->nc_done)
+		return 0;
+	c->nc_done = d;
+	__atomic_store_n(&hdr(c, c->rank)->done, d, __ATOMIC_RELEASE);
+	return 1;
+}
+
 /* rec was read: move done on over every collective of this PE read so far */
 static void mark_read(struct hoist_ctx *c, struct hoist_nc_rec *rec)
 {
@@ -247,8 +350,10 @@ static int rec_end(struct hoist_ctx *c, struct hoist_nc_rec *rec, int rc)
 	 * broadcast reads nothing else before it returns) */
 	if (rc == -ECONNRESET && !c->nc_dead)
 		c->nc_dead = rc;
-	free(rec->tmp);
-	rec->tmp = NULL;
+	if (rec->tmp) {
+		free(rec->tmp);
+		rec->tmp = NULL;
+	}
 	if (rec->req) {
 		rec->req->rc = rc;
 		rec->req->finished = 1;
@@ -311,11 +416,26 @@ static int check_args(const struct hoist_ctx *c, uint32_t m)
 	return bad ? bad : differ ? -EINVAL : 0;
 }
 
+/* collective m failed the parameters' check: every eager broadcast root
+ * among the PEs (it returned at once and compares nothing) finds that in
+ * its slot's verdict, once this PE's done passed m (release) */
+static void tell_early_roots(const struct hoist_ctx *c, uint32_t m, int rc)
+{
+	for (int i = 0; i < c->nc_n; i++) {
+		int p = c->nc_ranks[i];
+		struct hoist_nc_args *a = &slot(c, p, m)->a;
+		if (p != c->rank && a->kind == HOIST_COLL_BROADCAST && a->eager && a->root == p)
+			__atomic_store_n(&a->verdict, rc, __ATOMIC_RELAXED);
+	}
+}
+
 /* PE p's contribution to collective m: its slot's copy or its src */
 static const char *contrib(const struct hoist_ctx *c, const struct hoist_nc_rec *rec, int p)
 {
 	struct hoist_nc_slot *s = slot(c, p, rec->m);
-	return rec->eager ? s->data : c->nc_base[p] + s->a.src_off;
+	if (!rec->eager)
+		return c->nc_base[p] + s->a.src_off;
+	return rec->inl ? (const char *)s->a.inl : s->data;
 }
 
 /* read every PE's contribution into dst (or tmp) */
@@ -429,6 +549,25 @@ static int progress_rec(struct hoist_ctx *c, struct hoist_nc_rec *rec, int block
 	int rc;
 	if (c->nc_mn && rec->state != NC_FREE)
 		return progress_mn(c, rec, blocking);
+	if (rec->state == NC_EARLY) {
+		/* one node: the others compare the parameters, and tell this
+		 * root in its slot's verdict before their done passes m. Every
+		 * other PE was itself an eager root of m (no one compared): each
+		 * named itself the root, not this PE: they differ */
+		if (!others_done(c, rec->m)) {
+			if (!blocking)
+				return (rc = failed(c)) ? rec_end(c, rec, rc) : 0;
+			if ((rc = wait_all(c, OTHERS, rec->m)))
+				return rec_end(c, rec, rc);
+		}
+		if ((c->nc_others_early >> (rec->m % 64)) & 1)
+			rc = -EINVAL;
+		else
+			rc = __atomic_load_n(&slot(c, c->rank, rec->m)->a.verdict, __ATOMIC_RELAXED);
+		if (rc && !c->nc_sticky) /* returned already: report with the next one */
+			c->nc_sticky = rc;
+		return rec_end(c, rec, 0);
+	}
 	if (rec->state == NC_ARRIVED || rec->state == NC_EARLY) {
 		if (!all_reached(c, 0, rec->m, -1)) {
 			if (!blocking)
@@ -437,12 +576,8 @@ static int progress_rec(struct hoist_ctx *c, struct hoist_nc_rec *rec, int block
 				return rec_end(c, rec, rc);
 		}
 		rc = check_args(c, rec->m);
-		if (rec->state == NC_EARLY) { /* returned already: report with the next one */
-			if (rc && !c->nc_sticky)
-				c->nc_sticky = rc;
-			mark_read(c, rec);
-			return rec_end(c, rec, 0);
-		}
+		if (rc)
+			tell_early_roots(c, rec->m, rc);
 		/* a mismatch is seen by every PE: nobody reads anyone's src */
 		int agreed = !rc;
 		if (agreed)
@@ -472,15 +607,32 @@ static int progress_rec(struct hoist_ctx *c, struct hoist_nc_rec *rec, int block
 /* every open collective of this PE up to number upto, in order */
 static void progress_upto(struct hoist_ctx *c, uint32_t upto, int blocking)
 {
-	for (uint32_t k = c->nc_m - (c->nc_m < S ? c->nc_m : S) + 1; reached(upto, k); k++) {
+	/* every one below the window is complete (m - S completes before m
+	 * starts), and so is every one below nc_lo */
+	uint32_t k = c->nc_m - (c->nc_m < S ? c->nc_m : S) + 1;
+	if ((int32_t)(c->nc_lo - k) > 0)
+		k = c->nc_lo;
+	for (int run = 1; reached(upto, k); k++) {
 		struct hoist_nc_rec *rec = &c->nc_rec[k % S];
 		if (rec->m == k && rec->state != NC_FREE)
 			progress_rec(c, rec, blocking);
+		if (rec->m != k || rec->state == NC_FREE) {
+			if (run)
+				c->nc_lo = k + 1;
+			continue;
+		}
+		run = 0;
+		/* one node, not blocking, and not every PE arrived at k (or,
+		 * an eager root, finished with it): neither did they at a
+		 * later one (every PE starts and reads in order); do not
+		 * touch those lines */
+		if (!blocking && !c->nc_mn && (rec->state == NC_ARRIVED || rec->state == NC_EARLY))
+			return;
 	}
 }
 
 int hoist__nc_start(struct hoist_ctx *c, struct hoist_req *r, void *dst, const void *src,
-		    uint64_t len, int type, int op, int root)
+		    uint64_t len, int type, int op, int root, int blocking)
 {
 	if (!c->nc_base && !c->nc_err && (nc_map(c), !c->nc_on))
 		return 0; /* not every PE has HOIST_DIRECT=1: the daemon's path */
@@ -516,9 +668,18 @@ int hoist__nc_start(struct hoist_ctx *c, struct hoist_req *r, void *dst, const v
 				: len;
 	uint64_t cb = a.kind == HOIST_COLL_ALLTOALL ? dlen : len; /* a contribution */
 	a.eager = !a.bad && cb <= HOIST_NC_EAGER;
+	/* one node, at most HOIST_NC_INLINE bytes: in the parameters' line */
+	int inl = a.eager && !c->nc_mn && cb <= HOIST_NC_INLINE;
 	if (a.eager && cb && (a.kind != HOIST_COLL_BROADCAST || me == root))
-		memcpy(s->data, src, cb);
-	s->a = a;
+		memcpy(inl ? a.inl : (uint8_t *)s->data, src, cb);
+	/* every field but seq, then seq = m (release, below): the others
+	 * poll seq and read the rest once it reads m */
+	_Static_assert(offsetof(struct hoist_nc_args, seq) == 0, "seq first");
+	memcpy((char *)&s->a + sizeof(a.seq), (char *)&a + sizeof(a.seq), sizeof(a) - sizeof(a.seq));
+	int early = a.eager && a.kind == HOIST_COLL_BROADCAST && me == root;
+	uint64_t bit = (uint64_t)1 << (m % 64);
+	c->nc_early = early ? c->nc_early | bit : c->nc_early & ~bit;
+	__atomic_store_n(&hdr(c, me)->early, c->nc_early, __ATOMIC_RELAXED);
 	c->nc_m = m;
 	*rec = (struct hoist_nc_rec){.m = m,
 				     .state = NC_ARRIVED,
@@ -526,6 +687,7 @@ int hoist__nc_start(struct hoist_ctx *c, struct hoist_req *r, void *dst, const v
 				     .type = a.type,
 				     .op = a.op,
 				     .eager = a.eager,
+				     .inl = (uint8_t)inl,
 				     .root = root,
 				     .len = len,
 				     .dlen = dlen,
@@ -539,7 +701,9 @@ int hoist__nc_start(struct hoist_ctx *c, struct hoist_req *r, void *dst, const v
 	 * job when it is gone): it fails the collective for all instead. One
 	 * poll() per millisecond at most: it is a system call, and a
 	 * collective of 8 B takes well under a microsecond */
-	if (all_reached(c, 0, m, me) && (rc = hoist__check_daemon_due(c))) {
+	if ((c->daemon_gone || (m % 16 == 0 && now_ns() - c->nc_checked_ns >= 1000000u)) &&
+	    all_reached(c, 0, m, me) &&
+	    (rc = hoist__check_daemon_due(c))) {
 		__atomic_store_n(&c->nc_line->nb_error, rc, __ATOMIC_SEQ_CST);
 		__atomic_fetch_add(&c->nc_line->nb_gen, 1, __ATOMIC_SEQ_CST);
 		hoist_futex_wake(&c->nc_line->nb_gen);
@@ -547,14 +711,29 @@ int hoist__nc_start(struct hoist_ctx *c, struct hoist_req *r, void *dst, const v
 		rec_end(c, rec, rc);
 		return 0;
 	}
-	publish(c, &hdr(c, me)->arrived, m);
+	if (c->nc_mn) { /* the node's PEs poll arrived, as before the slot's seq was the flag */
+		__atomic_store_n(&s->a.seq, m, __ATOMIC_RELAXED);
+		publish(c, &hdr(c, me)->arrived, m);
+	} else {
+		__atomic_store_n(&hdr(c, me)->arrived, m, __ATOMIC_RELAXED);
+		/* an eager root reads nothing of it: done = m goes with the
+		 * arrival (one fence and wake check for both) */
+		if (early)
+			mark_read_store(c, rec);
+		if (blocking && !early) { /* the read's publish wakes for both, or hoist__nc_wake */
+			__atomic_store_n(&s->a.seq, m, __ATOMIC_RELEASE);
+			c->nc_wake_due = 1;
+		} else {
+			publish(c, &s->a.seq, m);
+		}
+	}
 	if (c->nc_mn && (rc = try_post(c, rec))) { /* the last to arrive posts */
 		rec_end(c, rec, rc);
 		return 0;
 	}
-	if (a.eager && a.kind == HOIST_COLL_BROADCAST && me == root) {
+	if (early) {
 		/* its data is safe in its slot and it reads nothing: complete
-		 * now, check the parameters later */
+		 * now, learn the others' verdict later */
 		memmove(dst, src, len);
 		rec->state = NC_EARLY;
 		rec->req = NULL;
@@ -691,6 +870,8 @@ void hoist__nc_release(struct hoist_ctx *c)
 	free(c->nc_ranks);
 	c->nc_rec = NULL;
 	c->nc_base = NULL;
+	free(c->nc_spare);
+	c->nc_spare = NULL;
 	c->nc_ranks = NULL;
 	c->nc_n = 0;
 }

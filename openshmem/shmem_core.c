@@ -50,7 +50,7 @@ int shm__errf(int rc, const char *fmt, ...)
 	return rc;
 }
 
-int shm__err(int rc) { return shm__errf(rc, NULL); }
+int shm__err(int rc) { return rc >= 0 ? rc : shm__errf(rc, NULL); }
 
 int shmemx_last_error(void)
 {

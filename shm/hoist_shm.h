@@ -51,7 +51,12 @@
 				* its phase bit, not by sq_tail (a client of 6
 				* never sets it: nothing would be taken);
 				* HOIST_CQE_F_PHASE: the client takes a CQE by
-				* its phase bit, cq_tail is its futex word only */
+				* its phase bit, cq_tail is its futex word only;
+				* also 7: hoist_nc_hdr.early, hoist_nc_args.verdict
+				* and inl,
+				* a slot's seq is its arrival word (the PEs of a
+				* node must run one libhoist; the daemon reads
+				* neither) */
 #define HOIST_CACHELINE   64
 #define HOIST_CTRL_BYTES  4096u
 
@@ -495,8 +500,11 @@ _Static_assert(sizeof(struct hoist_heap_wake) <= HOIST_HEAP_WAKE_BYTES, "wake li
  * Collective m (the PE's m-th, from 1) uses slot m % HOIST_NC_SLOTS: its
  * parameters and, when every PE's contribution fits HOIST_NC_EAGER bytes,
  * a copy of it (eager: the PE's src is free once it arrived); bigger
- * ones are read from the PEs' src in place. arrived = m (release) once
- * the slot holds collective m; done = m once this PE has read everything
+ * ones are read from the PEs' src in place. The slot's seq = m, stored
+ * last (release), says that the slot holds collective m: the others poll
+ * it (one line for the flag, the parameters and a small contribution's
+ * start); arrived = m too (the PE's own count, which the PEs of this
+ * version do not read); done = m once this PE has read everything
  * it reads of collectives <= m (then their slots may be reused and, for
  * the ones read in place, their src changed). The words only grow. */
 #define HOIST_NC_SLOTS 32u
@@ -505,10 +513,14 @@ _Static_assert(sizeof(struct hoist_heap_wake) <= HOIST_HEAP_WAKE_BYTES, "wake li
 struct hoist_nc_hdr {
 	uint32_t arrived;
 	uint32_t done;
-	uint8_t pad0[HOIST_CACHELINE - 8];
-	/* an error of collective err_seq found by a PE that read this PE's
-	 * parameters after this PE had returned (an eager broadcast root):
-	 * reported by its next collective */
+	/* bit m % 64: collective m is an eager broadcast of which this PE is
+	 * the root (it returned at once and reads nothing of it); written at
+	 * its start, before the slot's seq. Valid for m until the PE starts
+	 * m + 64, which cannot happen before every PE completed m */
+	uint64_t early;
+	uint8_t pad0[HOIST_CACHELINE - 16];
+	/* unused, 0 (reserved; an eager broadcast root's verdict travels in
+	 * its slot: hoist_nc_args.verdict) */
 	uint32_t err_seq;
 	int32_t err;
 	uint8_t pad1[HOIST_CACHELINE - 8];
@@ -526,8 +538,16 @@ struct hoist_nc_args {
 	uint32_t fin;
 	int32_t res;
 	uint32_t claim;   /* anchor's slot: 0, then 1 by the PE that posts */
-	uint8_t pad[HOIST_CACHELINE - 52];
+	/* one node, the slot of an eager broadcast's root (which checks
+	 * nothing itself): 0, or the -errno another PE found when it compared
+	 * every PE's parameters, stored before that PE's done reaches seq */
+	int32_t verdict;
+	/* one node: a contribution of at most HOIST_NC_INLINE bytes is here,
+	 * not in data (the readers take flag, parameters and data from one
+	 * line); over several nodes it is in data, where the daemon reads it */
+	uint8_t inl[8];
 };
+#define HOIST_NC_INLINE 8u
 
 struct hoist_nc_slot {
 	struct hoist_nc_args a;

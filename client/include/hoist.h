@@ -258,9 +258,9 @@ const char *hoist_error_detail(void);
  * error, nobody is left waiting. (A non-root PE of a reduce may complete
  * before a mismatch elsewhere is noticed: its dst is not written. On the
  * node path (above) the root of a broadcast of at most 1 KiB returns as
- * soon as its data is safe, before the others' parameters are known: a
- * mismatch is returned to it by its next collective that waits for the
- * others.) */
+ * soon as its data is safe, before the others' parameters are known: the
+ * others compare them and leave their verdict for it, and a mismatch is
+ * returned to it by its next collective that waits for the others.) */
 /* HOIST_UINT32 is for atomics and point-to-point waits (below): collectives refuse it, -EINVAL */
 typedef enum {
 	HOIST_INT32,
@@ -288,7 +288,8 @@ int hoist_alltoall(void *dst, const void *src, size_t nbytes);    /* nbytes per 
  * -EINVAL (the collective still runs and is waited for). Requests and nbi
  * gets share the library's operation slots (half the daemon's CQ entries):
  * with every slot held by a request not yet waited for, a start returns
- * -EBUSY and posts nothing (every PE should see the same). An error of an
+ * -EBUSY and posts nothing (every PE should see the same; a blocking
+ * collective on the node path holds no slot and runs). An error of an
  * earlier operation (reported as by hoist_quiet) is returned after the
  * collective was posted and waited for: it still takes its place. */
 int hoist_broadcast_start(void *dst, const void *src, size_t nbytes, int root, hoist_req_t **req);

@@ -427,6 +427,15 @@ static void part_invalid(void)
 			  "len differs");
 		IT_EXPECT(hoist_allreduce(B, A, 1, HOIST_INT64, HOIST_SUM), early ? -EINVAL : 0,
 			  "the collective after the broadcast whose len differs");
+		/* every PE names itself the root: on the node path each is
+		 * the root of an eager broadcast, returns at once and compares
+		 * nothing; nobody else compares either (no PE reads): each
+		 * must still learn of it by its next collective */
+		int all_early = hoist__ctx()->nc_on;
+		IT_EXPECT(hoist_broadcast(B, A, 8, me), all_early ? 0 : -EINVAL,
+			  "every PE names itself the root");
+		IT_EXPECT(hoist_allreduce(B, A, 1, HOIST_INT64, HOIST_SUM), all_early ? -EINVAL : 0,
+			  "the collective after the broadcast whose every PE was its root");
 		IT_EXPECT(hoist_reduce(B, A, 4, HOIST_INT32, HOIST_SUM, me == n - 1 ? 0 : n - 1), -EINVAL,
 			  "reduce root differs");
 		if (me == 0)

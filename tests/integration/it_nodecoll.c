@@ -32,6 +32,9 @@
  *       this PE stays 0. IT_NC_WANT=daemon (HOIST_DIRECT=0): the reverse.
  *     - every kind at 64 B and 4 KiB (both sides of HOIST_NC_EAGER),
  *       every root, checked element by element.
+ *     - every op slot held by split-phase allreduces (the next start
+ *       returns -EBUSY on every PE): a blocking broadcast still runs and
+ *       delivers (one node: its request is on the stack, no slot held).
  *   IT_NC_WANT=auto (a job over several daemons, tests/multinode): the
  *     node path where this PE's node holds 2+ PEs, the daemon's per-PE
  *     path where it is alone. On the node path the node's PEs meet in
@@ -266,6 +269,43 @@ static void part_split(int64_t *d, int64_t *s)
 	}
 }
 
+/* every op slot held by a split-phase request (the next start: -EBUSY,
+ * nothing posted, on every PE alike): a blocking collective on the node
+ * path keeps its request on the stack and still runs */
+static void part_slots_held(uint64_t *b8)
+{
+	struct hoist_ctx *c = hoist__ctx();
+	uint32_t k = c->nops + 1; /* one more than there are slots */
+	int64_t *d = it_malloc(k * sizeof(*d)), *s = it_malloc(sizeof(int64_t));
+	hoist_req_t **q = malloc(k * sizeof(*q));
+	if (!q)
+		IT_FAIL("malloc");
+	*s = me + 1;
+	uint32_t held = 0;
+	for (; held < k; held++) {
+		IT_WHERE("slots: start %u", held);
+		int rc = hoist_allreduce_start(&d[held], s, 1, HOIST_INT64, HOIST_SUM, &q[held]);
+		if (rc == -EBUSY)
+			break;
+		IT_OK(rc, "slots: start %u", held);
+		ncoll++;
+	}
+	if (held == 0 || held == k)
+		IT_FAIL("slots: %u of %u starts before -EBUSY", held, k);
+	IT_WHERE("slots: a blocking broadcast with %u slots held", held);
+	b8[0] = me == 0 ? 0x5107ed : 0;
+	IT_OK(hoist_broadcast(&b8[1], &b8[0], 8, 0), "broadcast with every op slot held");
+	ncoll++;
+	if (b8[1] != 0x5107ed)
+		IT_FAIL("slots: the broadcast delivered %#" PRIx64, b8[1]);
+	for (uint32_t i = 0; i < held; i++) {
+		IT_OK(hoist_wait(q[i]), "slots: wait %u", i);
+		if (d[i] != (int64_t)n * (n + 1) / 2)
+			IT_FAIL("slots: allreduce %u: %" PRId64, i, d[i]);
+	}
+	free(q);
+}
+
 static int kill_test(void)
 {
 	struct hoist_ctx *c = hoist__ctx();
@@ -332,6 +372,8 @@ int main(int argc, char **argv)
 	part_split(sd, ss);
 	part_kinds(kd, ks);
 	part_wait_from(gd, gs, flag);
+	if (want_node && !mn)
+		part_slots_held(b8);
 
 	IT_OK(hoist_barrier(), "the end");
 	if (want_node != (c->nc_on && c->nc_base && !c->nc_err))
