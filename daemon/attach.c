@@ -171,12 +171,7 @@ void client_free(struct daemon *d, struct client *c)
 	struct job *j = c->job;
 	reg_retire(d, c); /* keeps registered segments for the grace period */
 	reg_deregister(d, c);
-	region_destroy(&c->ring);
-	region_destroy(&c->staging);
-	region_destroy(&c->heap);
-	region_destroy(&c->pf);
-	free(c->cq_shadow);
-	free(c);
+	client_free_regions(c);
 	if (j && --j->live == 0 && (j->ready || j->error_sent))
 		job_unlink_free(d, j);
 }
@@ -426,7 +421,8 @@ static uint64_t clients_of(const struct daemon *d, uid_t uid)
 	return n;
 }
 
-static void client_free_regions(struct client *c)
+/* What client_create made: the shared regions, the CQ shadow, the client */
+void client_free_regions(struct client *c)
 {
 	region_destroy(&c->ring);
 	region_destroy(&c->staging);
@@ -495,12 +491,7 @@ static int client_create(struct daemon *d, struct job *j, const Hoist__AttachReq
 	*out = c;
 	return 0;
 fail:
-	region_destroy(&c->ring);
-	region_destroy(&c->staging);
-	region_destroy(&c->heap);
-	region_destroy(&c->pf);
-	free(c->cq_shadow);
-	free(c);
+	client_free_regions(c);
 	return rc;
 }
 

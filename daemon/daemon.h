@@ -307,6 +307,7 @@ void attach_member(struct daemon *d, struct announce *a);
 /* A PeersRequest on an attached client's connection (hoist_ptr). */
 int peers_handle(struct daemon *d, struct conn *cn, const void *msg, size_t len);
 void client_free(struct daemon *d, struct client *c);
+void client_free_regions(struct client *c); /* and the client: no job, no registrations */
 void jobs_free_all(struct daemon *d);
 
 /* stats.c (control thread) */

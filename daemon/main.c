@@ -94,12 +94,8 @@ static void teardown(struct daemon *d)
 	while (d->clients) {
 		struct client *c = d->clients;
 		d->clients = c->ctl_next;
-		region_destroy(&c->ring);
-		region_destroy(&c->staging);
-		region_destroy(&c->heap);
-		region_destroy(&c->pf);
 		overlap_destroy(c); /* the progress thread is gone: ours now */
-		free(c);
+		client_free_regions(c);
 	}
 	jobs_free_all(d);
 	if (d->base)
