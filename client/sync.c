@@ -71,29 +71,30 @@ HOIST_API int hoist_fence(void)
 	return post_simple(c, HOIST_OP_FENCE, 0, 0);
 }
 
-/* The node barrier's notify (the header comment): complete what went to
- * the daemon, tell it, arrive. An error before arriving returns with no
- * barrier pending: the others see the job's error or the daemon's end. */
-static int node_notify(struct hoist_ctx *c, uint64_t phase)
+/* Node barriers not yet told to the daemon, at most this many: one notify
+ * descriptor stands for a run of them (the header comment) */
+#define NB_PEND_MAX 4096u
+
+/* Tell the daemon the pending node barriers (c->nb_pend_n of them, all of
+ * phase c->nb_pend_phase): one lazy notify descriptor whose len is their
+ * count. 0, or -errno (the SQ stayed full: the daemon is gone). */
+int hoist__nb_flush(struct hoist_ctx *c)
 {
-	int rc = hoist__quiet(c); /* a barrier implies quiet */
-	if (rc)
-		return rc;
-	struct hoist_heap_wake *l = c->nb_line;
-	int32_t err = __atomic_load_n(&c->ring.ctrl->job_error, __ATOMIC_ACQUIRE);
-	if (!err && (err = __atomic_load_n(&l->nb_error, __ATOMIC_ACQUIRE)))
-		c->daemon_gone = 1; /* our daemon: the node's one */
-	if (err)
-		return err;
+	if (!c->nb_pend_n)
+		return 0;
 	struct hoist_sqe *sqe;
 	if (__builtin_expect(hoist_ring_sqe_get(&c->ring, &sqe) != 0, 0)) {
 		c->nb_sq_waits++;
-		if ((rc = hoist__sqe_wait(c, &sqe)))
+		int rc = hoist__sqe_wait(c, &sqe);
+		if (rc)
 			return rc;
 	}
 	*sqe = (struct hoist_sqe){.opcode = HOIST_OP_BARRIER_NOTIFY,
 				  .flags = HOIST_SQE_F_LAZY,
-				  .remote_off = phase};
+				  .remote_off = c->nb_pend_phase,
+				  .len = c->nb_pend_n};
+	c->nb_pend_n = 0;
+	c->nb_notifies++;
 	/* nothing a quiet must wait for: the notify completes nothing of ours
 	 * and a failure of the job reaches us through job_error; nothing a
 	 * direct access must wait for either (no data; the daemon may hold it
@@ -107,10 +108,10 @@ static int node_notify(struct hoist_ctx *c, uint64_t phase)
 	hoist__sqe_submit_lazy(c);
 	c->posted_since_quiet = psq;
 	c->sq_ops_tail = ops_tail;
-	/* half the SQ holds notifies the daemon has not taken: ring (once per
-	 * daemon sleep, hoist_ring_kick) so that it drains them while we go
-	 * on, instead of a notify finding the SQ full and waiting for the
-	 * daemon to wake up (every sq_entries barriers) */
+	/* half the SQ holds notifies the daemon has not taken (barriers of
+	 * alternating phases): ring (once per daemon sleep, hoist_ring_kick)
+	 * so that it drains them while we go on, instead of a notify finding
+	 * the SQ full and waiting for the daemon to wake up */
 	struct hoist_ring *ring = &c->ring;
 	if (ring->sq_tail - ring->sq_head_seen > (ring->sq_mask + 1) / 2) {
 		uint32_t head;
@@ -122,6 +123,31 @@ static int node_notify(struct hoist_ctx *c, uint64_t phase)
 			c->nb_kicks += ring->rang_flags != f;
 		}
 	}
+	return 0;
+}
+
+/* The node barrier's notify (the header comment): complete what went to
+ * the daemon, count the barrier for the daemon, arrive. An error before
+ * arriving returns with no barrier pending (and none counted): the others
+ * see the job's error or the daemon's end. */
+static int node_notify(struct hoist_ctx *c, uint64_t phase)
+{
+	int rc = hoist__quiet(c); /* a barrier implies quiet */
+	if (rc)
+		return rc;
+	struct hoist_heap_wake *l = c->nb_line;
+	int32_t err = __atomic_load_n(&c->ring.ctrl->job_error, __ATOMIC_ACQUIRE);
+	if (!err && (err = __atomic_load_n(&l->nb_error, __ATOMIC_ACQUIRE)))
+		c->daemon_gone = 1; /* our daemon: the node's one */
+	if (err)
+		return err;
+	/* a run of barriers of one phase is one notify; another phase (or a
+	 * full run) tells the daemon the run so far first */
+	if (c->nb_pend_n && (c->nb_pend_phase != phase || c->nb_pend_n >= NB_PEND_MAX) &&
+	    (rc = hoist__nb_flush(c)))
+		return rc;
+	c->nb_pend_phase = phase;
+	c->nb_pend_n++; /* the daemon's count follows barrier_target */
 	c->barrier_target++;
 	c->barrier_pending = 1;
 	c->nb_armed = 1;

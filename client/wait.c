@@ -270,6 +270,12 @@ static int wait_epoch(struct hoist_ctx *c, uint32_t target, struct waiter *w);
 
 int hoist__wait_epoch(struct hoist_ctx *c, uint32_t target)
 {
+	if (c->nb_pend_n) { /* the epoch counts them: tell the daemon */
+		int frc = hoist__nb_flush(c);
+		if (frc)
+			return frc;
+		c->nb_flush_wait++;
+	}
 	struct waiter w = {0};
 	int rc = wait_epoch(c, target, &w);
 	if (w.spins)
@@ -324,6 +330,7 @@ int hoist__wait_node_barrier(struct hoist_ctx *c, uint32_t k)
 	uint64_t start = 0;
 	int sleepy = 0; /* as in wait_step: a late yield, now or lately */
 	int p = 0;      /* PEs 0..p-1 arrived */
+	int rc0;
 	for (unsigned spins = 0;; spins++) {
 		if ((p = hoist__nb_arrived(c, k, p)) == c->size)
 			return 0;
@@ -358,8 +365,15 @@ int hoist__wait_node_barrier(struct hoist_ctx *c, uint32_t k)
 			sleepy = 1;
 			c->crowded = CROWDED_WAITS;
 		}
-		/* the notifies went without a doorbell: before a long wait let
-		 * a sleeping daemon count them (phases, prefetches) */
+		/* before a long wait the daemon counts what it has not been
+		 * told (a PE that waits for the daemon's epoch needs that), and
+		 * the notifies went without a doorbell: a sleeping daemon is
+		 * woken to count them (phases, prefetches) */
+		if (c->nb_pend_n) {
+			if ((rc0 = hoist__nb_flush(c)))
+				return rc0;
+			c->nb_flush_wait++;
+		}
 		hoist__kick(c);
 		__atomic_fetch_add(&l->nb_sleepers, 1, __ATOMIC_SEQ_CST);
 		uint32_t g = __atomic_load_n(&l->nb_gen, __ATOMIC_SEQ_CST);

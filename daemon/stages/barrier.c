@@ -51,10 +51,12 @@ void job_fail(struct job *j, int err)
 			client_wake(j->pe[r], &j->pe[r]->ctrl->barrier_epoch, HOIST_EPOCH_WAITING);
 }
 
-static void barrier_complete(struct daemon *d, struct job *j)
+/* n barriers complete (n > 1: node barriers told in runs, one phase each:
+ * one phase start stands for the run's n, see the header comment) */
+static void barrier_complete(struct daemon *d, struct job *j, uint32_t n)
 {
 	j->arrived = 0;
-	j->barrier_epoch++;
+	j->barrier_epoch += n;
 	for (int32_t r = 0; r < j->size; r++) {
 		struct client *c = j->pe[r];
 		if (!c)
@@ -88,7 +90,7 @@ static void rounds_advance(struct daemon *d, struct job *j)
 		j->bar_round++;
 		if ((1 << j->bar_round) >= j->nnodes) {
 			j->bar_active = 0;
-			barrier_complete(d, j);
+			barrier_complete(d, j, 1);
 			return;
 		}
 		round_send(d, j);
@@ -108,13 +110,35 @@ void barrier_recv(struct daemon *d, struct job *j, uint32_t epoch, uint32_t roun
  * saw every PE's notify. The engine holds it until the count completed, so
  * the daemon still counts every barrier in order and starts each phase
  * when all its PEs arrived. A failed job answers at once (barrier_notify). */
+static int notified_ahead(const struct client *c)
+{
+	return (int32_t)(c->barrier_epoch_notified - c->job->barrier_epoch) > 0;
+}
+
 int barrier_notify_early(const struct client *c)
 {
 	const struct job *j = c->job;
-	return !j->error && !j->departed && c->barrier_epoch_notified == j->barrier_epoch + 1;
+	return !j->error && !j->departed && notified_ahead(c);
 }
 
-int barrier_notify(struct daemon *d, struct client *c)
+/* Every local PE notified the next barrier, on one node: complete as many
+ * as every PE notified (a lazy notify counts a run of them), then count
+ * the PEs whose runs go on past them for the next. */
+static void node_complete(struct daemon *d, struct job *j)
+{
+	uint32_t n = UINT32_MAX;
+	for (int32_t r = 0; r < j->size; r++) {
+		const struct client *p = j->pe[r];
+		if (p && p->barrier_epoch_notified - j->barrier_epoch < n)
+			n = p->barrier_epoch_notified - j->barrier_epoch;
+	}
+	barrier_complete(d, j, n);
+	for (int32_t r = 0; r < j->size; r++)
+		if (j->pe[r] && notified_ahead(j->pe[r]))
+			j->arrived++;
+}
+
+int barrier_notify(struct daemon *d, struct client *c, uint32_t n)
 {
 	struct job *j = c->job;
 	if (j->error)
@@ -123,16 +147,18 @@ int barrier_notify(struct daemon *d, struct client *c)
 		job_fail(j, -ECONNRESET);
 		return -ECONNRESET;
 	}
-	if (c->barrier_epoch_notified == j->barrier_epoch + 1)
+	if (notified_ahead(c))
 		return -EINVAL; /* notified twice for the same barrier (the engine
 				 * holds such a notify, barrier_notify_early: only
 				 * reached by a caller that does not) */
-	c->barrier_epoch_notified = j->barrier_epoch + 1;
-	STAT_INC(&c->st, barriers);
+	if (n > 1 && j->nnodes > 1)
+		return -EINVAL; /* node barriers only where every PE is local */
+	c->barrier_epoch_notified = j->barrier_epoch + n;
+	STAT_ADD(&c->st, barriers, n);
 	if (++j->arrived < j->nlocal)
 		return 0;
 	if (j->nnodes <= 1) {
-		barrier_complete(d, j);
+		node_complete(d, j);
 		return 0;
 	}
 	j->bar_active = 1;

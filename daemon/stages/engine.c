@@ -118,7 +118,7 @@ static enum exec_result execute(struct daemon *d, struct client *c, const struct
 		/* between notify and wait: the ending phase's mispredictions go */
 		overlap_notify(d, c, sqe->remote_off);
 		c->failed_seen = c->failed_silent; /* a barrier reports them too */
-		*res = barrier_notify(d, c);
+		*res = barrier_notify(d, c, sqe->len > 1 ? (uint32_t)sqe->len : 1);
 		return EXEC_DONE;
 	case HOIST_OP_PHASE:
 		/* prefetch targets need the node map; and, as for a barrier's

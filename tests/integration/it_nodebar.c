@@ -129,6 +129,21 @@ static long long daemon_stat(const char *name)
 	return p ? strtoll(p + strlen(key), NULL, 10) : -1;
 }
 
+/* two call sites, so two phases (the barrier's phase id is its return
+ * address): barriers alternating between them are one notify each; the
+ * stores keep the compiler from folding the two functions into one */
+__attribute__((noinline)) static int bar_a(void)
+{
+	sink = 1;
+	return hoist_barrier();
+}
+
+__attribute__((noinline)) static int bar_b(void)
+{
+	sink = 2;
+	return hoist_barrier();
+}
+
 static int lazy_test(int me)
 {
 	struct hoist_ctx *c = hoist__ctx();
@@ -155,7 +170,7 @@ static int lazy_test(int me)
 	uint64_t w0 = c->nb_sq_waits, k0 = c->nb_kicks, n0 = c->barriers_node;
 	for (uint32_t i = 0; i < nbar; i++) {
 		IT_WHERE("barrier %u of %u", i, nbar);
-		if (IT_OK(hoist_barrier(), "barrier %u", i))
+		if (IT_OK(i & 1 ? bar_b() : bar_a(), "barrier %u", i))
 			break;
 	}
 	long long yields = me == 0 ? daemon_stat("prog_yields") - y0 : 0;
@@ -190,13 +205,30 @@ static int lazy_test(int me)
 	if (yields > nbar / 32)
 		IT_FAIL("the daemon's progress thread spun (%lld yields) in %u node barriers: lazy "
 			"notifies kept it polling", yields, nbar);
+	/* one call site: one notify stands for a run of its barriers (at
+	 * most 4096, client/sync.c), but for those posted before a sleep
+	 * (whatever waits for the daemon needs its count; how many depends
+	 * on the load: counted apart, nb_flush_wait). Without the runs:
+	 * one notify per barrier, 16 x sq_entries */
+	uint64_t nn0 = c->nb_notifies, nw0 = c->nb_flush_wait;
+	for (uint32_t i = 0; i < nbar; i++) {
+		IT_WHERE("one-site barrier %u of %u", i, nbar);
+		if (IT_OK(hoist_barrier(), "one-site barrier %u", i))
+			break;
+	}
+	uint64_t told = c->nb_notifies - nn0, told_wait = c->nb_flush_wait - nw0;
+	it_log("%u barriers of one call site: %" PRIu64 " notifies, %" PRIu64
+	       " of them before a wait for the daemon", nbar, told, told_wait);
+	if (told - told_wait > nbar / 4096 + 2)
+		IT_FAIL("%" PRIu64 " notifies (%" PRIu64 " before a wait) for %u barriers of one "
+			"call site: not told in runs", told, told_wait, nbar);
 	uint32_t target = c->barrier_target;
 	int rc = hoist_finalize(); /* waits for the daemon's epoch: every notify counted */
 	if (rc)
 		IT_FAIL("hoist_finalize: %s", it_errname(rc));
-	else if (target - t0 != nbar + 1)
+	else if (target - t0 != 2 * nbar + 1)
 		IT_FAIL("%u barriers posted after the first node barrier, want %u", target - t0,
-			nbar + 1);
+			2 * nbar + 1);
 	if (it_failures)
 		return 1;
 	fprintf(stderr, "[it_nodebar] lazy PASS\n");
