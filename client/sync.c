@@ -14,22 +14,42 @@
  *   can be mapped), the PEs synchronise among themselves in the wake
  *   lines of their heaps (hoist_shm.h, struct hoist_heap_wake):
  *   notify = quiet (free when everything since the last went the direct
- *   path), post the notify for the daemon (HOIST_SQE_F_LAZY: no doorbell,
- *   and no reason for the daemon to keep polling; one doorbell when half
- *   the SQ holds notifies it has not taken), then arrive (one release
+ *   path), count the barrier for the daemon, then arrive (one release
  *   store in its own nb_in: no shared counter); a PE's barrier is complete
  *   once every PE's nb_in reached it. The last to arrive checks the
  *   daemon is alive first (one poll, at most once a millisecond per PE: a
  *   dead daemon cannot fail the job, so that PE fails the barrier for
  *   all, nb_error). A FUTEX_WAKE only when someone sleeps. No daemon
- *   thread on the critical path, and none woken or polling per barrier. The
- *   daemon still sees every notify in order (it holds a notify that comes
- *   before it finished counting the previous barrier) and starts the next
- *   phase's prefetches when its own count completes; the client's phase
- *   counter moves on at once, so a get of the new phase finds no
- *   prefetch until then and takes the normal path. hoist_finalize waits
- *   for the daemon's epoch too, so no PE detaches while the daemon still
- *   counts its last barrier. HOIST_DIRECT should be the same on every PE
+ *   thread on the critical path, and none woken or polling per barrier.
+ *   The daemon is told the node barriers in runs (hoist__nb_flush): the
+ *   barriers of one phase (call site) in a row are one lazy
+ *   HOIST_OP_BARRIER_NOTIFY whose len is their count (HOIST_SQE_F_LAZY:
+ *   no doorbell, and no reason for the daemon to keep polling; one
+ *   doorbell when half the SQ holds notifies it has not taken). A
+ *   notify per barrier cost the daemon 270-440 ns of CPU per 2-PE
+ *   barrier, on the critical path when the PEs have the 2 CPUs (bench/
+ *   README.md). The run so far is told when the phase changes, at
+ *   NB_PEND_MAX barriers, before any other descriptor of this PE
+ *   (hoist__sqe_get; vec.c before it remembers sq_tail) and before any
+ *   wait for the daemon (a sleep in the node barrier's wait,
+ *   hoist__wait_epoch). So the daemon still learns every phase boundary
+ *   in order before it executes this PE's later descriptors: it holds a
+ *   notify that comes before it finished counting the previous run
+ *   (barrier_notify_early), completes as many barriers as every PE told,
+ *   and starts the next phase when its own count completes; the client's
+ *   phase counter moves on at once, so a get of the new phase finds no
+ *   prefetch until then and takes the normal path. A run of n barriers
+ *   of one phase is one phase start for the daemon, not n: it saw no
+ *   descriptor of the PE between them (the runs before a descriptor are
+ *   told first), so the n-1 phases it skips were empty for it, and in a
+ *   job whose PEs are all on this node it has nothing to prefetch (every
+ *   target is local). Put completion is unchanged: a PE quiets before it
+ *   arrives, so what it posted before the barrier completed before any PE
+ *   passes it, whenever the daemon counts. A dead peer or daemon still
+ *   fails the barrier (job_error, nb_error, the sleep slices: none
+ *   depends on the count). hoist_finalize waits for the daemon's epoch
+ *   too (after telling its run), so no PE detaches while the daemon
+ *   still counts its last barrier. HOIST_DIRECT should be the same on every PE
  *   of the job: a PE with 0 never arrives here, and the others then pass
  *   on the daemon's epoch, seen only in their sleep slices (slow, no hang).
  */

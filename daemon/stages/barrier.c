@@ -16,10 +16,15 @@
  *
  * In a job whose PEs are all on this node the clients do not wait for the
  * epoch: they synchronise among themselves in shared memory (client/sync.c)
- * and still post every notify, so the epoch, the phases and the prefetches
- * advance here as before; a client may then notify the next barrier
- * before this one completed here, and the engine holds that notify
- * (barrier_notify_early).
+ * and tell the daemon their barriers in runs, one lazy notify for the
+ * barriers of one phase in a row (its len: their count), always before
+ * the client's next descriptor, so the epoch and the phases advance here
+ * in order; a client may then notify a run before the last one completed
+ * here, and the engine holds that notify (barrier_notify_early). Once
+ * every PE told at least the next barrier, as many complete at once as
+ * every PE told (node_complete), with one phase start for them: the
+ * daemon saw no descriptor of any PE between them, and in such a job has
+ * nothing to prefetch (every target is on this node).
  */
 #include "daemon.h"
 
