@@ -32,12 +32,13 @@
  *   NB_PEND_MAX barriers, before any other descriptor of this PE
  *   (hoist__sqe_get; vec.c before it remembers sq_tail) and before any
  *   wait for the daemon (a sleep in the node barrier's wait,
- *   hoist__wait_epoch). So the daemon still learns every phase boundary
- *   in order before it executes this PE's later descriptors: it holds a
- *   notify that comes before it finished counting the previous run
- *   (barrier_notify_early), completes as many barriers as every PE told,
- *   and starts the next phase when its own count completes; the client's
- *   phase counter moves on at once, so a get of the new phase finds no
+ *   hoist__wait_epoch). So the daemon still learns this PE's every phase
+ *   boundary in order before it executes the PE's later descriptors; a
+ *   run told before the others told theirs is not held (they may wait
+ *   for this PE's descriptors behind it: it_wait_2), its count grows;
+ *   the daemon completes as many barriers as every PE told and starts
+ *   the next phase when its own count completes; the client's phase
+ *   counter moves on at once, so a get of the new phase finds no
  *   prefetch until then and takes the normal path. A run of n barriers
  *   of one phase is one phase start for the daemon, not n: it saw no
  *   descriptor of the PE between them (the runs before a descriptor are
@@ -94,57 +95,6 @@ HOIST_API int hoist_fence(void)
 /* Node barriers not yet told to the daemon, at most this many: one notify
  * descriptor stands for a run of them (the header comment) */
 #define NB_PEND_MAX 4096u
-
-/* Tell the daemon the pending node barriers (c->nb_pend_n of them, all of
- * phase c->nb_pend_phase): one lazy notify descriptor whose len is their
- * count. 0, or -errno (the SQ stayed full: the daemon is gone). */
-int hoist__nb_flush(struct hoist_ctx *c)
-{
-	if (!c->nb_pend_n)
-		return 0;
-	struct hoist_sqe *sqe;
-	if (__builtin_expect(hoist_ring_sqe_get(&c->ring, &sqe) != 0, 0)) {
-		c->nb_sq_waits++;
-		int rc = hoist__sqe_wait(c, &sqe);
-		if (rc)
-			return rc;
-	}
-	*sqe = (struct hoist_sqe){.opcode = HOIST_OP_BARRIER_NOTIFY,
-				  .flags = HOIST_SQE_F_LAZY,
-				  .remote_off = c->nb_pend_phase,
-				  .len = c->nb_pend_n};
-	c->nb_pend_n = 0;
-	c->nb_notifies++;
-	/* nothing a quiet must wait for: the notify completes nothing of ours
-	 * and a failure of the job reaches us through job_error; nothing a
-	 * direct access must wait for either (no data; the daemon may hold it
-	 * until the other PEs' notifies came). No doorbell: a sleeping daemon
-	 * woken per barrier takes a CPU from the PEs (2 CPUs); it counts the
-	 * notifies when it next looks, and HOIST_SQE_F_LAZY tells it that they
-	 * are no reason to stay awake polling for more (they came every
-	 * microsecond: it never slept, a third runnable thread on 2 CPUs) */
-	int psq = c->posted_since_quiet;
-	uint32_t ops_tail = c->sq_ops_tail;
-	hoist__sqe_submit_lazy(c);
-	c->posted_since_quiet = psq;
-	c->sq_ops_tail = ops_tail;
-	/* half the SQ holds notifies the daemon has not taken (barriers of
-	 * alternating phases): ring (once per daemon sleep, hoist_ring_kick)
-	 * so that it drains them while we go on, instead of a notify finding
-	 * the SQ full and waiting for the daemon to wake up */
-	struct hoist_ring *ring = &c->ring;
-	if (ring->sq_tail - ring->sq_head_seen > (ring->sq_mask + 1) / 2) {
-		uint32_t head;
-		if (hoist_ring_sq_head(ring, &head))
-			staging_sq_done(&c->stage, head);
-		if (ring->sq_tail - ring->sq_head_seen > (ring->sq_mask + 1) / 2) {
-			uint32_t f = ring->rang_flags;
-			hoist_ring_kick(ring);
-			c->nb_kicks += ring->rang_flags != f;
-		}
-	}
-	return 0;
-}
 
 /* The node barrier's notify (the header comment): complete what went to
  * the daemon, count the barrier for the daemon, arrive. An error before

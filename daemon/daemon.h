@@ -237,8 +237,9 @@ void progress_stop(struct daemon *d);
 
 /* barrier.c (progress thread) */
 /* A notify of n barriers (n > 1: a lazy notify of a one-node job's
- * node barriers, a run of one phase; else 1). */
-int barrier_notify(struct daemon *d, struct client *c, uint32_t n);
+ * node barriers, a run of one phase; else 1). runs: such a notify (the
+ * engine does not hold it while the client is ahead, barrier.c). */
+int barrier_notify(struct daemon *d, struct client *c, uint32_t n, int runs);
 /* 1: c's notify is for the barrier after the one still being counted */
 int barrier_notify_early(const struct client *c);
 void barrier_recv(struct daemon *d, struct job *j, uint32_t epoch, uint32_t round);

@@ -19,12 +19,17 @@
  * and tell the daemon their barriers in runs, one lazy notify for the
  * barriers of one phase in a row (its len: their count), always before
  * the client's next descriptor, so the epoch and the phases advance here
- * in order; a client may then notify a run before the last one completed
- * here, and the engine holds that notify (barrier_notify_early). Once
- * every PE told at least the next barrier, as many complete at once as
- * every PE told (node_complete), with one phase start for them: the
- * daemon saw no descriptor of any PE between them, and in such a job has
- * nothing to prefetch (every target is on this node).
+ * in order. A client may tell a run before the last one completed here:
+ * the engine does not hold it (the others tell theirs only when they next
+ * post or wait for the daemon, and may wait for this client's descriptors
+ * behind it), its count just grows. Once every PE told at least the next
+ * barrier, as many complete at once as every PE told (node_complete), with
+ * one phase start for them: in such a job the daemon has nothing to
+ * prefetch (every target is on this node), and a phase told ahead ends the
+ * one prepared before it unstarted (overlap_notify), as when a barrier
+ * failed. Before runs, the same could happen by barrier: a PE's notify
+ * and its next descriptors executed before the other PEs' notifies were
+ * drained.
  */
 #include "daemon.h"
 
@@ -143,7 +148,7 @@ static void node_complete(struct daemon *d, struct job *j)
 			j->arrived++;
 }
 
-int barrier_notify(struct daemon *d, struct client *c, uint32_t n)
+int barrier_notify(struct daemon *d, struct client *c, uint32_t n, int runs)
 {
 	struct job *j = c->job;
 	if (j->error)
@@ -152,15 +157,18 @@ int barrier_notify(struct daemon *d, struct client *c, uint32_t n)
 		job_fail(j, -ECONNRESET);
 		return -ECONNRESET;
 	}
-	if (notified_ahead(c))
+	if (n > 1 && j->nnodes > 1)
+		return -EINVAL; /* node barriers only where every PE is local */
+	int ahead = notified_ahead(c);
+	if (ahead && !runs)
 		return -EINVAL; /* notified twice for the same barrier (the engine
 				 * holds such a notify, barrier_notify_early: only
 				 * reached by a caller that does not) */
-	if (n > 1 && j->nnodes > 1)
-		return -EINVAL; /* node barriers only where every PE is local */
-	c->barrier_epoch_notified = j->barrier_epoch + n;
+	/* a run told ahead of the others extends the PE's count; the PE is
+	 * counted in for the next barrier once */
+	c->barrier_epoch_notified = (ahead ? c->barrier_epoch_notified : j->barrier_epoch) + n;
 	STAT_ADD(&c->st, barriers, n);
-	if (++j->arrived < j->nlocal)
+	if (ahead || ++j->arrived < j->nlocal)
 		return 0;
 	if (j->nnodes <= 1) {
 		node_complete(d, j);
