@@ -15,8 +15,9 @@
  *       node barriers (barriers_node), exactly one waited for the daemon's
  *       epoch, and the barriers posted no quiet for the direct puts;
  *       IT_NB_WANT=epoch (HOIST_DIRECT=0): none was a node barrier.
- *   it_nodebar lazy   16 x sq_entries node barriers back to back (each
- *     posts a lazy notify, HOIST_SQE_F_LAZY, without a doorbell):
+ *   it_nodebar lazy   16 x sq_entries node barriers back to back,
+ *     alternating between two call sites (two phases: each barrier is a
+ *     lazy notify of its own, HOIST_SQE_F_LAZY, without a doorbell):
  *     - the daemon still counted every one: after hoist_finalize's wait
  *       for its epoch nothing is left (checked by the epoch: barrier_epoch
  *       reached every barrier of the job);
@@ -32,6 +33,12 @@
  *       barriers (0-2 when quiet; without that, every wake-up spun for HOIST_SPIN_US, and at low
  *       load it never slept again: a third runnable thread beside the 2
  *       PEs on 2 CPUs).
+ *     then as many of one call site: they are told to the daemon in runs
+ *     (at most nbar/4096 + 2 notifies besides those posted before a wait
+ *     for the daemon; one per barrier without the runs), and after a
+ *     descriptor posted behind them (hoist_phase, then a quiet) the
+ *     daemon's "barriers" counter of the rank is every barrier it passed
+ *     (the run goes before the descriptor: without that 32442 of 32771).
  *   it_nodebar kill   the last rank waits until every other PE arrived at a
  *     node barrier (it reads the arrival count), then SIGKILLs itself: each
  *     other PE's wait must end with an error, not hang; it prints
