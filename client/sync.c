@@ -2,8 +2,8 @@
  * Ordering and synchronisation: quiet, fence, the split-phase barrier, and
  * the collective symmetric allocator built on it.
  *
- * Barriers. Every notify posts HOIST_OP_BARRIER_NOTIFY: the daemon counts
- * the node's PEs in, holds a notify until that PE's earlier operations
+ * Barriers. A notify posts HOIST_OP_BARRIER_NOTIFY (a node barrier's: in
+ * runs, below): the daemon counts the node's PEs in, holds a notify until that PE's earlier operations
  * completed, runs the inter-node rounds, advances its epoch in every
  * control page and starts the next phase (its prefetches). Who waits for
  * what depends on the job:
