@@ -32,7 +32,11 @@
 #        node broadcast, nothing else
 # --only LIST: a comma list of these (default h1,o1,h2,o2,o2b; b1 with
 # --base; f1 only when named). --time-ms T: each
-# measurement of each run lasts about T ms (default 50).
+# measurement of each run lasts about T ms (default 50). --bind: h1's
+# and b1's ranks each bound to one CPU (taskset -c RANK mod CPUs, through
+# a wrapper reading HOIST_RANK), as Open MPI's oshrun binds its ranks to
+# cores by default (2 ranks); without it the kernel may put both PEs on
+# one CPU for a whole run on a busy machine (1.6 us a barrier, bimodal).
 # The program checks every result (data read back, broadcast words, sums,
 # the fetch-add counter): a wrong one fails the run, not the table. A row
 # shows the median over the reps and [min-max]; ratios are hoist median /
@@ -46,9 +50,10 @@ build="$repo/build"
 base=
 reps=5
 time_ms=50
+bind=0
 only="h1,o1,h2,o2,o2b"
 orig_args=("$@")
-usage() { sed -n '2,41p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,45p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--build) build=$(cd "$2" && pwd); shift 2 ;;
@@ -56,6 +61,7 @@ while [ $# -gt 0 ]; do
 	--reps) reps=$2; shift 2 ;;
 	--time-ms) time_ms=$2; shift 2 ;;
 	--only) only=$2; shift 2 ;;
+	--bind) bind=1; shift ;;
 	-h|--help) usage; exit 0 ;;
 	*) echo "run-shmem.sh: unknown option '$1' (--help)" >&2; exit 2 ;;
 	esac
@@ -109,14 +115,22 @@ elif ! "$ocshcc" -O2 -I"$repo/bench" "$repo/bench/shmem_bench.c" -o "$tmp/shmem-
 	osh_note="Open MPI not measured: its oshcc failed: $(tail -n 3 "$tmp/cc.err" | tr '\n' ' ')"
 fi
 
+pin=()
+if [ "$bind" = 1 ]; then
+	ncpu=$(nproc)
+	printf '#!/bin/sh\nexec taskset -c "$((HOIST_RANK %% %s))" "$@"\n' "$ncpu" >"$tmp/pin.sh"
+	chmod +x "$tmp/pin.sh"
+	pin=("$tmp/pin.sh")
+fi
+
 # one CONFIG: appends "CONFIG NAME VALUE" lines to $tmp/vals
 one() {
 	local cfg=$1 out="$tmp/out" rc=0
 	case $cfg in
 	h1) timeout 600 "$hoshrun" -np 2 --runtime-dir "$(mktemp -d "$tmp/rt.XXXXXX")" --hoistd "$hoistd" \
-		"$tmp/shmem-bench-hoist" --time-ms "$time_ms" >"$out" 2>"$tmp/err" || rc=$? ;;
+		"${pin[@]}" "$tmp/shmem-bench-hoist" --time-ms "$time_ms" >"$out" 2>"$tmp/err" || rc=$? ;;
 	b1) timeout 600 "$base/openshmem/oshrun" -np 2 --runtime-dir "$(mktemp -d "$tmp/rt.XXXXXX")" \
-		--hoistd "$base/daemon/hoistd" "$tmp/shmem-bench-base" --time-ms "$time_ms" >"$out" 2>"$tmp/err" || rc=$? ;;
+		--hoistd "$base/daemon/hoistd" "${pin[@]}" "$tmp/shmem-bench-base" --time-ms "$time_ms" >"$out" 2>"$tmp/err" || rc=$? ;;
 	f1) { timeout 600 "$tmp/spin-barrier" --time-ms "$time_ms" &&
 		timeout 600 "$tmp/spin-bcast" --time-ms "$time_ms"; } >"$out" 2>"$tmp/err" || rc=$? ;;
 	h2) timeout 600 "$hoshrun" -np 2 --nodes 2 --hoistd "$hoistd" \
@@ -150,7 +164,7 @@ load_after=$(bench_load)
 
 echo "# shmem_bench.c, 2 PEs (PE 0 -> PE 1 for point-to-point); median [min-max] of $reps alternating reps" \
 	"(--time-ms $time_ms each); $(bench_cpus);" \
-	"load average before: $load_before, after: $load_after"
+	"load average before: $load_before, after: $load_after$([ "$bind" = 1 ] && echo "; h1/b1 ranks bound to one CPU each (--bind)")"
 PYTHONPATH="$repo/bench" python3 - "$tmp/vals" "$only" <<'PY'
 import sys
 import benchvals

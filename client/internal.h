@@ -137,6 +137,10 @@ struct hoist_ctx {
 	uint64_t barriers_epoch; /* barrier waits on the daemon's epoch (tests) */
 	uint64_t nb_sq_waits;    /* node barrier notifies that found the SQ full (tests) */
 	uint64_t nb_kicks;       /* half-full SQ doorbells of node barriers (tests) */
+	uint32_t nb_pend_n;      /* node barriers not yet told to the daemon (sync.c) */
+	uint64_t nb_pend_phase;  /* their phase id (all the same) */
+	uint64_t nb_notifies;    /* notify descriptors of node barriers posted (tests) */
+	uint64_t nb_flush_wait;  /* of those, posted before a wait for the daemon (tests) */
 	/* node collectives (nodecoll.c): a one-node job's PEs combine among
 	 * themselves through their heaps (hoist_shm.h, struct hoist_nc_hdr) */
 	int nc_on;                /* collectives take the node path */
@@ -283,8 +287,18 @@ int hoist__wait_arrival(struct hoist_ctx *c, struct hoist_op *op, int pe);
 
 /* Posting: a free SQE in *out (0), waiting for the daemon to free one when
  * the SQ is full, or -errno (the daemon is gone). */
+int hoist__nb_flush(struct hoist_ctx *c);
+
+/* Node barriers not yet told to the daemon (sync.c) go first: the daemon
+ * must count them before this PE's later descriptors (a caller that
+ * remembers sq_tail before posting flushes before it reads it). */
 static inline int hoist__sqe_get(struct hoist_ctx *c, struct hoist_sqe **out)
 {
+	if (__builtin_expect(c->nb_pend_n != 0, 0)) {
+		int rc = hoist__nb_flush(c);
+		if (rc)
+			return rc;
+	}
 	if (__builtin_expect(hoist_ring_sqe_get(&c->ring, out) == 0, 1))
 		return 0;
 	return hoist__sqe_wait(c, out);

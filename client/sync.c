@@ -2,8 +2,8 @@
  * Ordering and synchronisation: quiet, fence, the split-phase barrier, and
  * the collective symmetric allocator built on it.
  *
- * Barriers. Every notify posts HOIST_OP_BARRIER_NOTIFY: the daemon counts
- * the node's PEs in, holds a notify until that PE's earlier operations
+ * Barriers. A notify posts HOIST_OP_BARRIER_NOTIFY (a node barrier's: in
+ * runs, below): the daemon counts the node's PEs in, holds a notify until that PE's earlier operations
  * completed, runs the inter-node rounds, advances its epoch in every
  * control page and starts the next phase (its prefetches). Who waits for
  * what depends on the job:
@@ -14,22 +14,43 @@
  *   can be mapped), the PEs synchronise among themselves in the wake
  *   lines of their heaps (hoist_shm.h, struct hoist_heap_wake):
  *   notify = quiet (free when everything since the last went the direct
- *   path), post the notify for the daemon (HOIST_SQE_F_LAZY: no doorbell,
- *   and no reason for the daemon to keep polling; one doorbell when half
- *   the SQ holds notifies it has not taken), then arrive (one release
+ *   path), count the barrier for the daemon, then arrive (one release
  *   store in its own nb_in: no shared counter); a PE's barrier is complete
  *   once every PE's nb_in reached it. The last to arrive checks the
  *   daemon is alive first (one poll, at most once a millisecond per PE: a
  *   dead daemon cannot fail the job, so that PE fails the barrier for
  *   all, nb_error). A FUTEX_WAKE only when someone sleeps. No daemon
- *   thread on the critical path, and none woken or polling per barrier. The
- *   daemon still sees every notify in order (it holds a notify that comes
- *   before it finished counting the previous barrier) and starts the next
- *   phase's prefetches when its own count completes; the client's phase
+ *   thread on the critical path, and none woken or polling per barrier.
+ *   The daemon is told the node barriers in runs (hoist__nb_flush): the
+ *   barriers of one phase (call site) in a row are one lazy
+ *   HOIST_OP_BARRIER_NOTIFY whose len is their count (HOIST_SQE_F_LAZY:
+ *   no doorbell, and no reason for the daemon to keep polling; one
+ *   doorbell when half the SQ holds notifies it has not taken). A
+ *   notify per barrier cost the daemon 270-440 ns of CPU per 2-PE
+ *   barrier, on the critical path when the PEs have the 2 CPUs (bench/
+ *   README.md). The run so far is told when the phase changes, at
+ *   NB_PEND_MAX barriers, before any other descriptor of this PE
+ *   (hoist__sqe_get; vec.c before it remembers sq_tail) and before any
+ *   wait for the daemon (a sleep in the node barrier's wait,
+ *   hoist__wait_epoch). So the daemon still learns this PE's every phase
+ *   boundary in order before it executes the PE's later descriptors; a
+ *   run told before the others told theirs is not held (they may wait
+ *   for this PE's descriptors behind it: it_wait_2), its count grows;
+ *   the daemon completes as many barriers as every PE told and starts
+ *   the next phase when its own count completes; the client's phase
  *   counter moves on at once, so a get of the new phase finds no
- *   prefetch until then and takes the normal path. hoist_finalize waits
- *   for the daemon's epoch too, so no PE detaches while the daemon still
- *   counts its last barrier. HOIST_DIRECT should be the same on every PE
+ *   prefetch until then and takes the normal path. A run of n barriers
+ *   of one phase is one phase start for the daemon, not n: it saw no
+ *   descriptor of the PE between them (the runs before a descriptor are
+ *   told first), so the n-1 phases it skips were empty for it, and in a
+ *   job whose PEs are all on this node it has nothing to prefetch (every
+ *   target is local). Put completion is unchanged: a PE quiets before it
+ *   arrives, so what it posted before the barrier completed before any PE
+ *   passes it, whenever the daemon counts. A dead peer or daemon still
+ *   fails the barrier (job_error, nb_error, the sleep slices: none
+ *   depends on the count). hoist_finalize waits for the daemon's epoch
+ *   too (after telling its run), so no PE detaches while the daemon
+ *   still counts its last barrier. HOIST_DIRECT should be the same on every PE
  *   of the job: a PE with 0 never arrives here, and the others then pass
  *   on the daemon's epoch, seen only in their sleep slices (slow, no hang).
  */
@@ -71,9 +92,14 @@ HOIST_API int hoist_fence(void)
 	return post_simple(c, HOIST_OP_FENCE, 0, 0);
 }
 
+/* Node barriers not yet told to the daemon, at most this many: one notify
+ * descriptor stands for a run of them (the header comment) */
+#define NB_PEND_MAX 4096u
+
 /* The node barrier's notify (the header comment): complete what went to
- * the daemon, tell it, arrive. An error before arriving returns with no
- * barrier pending: the others see the job's error or the daemon's end. */
+ * the daemon, count the barrier for the daemon, arrive. An error before
+ * arriving returns with no barrier pending (and none counted): the others
+ * see the job's error or the daemon's end. */
 static int node_notify(struct hoist_ctx *c, uint64_t phase)
 {
 	int rc = hoist__quiet(c); /* a barrier implies quiet */
@@ -85,43 +111,13 @@ static int node_notify(struct hoist_ctx *c, uint64_t phase)
 		c->daemon_gone = 1; /* our daemon: the node's one */
 	if (err)
 		return err;
-	struct hoist_sqe *sqe;
-	if (__builtin_expect(hoist_ring_sqe_get(&c->ring, &sqe) != 0, 0)) {
-		c->nb_sq_waits++;
-		if ((rc = hoist__sqe_wait(c, &sqe)))
-			return rc;
-	}
-	*sqe = (struct hoist_sqe){.opcode = HOIST_OP_BARRIER_NOTIFY,
-				  .flags = HOIST_SQE_F_LAZY,
-				  .remote_off = phase};
-	/* nothing a quiet must wait for: the notify completes nothing of ours
-	 * and a failure of the job reaches us through job_error; nothing a
-	 * direct access must wait for either (no data; the daemon may hold it
-	 * until the other PEs' notifies came). No doorbell: a sleeping daemon
-	 * woken per barrier takes a CPU from the PEs (2 CPUs); it counts the
-	 * notifies when it next looks, and HOIST_SQE_F_LAZY tells it that they
-	 * are no reason to stay awake polling for more (they came every
-	 * microsecond: it never slept, a third runnable thread on 2 CPUs) */
-	int psq = c->posted_since_quiet;
-	uint32_t ops_tail = c->sq_ops_tail;
-	hoist__sqe_submit_lazy(c);
-	c->posted_since_quiet = psq;
-	c->sq_ops_tail = ops_tail;
-	/* half the SQ holds notifies the daemon has not taken: ring (once per
-	 * daemon sleep, hoist_ring_kick) so that it drains them while we go
-	 * on, instead of a notify finding the SQ full and waiting for the
-	 * daemon to wake up (every sq_entries barriers) */
-	struct hoist_ring *ring = &c->ring;
-	if (ring->sq_tail - ring->sq_head_seen > (ring->sq_mask + 1) / 2) {
-		uint32_t head;
-		if (hoist_ring_sq_head(ring, &head))
-			staging_sq_done(&c->stage, head);
-		if (ring->sq_tail - ring->sq_head_seen > (ring->sq_mask + 1) / 2) {
-			uint32_t f = ring->rang_flags;
-			hoist_ring_kick(ring);
-			c->nb_kicks += ring->rang_flags != f;
-		}
-	}
+	/* a run of barriers of one phase is one notify; another phase (or a
+	 * full run) tells the daemon the run so far first */
+	if (c->nb_pend_n && (c->nb_pend_phase != phase || c->nb_pend_n >= NB_PEND_MAX) &&
+	    (rc = hoist__nb_flush(c)))
+		return rc;
+	c->nb_pend_phase = phase;
+	c->nb_pend_n++; /* the daemon's count follows barrier_target */
 	c->barrier_target++;
 	c->barrier_pending = 1;
 	c->nb_armed = 1;

@@ -191,6 +191,11 @@ HOIST_API int hoist_put_strided(int pe, void *dst, ptrdiff_t dst_stride, const v
 			memcpy(to + k * elem_size, (const char *)src + (ptrdiff_t)(i + k) * src_stride,
 			       elem_size);
 		uint64_t r = (uint64_t)((int64_t)roff + (int64_t)i * dst_stride);
+		/* pending node barriers' notify first: it takes a slot */
+		if ((rc = hoist__nb_flush(c))) {
+			staging_release(&c->stage, id);
+			return rc;
+		}
 		uint32_t at = c->ring.sq_tail;
 		if ((rc = post_multi(c, HOIST_OP_PUT_STRIDED, agg, pe, r, elem_size, soff,
 				     (uint64_t)dst_stride, n, 0))) {
@@ -375,6 +380,11 @@ HOIST_API int hoist_put_vec(int pe, void *dst, const hoist_vec_t *vec, size_t nv
 		vec_batch(vec, nvec, &k, &part, room, (struct hoist_vec_elem *)(c->staging_base + soff),
 			  &bytes);
 		memcpy(c->staging_base + soff + lbytes, (const char *)src + done, bytes);
+		/* pending node barriers' notify first: it takes a slot */
+		if ((rc = hoist__nb_flush(c))) {
+			staging_release(&c->stage, id);
+			return rc;
+		}
 		uint32_t at = c->ring.sq_tail;
 		if ((rc = post_multi(c, HOIST_OP_PUT_VEC, agg, pe, base, bytes, soff + lbytes, n, soff,
 				     0))) {

@@ -289,6 +289,12 @@ static int wait_epoch(struct hoist_ctx *c, uint32_t target, struct waiter *w);
 
 int hoist__wait_epoch(struct hoist_ctx *c, uint32_t target)
 {
+	if (c->nb_pend_n) { /* the epoch counts them: tell the daemon */
+		int frc = hoist__nb_flush(c);
+		if (frc)
+			return frc;
+		c->nb_flush_wait++;
+	}
 	struct waiter w = {0};
 	int rc = wait_epoch(c, target, &w);
 	if (w.spins)
@@ -343,6 +349,7 @@ int hoist__wait_node_barrier(struct hoist_ctx *c, uint32_t k)
 	uint64_t start = 0;
 	int sleepy = 0; /* as in wait_step: a late yield, now or lately */
 	int p = 0;      /* PEs 0..p-1 arrived */
+	int rc0;
 	for (unsigned spins = 0;; spins++) {
 		if ((p = hoist__nb_arrived(c, k, p)) == c->size)
 			return 0;
@@ -377,8 +384,15 @@ int hoist__wait_node_barrier(struct hoist_ctx *c, uint32_t k)
 			sleepy = 1;
 			c->crowded = CROWDED_WAITS;
 		}
-		/* the notifies went without a doorbell: before a long wait let
-		 * a sleeping daemon count them (phases, prefetches) */
+		/* before a long wait the daemon counts what it has not been
+		 * told (a PE that waits for the daemon's epoch needs that), and
+		 * the notifies went without a doorbell: a sleeping daemon is
+		 * woken to count them (phases, prefetches) */
+		if (c->nb_pend_n) {
+			if ((rc0 = hoist__nb_flush(c)))
+				return rc0;
+			c->nb_flush_wait++;
+		}
 		hoist__kick(c);
 		__atomic_fetch_add(&l->nb_sleepers, 1, __ATOMIC_SEQ_CST);
 		uint32_t g = __atomic_load_n(&l->nb_gen, __ATOMIC_SEQ_CST);
@@ -393,6 +407,59 @@ int hoist__wait_node_barrier(struct hoist_ctx *c, uint32_t k)
 		if (rc)
 			return rc;
 	}
+}
+
+/* Tell the daemon the pending node barriers (c->nb_pend_n of them, all of
+ * phase c->nb_pend_phase; counted by sync.c's node_notify, told here in
+ * the posting layer, since every post tells them first): one lazy notify
+ * descriptor whose len is their count. 0, or -errno (the SQ stayed full:
+ * the daemon is gone). */
+int hoist__nb_flush(struct hoist_ctx *c)
+{
+	if (!c->nb_pend_n)
+		return 0;
+	struct hoist_sqe *sqe;
+	if (__builtin_expect(hoist_ring_sqe_get(&c->ring, &sqe) != 0, 0)) {
+		c->nb_sq_waits++;
+		int rc = hoist__sqe_wait(c, &sqe);
+		if (rc)
+			return rc;
+	}
+	*sqe = (struct hoist_sqe){.opcode = HOIST_OP_BARRIER_NOTIFY,
+				  .flags = HOIST_SQE_F_LAZY,
+				  .remote_off = c->nb_pend_phase,
+				  .len = c->nb_pend_n};
+	c->nb_pend_n = 0;
+	c->nb_notifies++;
+	/* nothing a quiet must wait for: the notify completes nothing of ours
+	 * and a failure of the job reaches us through job_error; nothing a
+	 * direct access must wait for either (no data; the daemon may hold it
+	 * until the other PEs' notifies came). No doorbell: a sleeping daemon
+	 * woken per barrier takes a CPU from the PEs (2 CPUs); it counts the
+	 * notifies when it next looks, and HOIST_SQE_F_LAZY tells it that they
+	 * are no reason to stay awake polling for more (they came every
+	 * microsecond: it never slept, a third runnable thread on 2 CPUs) */
+	int psq = c->posted_since_quiet;
+	uint32_t ops_tail = c->sq_ops_tail;
+	hoist__sqe_submit_lazy(c);
+	c->posted_since_quiet = psq;
+	c->sq_ops_tail = ops_tail;
+	/* half the SQ holds notifies the daemon has not taken (barriers of
+	 * alternating phases): ring (once per daemon sleep, hoist_ring_kick)
+	 * so that it drains them while we go on, instead of a notify finding
+	 * the SQ full and waiting for the daemon to wake up */
+	struct hoist_ring *ring = &c->ring;
+	if (ring->sq_tail - ring->sq_head_seen > (ring->sq_mask + 1) / 2) {
+		uint32_t head;
+		if (hoist_ring_sq_head(ring, &head))
+			staging_sq_done(&c->stage, head);
+		if (ring->sq_tail - ring->sq_head_seen > (ring->sq_mask + 1) / 2) {
+			uint32_t f = ring->rang_flags;
+			hoist_ring_kick(ring);
+			c->nb_kicks += ring->rang_flags != f;
+		}
+	}
+	return 0;
 }
 
 /* A yield of the ring-full wait, counted (and timed) like wait_step's:

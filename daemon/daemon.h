@@ -91,7 +91,8 @@ struct client {
 	uint32_t cq_head_seen; /* ctrl->cq_head as drain() last read it (engine.c) */
 	uint32_t handoff_cq;   /* cq_published at the last hand-off check (progress.c) */
 	uint64_t outstanding;     /* operations issued, not yet complete */
-	uint32_t barrier_epoch_notified; /* epoch this client last notified for */
+	uint32_t barrier_epoch_notified; /* epoch this client last notified for (a
+					  * lazy notify of n barriers: the last of them) */
 	int broken;               /* broke the ring protocol: stop serving it */
 	uint32_t pin_slot;        /* pinned-table entry of its heap */
 	uint64_t nonce;           /* random per attach: this incarnation of its rank */
@@ -243,7 +244,10 @@ void progress_stop(struct daemon *d);
 
 
 /* barrier.c (progress thread) */
-int barrier_notify(struct daemon *d, struct client *c);
+/* A notify of n barriers (n > 1: a lazy notify of a one-node job's
+ * node barriers, a run of one phase; else 1). runs: such a notify (the
+ * engine does not hold it while the client is ahead, barrier.c). */
+int barrier_notify(struct daemon *d, struct client *c, uint32_t n, int runs);
 /* 1: c's notify is for the barrier after the one still being counted */
 int barrier_notify_early(const struct client *c);
 void barrier_recv(struct daemon *d, struct job *j, uint32_t epoch, uint32_t round);

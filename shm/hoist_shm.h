@@ -27,7 +27,7 @@
 #include <stdint.h>
 
 #define HOIST_SHM_MAGIC   0x314d53545349484fULL /* "OHISTSM1" little endian */
-#define HOIST_ABI_VERSION 7u /* 3: AttachReply.accepted (two-stage attach reply);
+#define HOIST_ABI_VERSION 8u /* 3: AttachReply.accepted (two-stage attach reply);
 				* 4: HOIST_OP_AMO, sqe.amo_op/amo_type;
 				* 5: sq_flags' sleep generation (a client of 5
 				* rings once per generation: with a daemon that
@@ -56,7 +56,11 @@
 				* and inl,
 				* a slot's seq is its arrival word (the PEs of a
 				* node must run one libhoist; the daemon reads
-				* neither) */
+				* neither);
+				* 8: a lazy BARRIER_NOTIFY's len counts the node
+				* barriers it stands for (a daemon of 7 would
+				* count one: hoist_finalize would wait forever) */
+#define HOIST_NOTIFY_MAX  (1u << 20) /* the most barriers one notify counts */
 #define HOIST_CACHELINE   64
 #define HOIST_CTRL_BYTES  4096u
 
@@ -120,8 +124,10 @@ enum hoist_opcode {
  * daemon executes it as any atomic and counts it as a signal too */
 #define HOIST_SQE_F_SIGNAL     0x20u
 /* BARRIER_NOTIFY only: posted without a doorbell and waited for by
- * nobody (a one-node job's node barrier, client/sync.c): the daemon takes
- * it when it looks, and does not stay awake polling for more of them */
+ * nobody (a one-node job's node barriers, client/sync.c): the daemon takes
+ * it when it looks, and does not stay awake polling for more of them. Its
+ * len (1..HOIST_NOTIFY_MAX; 0 means 1) is how many barriers of one phase
+ * it stands for: the client tells a run of them at once */
 #define HOIST_SQE_F_LAZY       0x40u
 #define HOIST_SQE_F__ALL       0x6fu
 /* Not a request: the slot's lap parity, which publishes the descriptor

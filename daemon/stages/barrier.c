@@ -16,10 +16,20 @@
  *
  * In a job whose PEs are all on this node the clients do not wait for the
  * epoch: they synchronise among themselves in shared memory (client/sync.c)
- * and still post every notify, so the epoch, the phases and the prefetches
- * advance here as before; a client may then notify the next barrier
- * before this one completed here, and the engine holds that notify
- * (barrier_notify_early).
+ * and tell the daemon their barriers in runs, one lazy notify for the
+ * barriers of one phase in a row (its len: their count), always before
+ * the client's next descriptor, so the epoch and the phases advance here
+ * in order. A client may tell a run before the last one completed here:
+ * the engine does not hold it (the others tell theirs only when they next
+ * post or wait for the daemon, and may wait for this client's descriptors
+ * behind it), its count just grows. Once every PE told at least the next
+ * barrier, as many complete at once as every PE told (node_complete), with
+ * one phase start for them: in such a job the daemon has nothing to
+ * prefetch (every target is on this node), and a phase told ahead ends the
+ * one prepared before it unstarted (overlap_notify), as when a barrier
+ * failed. Before runs, the same could happen by barrier: a PE's notify
+ * and its next descriptors executed before the other PEs' notifies were
+ * drained.
  */
 #include "daemon.h"
 
@@ -51,10 +61,12 @@ void job_fail(struct job *j, int err)
 			client_wake(j->pe[r], &j->pe[r]->ctrl->barrier_epoch, HOIST_EPOCH_WAITING);
 }
 
-static void barrier_complete(struct daemon *d, struct job *j)
+/* n barriers complete (n > 1: node barriers told in runs, one phase each:
+ * one phase start stands for the run's n, see the header comment) */
+static void barrier_complete(struct daemon *d, struct job *j, uint32_t n)
 {
 	j->arrived = 0;
-	j->barrier_epoch++;
+	j->barrier_epoch += n;
 	for (int32_t r = 0; r < j->size; r++) {
 		struct client *c = j->pe[r];
 		if (!c)
@@ -88,7 +100,7 @@ static void rounds_advance(struct daemon *d, struct job *j)
 		j->bar_round++;
 		if ((1 << j->bar_round) >= j->nnodes) {
 			j->bar_active = 0;
-			barrier_complete(d, j);
+			barrier_complete(d, j, 1);
 			return;
 		}
 		round_send(d, j);
@@ -108,13 +120,35 @@ void barrier_recv(struct daemon *d, struct job *j, uint32_t epoch, uint32_t roun
  * saw every PE's notify. The engine holds it until the count completed, so
  * the daemon still counts every barrier in order and starts each phase
  * when all its PEs arrived. A failed job answers at once (barrier_notify). */
+static int notified_ahead(const struct client *c)
+{
+	return (int32_t)(c->barrier_epoch_notified - c->job->barrier_epoch) > 0;
+}
+
 int barrier_notify_early(const struct client *c)
 {
 	const struct job *j = c->job;
-	return !j->error && !j->departed && c->barrier_epoch_notified == j->barrier_epoch + 1;
+	return !j->error && !j->departed && notified_ahead(c);
 }
 
-int barrier_notify(struct daemon *d, struct client *c)
+/* Every local PE notified the next barrier, on one node: complete as many
+ * as every PE notified (a lazy notify counts a run of them), then count
+ * the PEs whose runs go on past them for the next. */
+static void node_complete(struct daemon *d, struct job *j)
+{
+	uint32_t n = UINT32_MAX;
+	for (int32_t r = 0; r < j->size; r++) {
+		const struct client *p = j->pe[r];
+		if (p && p->barrier_epoch_notified - j->barrier_epoch < n)
+			n = p->barrier_epoch_notified - j->barrier_epoch;
+	}
+	barrier_complete(d, j, n);
+	for (int32_t r = 0; r < j->size; r++)
+		if (j->pe[r] && notified_ahead(j->pe[r]))
+			j->arrived++;
+}
+
+int barrier_notify(struct daemon *d, struct client *c, uint32_t n, int runs)
 {
 	struct job *j = c->job;
 	if (j->error)
@@ -123,16 +157,21 @@ int barrier_notify(struct daemon *d, struct client *c)
 		job_fail(j, -ECONNRESET);
 		return -ECONNRESET;
 	}
-	if (c->barrier_epoch_notified == j->barrier_epoch + 1)
+	if (n > 1 && j->nnodes > 1)
+		return -EINVAL; /* node barriers only where every PE is local */
+	int ahead = notified_ahead(c);
+	if (ahead && !runs)
 		return -EINVAL; /* notified twice for the same barrier (the engine
 				 * holds such a notify, barrier_notify_early: only
 				 * reached by a caller that does not) */
-	c->barrier_epoch_notified = j->barrier_epoch + 1;
-	STAT_INC(&c->st, barriers);
-	if (++j->arrived < j->nlocal)
+	/* a run told ahead of the others extends the PE's count; the PE is
+	 * counted in for the next barrier once */
+	c->barrier_epoch_notified = (ahead ? c->barrier_epoch_notified : j->barrier_epoch) + n;
+	STAT_ADD(&c->st, barriers, n);
+	if (ahead || ++j->arrived < j->nlocal)
 		return 0;
 	if (j->nnodes <= 1) {
-		barrier_complete(d, j);
+		node_complete(d, j);
 		return 0;
 	}
 	j->bar_active = 1;

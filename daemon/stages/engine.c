@@ -33,6 +33,16 @@ static void client_break(struct client *c, const char *why)
 }
 
 /* Execute one validated descriptor; *res is its result when DONE. */
+/* A lazy notify of a one-node job: node barriers told in runs (barrier.c).
+ * Never held: a PE may tell runs ahead of the others, which tell theirs
+ * only when they next post or wait for the daemon, and a descriptor held
+ * behind it could be what those PEs wait for (it_wait_2 hung: rank 1's
+ * put behind its run, rank 0 asleep in hoist_wait_until for that put). */
+static int notify_runs(const struct client *c, const struct hoist_sqe *sqe)
+{
+	return (sqe->flags & HOIST_SQE_F_LAZY) && c->job->nnodes <= 1;
+}
+
 static enum exec_result execute(struct daemon *d, struct client *c, const struct hoist_sqe *sqe,
 				int *res)
 {
@@ -113,12 +123,13 @@ static enum exec_result execute(struct daemon *d, struct client *c, const struct
 		return EXEC_DONE;
 	case HOIST_OP_BARRIER_NOTIFY:
 		/* the node map decides who takes part: wait for JOB_READY */
-		if (c->outstanding || !c->job->prog_ready || barrier_notify_early(c))
+		if (c->outstanding || !c->job->prog_ready ||
+		    (barrier_notify_early(c) && !notify_runs(c, sqe)))
 			return EXEC_STALL;
 		/* between notify and wait: the ending phase's mispredictions go */
 		overlap_notify(d, c, sqe->remote_off);
 		c->failed_seen = c->failed_silent; /* a barrier reports them too */
-		*res = barrier_notify(d, c);
+		*res = barrier_notify(d, c, sqe->len > 1 ? (uint32_t)sqe->len : 1, notify_runs(c, sqe));
 		return EXEC_DONE;
 	case HOIST_OP_PHASE:
 		/* prefetch targets need the node map; and, as for a barrier's

@@ -132,6 +132,11 @@ int validate_sqe(const struct hoist_sqe *sqe, const struct validate_geom *g)
 		 * flags make no sense */
 		if (sqe->flags & (HOIST_SQE_F_INLINE | HOIST_SQE_F_LOCAL_HEAP | HOIST_SQE_F_AGG))
 			return -EINVAL;
+		/* len of a NOTIFY: how many node barriers it stands for, more
+		 * than one only lazy (client/sync.c) */
+		if (sqe->opcode == HOIST_OP_BARRIER_NOTIFY && sqe->len > 1 &&
+		    (!(sqe->flags & HOIST_SQE_F_LAZY) || sqe->len > HOIST_NOTIFY_MAX))
+			return -EINVAL;
 		return 0;
 	default:
 		return -EINVAL;

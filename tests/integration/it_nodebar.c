@@ -15,8 +15,9 @@
  *       node barriers (barriers_node), exactly one waited for the daemon's
  *       epoch, and the barriers posted no quiet for the direct puts;
  *       IT_NB_WANT=epoch (HOIST_DIRECT=0): none was a node barrier.
- *   it_nodebar lazy   16 x sq_entries node barriers back to back (each
- *     posts a lazy notify, HOIST_SQE_F_LAZY, without a doorbell):
+ *   it_nodebar lazy   16 x sq_entries node barriers back to back,
+ *     alternating between two call sites (two phases: each barrier is a
+ *     lazy notify of its own, HOIST_SQE_F_LAZY, without a doorbell):
  *     - the daemon still counted every one: after hoist_finalize's wait
  *       for its epoch nothing is left (checked by the epoch: barrier_epoch
  *       reached every barrier of the job);
@@ -32,6 +33,12 @@
  *       barriers (0-2 when quiet; without that, every wake-up spun for HOIST_SPIN_US, and at low
  *       load it never slept again: a third runnable thread beside the 2
  *       PEs on 2 CPUs).
+ *     then as many of one call site: they are told to the daemon in runs
+ *     (at most nbar/4096 + 2 notifies besides those posted before a wait
+ *     for the daemon; one per barrier without the runs), and after a
+ *     descriptor posted behind them (hoist_phase, then a quiet) the
+ *     daemon's "barriers" counter of the rank is every barrier it passed
+ *     (the run goes before the descriptor: without that 32442 of 32771).
  *   it_nodebar kill   the last rank waits until every other PE arrived at a
  *     node barrier (it reads the arrival count), then SIGKILLs itself: each
  *     other PE's wait must end with an error, not hang; it prints
@@ -110,6 +117,43 @@ static int kill_test(int me, int n)
 	return 0;
 }
 
+/* two call sites, so two phases (the barrier's phase id is its return
+ * address): barriers alternating between them are one notify each; the
+ * stores keep the compiler from folding the two functions into one */
+__attribute__((noinline)) static int bar_a(void)
+{
+	sink = 1;
+	return hoist_barrier();
+}
+
+__attribute__((noinline)) static int bar_b(void)
+{
+	sink = 2;
+	return hoist_barrier();
+}
+
+/* this job's rank me's barrier notifies as the daemon counted them
+ * (hoistctl stats --json: its "barriers" counter), -1 if unreadable */
+static long long my_barriers(int me)
+{
+	char cmd[4096];
+	snprintf(cmd, sizeof(cmd),
+		 "'%s' --runtime-dir '%s' stats --json | python3 -c \"import json,sys\n"
+		 "d=json.load(sys.stdin)\n"
+		 "for c in d.get('clients', []):\n"
+		 "    if c.get('job') == '%s' and c.get('rank') == %d:\n"
+		 "        print(c['counters']['barriers'])\"",
+		 getenv("HOIST_HOISTCTL"), getenv("HOIST_RUNTIME_DIR"), getenv("HOIST_JOB"), me);
+	FILE *f = popen(cmd, "r");
+	long long n = -1;
+	if (f) {
+		if (fscanf(f, "%lld", &n) != 1)
+			n = -1;
+		pclose(f);
+	}
+	return n;
+}
+
 static int lazy_test(int me)
 {
 	struct hoist_ctx *c = hoist__ctx();
@@ -136,7 +180,7 @@ static int lazy_test(int me)
 	uint64_t w0 = c->nb_sq_waits, k0 = c->nb_kicks, n0 = c->barriers_node;
 	for (uint32_t i = 0; i < nbar; i++) {
 		IT_WHERE("barrier %u of %u", i, nbar);
-		if (IT_OK(hoist_barrier(), "barrier %u", i))
+		if (IT_OK(i & 1 ? bar_b() : bar_a(), "barrier %u", i))
 			break;
 	}
 	long long yields = me == 0 ? it_stats_daemon("prog_yields") - y0 : 0;
@@ -173,13 +217,40 @@ static int lazy_test(int me)
 	if (yields > nbar / 32)
 		IT_FAIL("the daemon's progress thread spun (%lld yields) in %u node barriers: lazy "
 			"notifies kept it polling", yields, nbar);
+	/* one call site: one notify stands for a run of its barriers (at
+	 * most 4096, client/sync.c), but for those posted before a sleep
+	 * (whatever waits for the daemon needs its count; how many depends
+	 * on the load: counted apart, nb_flush_wait). Without the runs:
+	 * one notify per barrier, 16 x sq_entries */
+	uint64_t nn0 = c->nb_notifies, nw0 = c->nb_flush_wait;
+	for (uint32_t i = 0; i < nbar; i++) {
+		IT_WHERE("one-site barrier %u of %u", i, nbar);
+		if (IT_OK(hoist_barrier(), "one-site barrier %u", i))
+			break;
+	}
+	uint64_t told = c->nb_notifies - nn0, told_wait = c->nb_flush_wait - nw0;
+	it_log("%u barriers of one call site: %" PRIu64 " notifies, %" PRIu64
+	       " of them before a wait for the daemon", nbar, told, told_wait);
+	if (told - told_wait > nbar / 4096 + 2)
+		IT_FAIL("%" PRIu64 " notifies (%" PRIu64 " before a wait) for %u barriers of one "
+			"call site: not told in runs", told, told_wait, nbar);
+	/* a descriptor after the run: the daemon counts the run first (its
+	 * notify goes before it), so once the quiet behind it completed,
+	 * the daemon's count of our notifies is every barrier we passed */
+	IT_OK(hoist_phase(0x6e62), "hoist_phase after the run");
+	IT_OK(hoist_quiet(), "quiet after the run");
+	long long counted = my_barriers(me);
+	if (counted != (long long)c->barrier_target)
+		IT_FAIL("the daemon counted %lld barrier notifies of rank %d after a descriptor "
+			"posted behind %u barriers", counted, me, c->barrier_target);
+	IT_OK(hoist_barrier(), "the barrier after the daemon's count");
 	uint32_t target = c->barrier_target;
 	int rc = hoist_finalize(); /* waits for the daemon's epoch: every notify counted */
 	if (rc)
 		IT_FAIL("hoist_finalize: %s", it_errname(rc));
-	else if (target - t0 != nbar + 1)
+	else if (target - t0 != 2 * nbar + 2)
 		IT_FAIL("%u barriers posted after the first node barrier, want %u", target - t0,
-			nbar + 1);
+			2 * nbar + 2);
 	if (it_failures)
 		return 1;
 	fprintf(stderr, "[it_nodebar] lazy PASS\n");

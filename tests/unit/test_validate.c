@@ -157,6 +157,16 @@ START_TEST(test_flags)
 	e = put();
 	e.flags = HOIST_SQE_F_LAZY;
 	ck_assert_int_eq(V(e), -EINVAL);
+	/* a lazy notify's len: the run of node barriers it stands for */
+	e = simple(HOIST_OP_BARRIER_NOTIFY);
+	e.flags = HOIST_SQE_F_LAZY;
+	e.len = HOIST_NOTIFY_MAX;
+	ck_assert_int_eq(V(e), 0);
+	e.len = HOIST_NOTIFY_MAX + 1ull;
+	ck_assert_int_eq(V(e), -EINVAL);
+	e.len = 2;
+	e.flags = 0; /* a run only lazy */
+	ck_assert_int_eq(V(e), -EINVAL);
 }
 END_TEST
 
