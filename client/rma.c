@@ -30,9 +30,9 @@ static inline int check_target(struct hoist_ctx *c, int pe, const void *sym, siz
  *
  * - Ordering with this PE's earlier operations. Only when the daemon has
  *   consumed every descriptor we posted (sq_head reached sq_ops_tail: the
- *   tail but for node barriers' notifies at its end, which carry no data
- *   and which the daemon may hold until the other PEs' notifies came,
- *   sync.c; fast_get asks for the whole tail). The daemon executes a put or get to a PE of this node
+ *   tail but for node barriers' lazy notifies, which carry no data and
+ *   are never held in a one-node job, sync.c, barrier.c; fast_get asks
+ *   for the whole tail). The daemon executes a put or get to a PE of this node
  *   the moment it consumes it (self.c: never deferred by HOIST_AUTO, never
  *   prefetched) and publishes sq_head with a release after the copy, so
  *   every earlier put to the same PE has landed and a direct load sees it;
@@ -235,7 +235,10 @@ static int get_inline(struct hoist_ctx *c, void *dst, int pe, uint64_t roff, siz
 		return 0;
 	}
 	rc = hoist__wait_op(c, op);
-	hoist__op_free(c, op);
+	/* not done: the daemon is gone, and a completion that came now would
+	 * deliver into dst after we returned; the slot stays taken */
+	if (op->done)
+		hoist__op_free(c, op);
 	return rc;
 }
 

@@ -72,6 +72,11 @@ static void reap_one(void *arg, const struct hoist_cqe *e)
 			op->arrived[e->res] = 1;
 	} else {
 		struct hoist_op *op = &c->ops[ud - 1];
+		/* a slot no operation holds: a completion that came after its
+		 * wait failed (only when the daemon is gone, and then the slot
+		 * stays taken: hoist_wait, get_inline); nothing to deliver */
+		if (!op->busy)
+			return;
 		/* a get whose result came in the completion: the CQE slot is
 		 * reused once reaped, so the data go to dst now (an nbi get's
 		 * dst is undefined until quiet, so early is fine) */
@@ -627,7 +632,8 @@ int hoist__quiet(struct hoist_ctx *c)
 			hoist__op_copyout(c, op);
 		if (orc && !rc)
 			rc = orc;
-		hoist__op_free(c, op);
+		if (op->done) /* else the daemon is gone: the slot stays taken */
+			hoist__op_free(c, op);
 		op = next;
 	}
 	if (c->sticky_err) {

@@ -54,9 +54,10 @@
 				* its phase bit, cq_tail is its futex word only;
 				* also 7: hoist_nc_hdr.early, hoist_nc_args.verdict
 				* and inl,
-				* a slot's seq is its arrival word (the PEs of a
-				* node must run one libhoist; the daemon reads
-				* neither);
+				* a slot's seq is its arrival word in a one-node
+				* job (the PEs of a node must run one libhoist;
+				* the daemon only checks seq of a node
+				* descriptor's slots, as in 6);
 				* 8: a lazy BARRIER_NOTIFY's len counts the node
 				* barriers it stands for (a daemon of 7 would
 				* count one: hoist_finalize would wait forever) */
@@ -403,8 +404,10 @@ _Static_assert(sizeof(struct hoist_cqe) == 32, "CQE is 32 bytes");
  * sleeping client waits on, woken as before). A waiting client polls the
  * CQE at its cq_head (acquire of that word) instead of cq_tail and reads
  * the rest from the line it just fetched: one line instead of two in a
- * row (issue 16). cq_tail is stored after the phases, so cq_tail !=
- * cq_head means the slot at cq_head is published. */
+ * row (issue 16). cq_tail is stored after the phases, so with every
+ * published CQE reaped cq_tail == cq_head, the value a sleep expects (a
+ * client may reap by phase before cq_tail moved: its futex wait then
+ * returns at once and it looks again). */
 static inline uint16_t hoist_cqe_phase(uint32_t idx, uint32_t entries)
 {
 	return (idx & entries) ? 0u : (uint16_t)HOIST_CQE_F_PHASE;
@@ -506,11 +509,14 @@ _Static_assert(sizeof(struct hoist_heap_wake) <= HOIST_HEAP_WAKE_BYTES, "wake li
  * Collective m (the PE's m-th, from 1) uses slot m % HOIST_NC_SLOTS: its
  * parameters and, when every PE's contribution fits HOIST_NC_EAGER bytes,
  * a copy of it (eager: the PE's src is free once it arrived); bigger
- * ones are read from the PEs' src in place. The slot's seq = m, stored
- * last (release), says that the slot holds collective m: the others poll
- * it (one line for the flag, the parameters and a small contribution's
- * start); arrived = m too (the PE's own count, which the PEs of this
- * version do not read); done = m once this PE has read everything
+ * ones are read from the PEs' src in place. The slot's seq = m says
+ * that the slot holds collective m. In a one-node job it is stored last
+ * (release) and is what the others poll (one line for the flag, the
+ * parameters and a small contribution's start); arrived = m too, which
+ * they do not read. Over several nodes seq is stored relaxed and
+ * arrived = m (release) is the flag the node's PEs poll; the daemon
+ * checks seq = m in every local slot of a node descriptor (-EPROTO if
+ * not). done = m once this PE has read everything
  * it reads of collectives <= m (then their slots may be reused and, for
  * the ones read in place, their src changed). The words only grow. */
 #define HOIST_NC_SLOTS 32u
