@@ -122,12 +122,7 @@ static int amo_common(int pe, void *dst, hoist_amo_t op, hoist_type_t type, cons
 	memcpy(sqe->inline_data + 8, &cv, 8);
 	hoist__sqe_submit(c);
 	if (nbi) { /* the old value is copied out at quiet */
-		o->next_nbi = NULL;
-		if (c->nbi_tail)
-			c->nbi_tail->next_nbi = o;
-		else
-			c->nbi_head = o;
-		c->nbi_tail = o;
+		hoist__nbi_append(c, o);
 		return 0;
 	}
 	rc = hoist__wait_op(c, o);

@@ -323,6 +323,17 @@ static inline void hoist__sqe_submit_lazy(struct hoist_ctx *c)
 	c->sq_ops_tail = c->ring.sq_tail;
 }
 
+/* An nbi operation waits in the list hoist__quiet completes, in order */
+static inline void hoist__nbi_append(struct hoist_ctx *c, struct hoist_op *op)
+{
+	op->next_nbi = NULL;
+	if (c->nbi_tail)
+		c->nbi_tail->next_nbi = op;
+	else
+		c->nbi_head = op;
+	c->nbi_tail = op;
+}
+
 /* Before waiting for the daemon: wake it if it sleeps. */
 static inline void hoist__kick(struct hoist_ctx *c)
 {

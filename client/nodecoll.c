@@ -230,13 +230,20 @@ static void wake_all(struct hoist_ctx *c)
 }
 
 /* store a progress word; wake sleepers (Dekker with wait_all) */
-static void publish(struct hoist_ctx *c, uint32_t *word, uint32_t v)
+/* after a release store of a progress word: the fence, then the wake of
+ * whoever sleeps (Dekker with nc_sleepers) */
+static void publish_wake(struct hoist_ctx *c)
 {
-	__atomic_store_n(word, v, __ATOMIC_RELEASE);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	c->nc_wake_due = 0; /* the fence orders every earlier store too */
 	if (__atomic_load_n(&c->nc_line->nc_sleepers, __ATOMIC_RELAXED))
 		wake_all(c);
+}
+
+static void publish(struct hoist_ctx *c, uint32_t *word, uint32_t v)
+{
+	__atomic_store_n(word, v, __ATOMIC_RELEASE);
+	publish_wake(c);
 }
 
 /* A blocking start stores its slot's seq and defers the fence and the
@@ -328,18 +335,8 @@ static int mark_read_store(struct hoist_ctx *c, struct hoist_nc_rec *rec)
 /* rec was read: move done on over every collective of this PE read so far */
 static void mark_read(struct hoist_ctx *c, struct hoist_nc_rec *rec)
 {
-	rec->read = 1;
-	uint32_t d = c->nc_done;
-	while (d != c->nc_m) {
-		const struct hoist_nc_rec *r = &c->nc_rec[(d + 1) % S];
-		if (r->m == d + 1 && !r->read)
-			break;
-		d++;
-	}
-	if (d != c->nc_done) {
-		c->nc_done = d;
-		publish(c, &hdr(c, c->rank)->done, d);
-	}
+	if (mark_read_store(c, rec))
+		publish_wake(c);
 }
 
 static int rec_end(struct hoist_ctx *c, struct hoist_nc_rec *rec, int rc)

@@ -226,12 +226,7 @@ static int get_inline(struct hoist_ctx *c, void *dst, int pe, uint64_t roff, siz
 	hoist__sqe_submit(c);
 	c->gets_inline++;
 	if (nbi) {
-		op->next_nbi = NULL;
-		if (c->nbi_tail)
-			c->nbi_tail->next_nbi = op;
-		else
-			c->nbi_head = op;
-		c->nbi_tail = op;
+		hoist__nbi_append(c, op);
 		return 0;
 	}
 	rc = hoist__wait_op(c, op);
@@ -455,12 +450,7 @@ HOIST_API int hoist_get_nbi(void *dst, int pe, const void *src, size_t n)
 			hoist__op_free(c, op);
 			return rc;
 		}
-		op->next_nbi = NULL;
-		if (c->nbi_tail)
-			c->nbi_tail->next_nbi = op;
-		else
-			c->nbi_head = op;
-		c->nbi_tail = op;
+		hoist__nbi_append(c, op);
 		done += len;
 	}
 	return 0;

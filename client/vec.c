@@ -89,12 +89,7 @@ static void pipe_init(struct hoist_ctx *c, struct pipe *p, int nbi)
 static void pipe_push(struct hoist_ctx *c, struct pipe *p, struct hoist_op *op)
 {
 	if (p->nbi) {
-		op->next_nbi = NULL;
-		if (c->nbi_tail)
-			c->nbi_tail->next_nbi = op;
-		else
-			c->nbi_head = op;
-		c->nbi_tail = op;
+		hoist__nbi_append(c, op);
 		return;
 	}
 	p->q[(p->first + p->count) % GET_PIPELINE] = op;
