@@ -2,8 +2,8 @@
  * hoistrun - start the PEs of a hoist job.
  *
  *   hoistrun -n N [--runtime-dir DIR | --runtime-dirs D1,D2,... | --nodes K]
- *            [--job KEY] [--tag-output] [--timeout SEC] [--grace SEC] [-v]
- *            [--] prog [args...]
+ *            [--job KEY] [--tag-output] [--timeout SEC] [--grace SEC]
+ *            [--bind-to core|none] [-v] [--] prog [args...]
  *
  * Forks N processes running prog, each with HOIST_RANK=i, HOIST_SIZE=N,
  * HOIST_JOB=KEY and HOIST_RUNTIME_DIR, and waits for all of them. It does
@@ -30,6 +30,12 @@
  * i*K/N) and stops the daemons afterwards; a daemon that does not exit
  * cleanly fails the run. --runtime-dirs places the ranks the same way on
  * daemons that already run.
+ *
+ * --bind-to core: rank i is bound (sched_setaffinity in the child, before
+ * exec) to the (i mod n)-th of the n CPUs hoistrun itself may run on; the
+ * daemons it starts keep hoistrun's whole set. Unbound, two PEs of a node
+ * barrier that the kernel puts on one CPU pay a hand-over per barrier
+ * (bench/README.md, "The node barrier's notify in runs").
  *
  * Process handling:
  * - Every rank runs in its own process group, so that stopping a rank also
@@ -65,6 +71,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sched.h>
 #include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/signalfd.h>
@@ -121,6 +128,7 @@ struct run {
 	const char **rank_dir; /* HOIST_RUNTIME_DIR per rank, or NULL */
 	int tag_output;        /* --tag-output */
 	int out_broken[2];     /* our stdout/stderr failed: drop, keep draining */
+	int *bind_cpu;         /* --bind-to core: the CPU of each rank, or NULL */
 };
 
 static const char *prog_name = "hoistrun";
@@ -196,6 +204,13 @@ static void usage(FILE *out)
 		"                        handshake timeouts: slow test builds)\n"
 		"      --grace SEC       after a rank fails, wait SEC seconds (default %g)\n"
 		"                        before terminating the others\n"
+		"      --bind-to WHAT    core: bind rank i to the i-th CPU hoistrun may run\n"
+		"                        on (round robin when there are more ranks than\n"
+		"                        CPUs), as Open MPI's mpirun binds to cores; a rank\n"
+		"                        that stays on its CPU waits for no migration in a\n"
+		"                        node barrier. none (default): the ranks inherit\n"
+		"                        hoistrun's CPU set. The daemons hoistrun starts are\n"
+		"                        never bound.\n"
 		"  -v, --verbose         print which hoistd is used, what is started and\n"
 		"                        how each rank ended\n"
 		"  -h, --help            this text\n"
@@ -215,6 +230,30 @@ static void usage(FILE *out)
 		"  hoistrun -n 4 --tag-output --runtime-dir /tmp/hoist ./hoist-demo\n"
 		"  hoistrun -n 8 --nodes 4 ./hoist-demo\n",
 		prog_name, MAX_RANKS, TAG_LINE_MAX, DEFAULT_GRACE_S);
+}
+
+/* --bind-to core: rank i gets the (i mod n)-th of the n CPUs in hoistrun's
+ * own affinity mask (a job started under taskset or a Slurm allocation
+ * binds within it). */
+static int bind_ranks(struct run *r)
+{
+	cpu_set_t set;
+	if (sched_getaffinity(0, sizeof(set), &set) != 0) {
+		fprintf(stderr, "%s: --bind-to core: sched_getaffinity: %s\n", prog_name, strerror(errno));
+		return -errno;
+	}
+	int cpus[CPU_SETSIZE], n = 0;
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &set))
+			cpus[n++] = c;
+	r->bind_cpu = calloc((size_t)r->n, sizeof(*r->bind_cpu));
+	if (!r->bind_cpu || n == 0) {
+		fprintf(stderr, "%s: --bind-to core: %s\n", prog_name, n ? "out of memory" : "no CPU");
+		return -ENOMEM;
+	}
+	for (int i = 0; i < r->n; i++)
+		r->bind_cpu[i] = cpus[i % n];
+	return 0;
 }
 
 static int parse_count(const char *s, int *out)
@@ -425,9 +464,18 @@ static int start_rank(struct run *r, int i, char **argv, const sigset_t *orig_ma
 			}
 		}
 		child_reset_signals(orig_mask);
-		execvp(argv[0], argv);
-		int e = errno;
-		ssize_t w = write(p[1], &e, sizeof(e));
+		int e[2] = {0, 0}; /* what failed (0 exec, 1 bind), errno */
+		if (r->bind_cpu) {
+			cpu_set_t one;
+			CPU_ZERO(&one);
+			CPU_SET(r->bind_cpu[i], &one);
+			if (sched_setaffinity(0, sizeof(one), &one) != 0)
+				e[0] = 1;
+		}
+		if (!e[0])
+			execvp(argv[0], argv);
+		e[1] = errno;
+		ssize_t w = write(p[1], e, sizeof(e));
 		(void)w;
 		_exit(EXIT_NOEXEC);
 	}
@@ -449,17 +497,25 @@ static int start_rank(struct run *r, int i, char **argv, const sigset_t *orig_ma
 	k->state = R_RUNNING;
 	r->alive++;
 
-	int e = 0;
+	int e[2] = {0, 0};
 	ssize_t got;
 	do
-		got = read(p[0], &e, sizeof(e));
+		got = read(p[0], e, sizeof(e));
 	while (got < 0 && errno == EINTR);
 	close(p[0]);
 	if (got == (ssize_t)sizeof(e)) {
-		fprintf(stderr, "%s: cannot execute '%s': %s\n", prog_name, argv[0], strerror(e));
-		return -e;
+		if (e[0] == 1)
+			fprintf(stderr, "%s: rank %d: cannot bind to CPU %d: %s\n", prog_name, i,
+				r->bind_cpu[i], strerror(e[1]));
+		else
+			fprintf(stderr, "%s: cannot execute '%s': %s\n", prog_name, argv[0],
+				strerror(e[1]));
+		return -e[1];
 	}
-	if (r->verbose)
+	if (r->verbose && r->bind_cpu)
+		fprintf(stderr, "%s: rank %d: pid %d, CPU %d\n", prog_name, i, (int)pid,
+			r->bind_cpu[i]);
+	else if (r->verbose)
 		fprintf(stderr, "%s: rank %d: pid %d\n", prog_name, i, (int)pid);
 	return 0;
 }
@@ -1156,6 +1212,7 @@ int main(int argc, char **argv)
 		{"hoistd", required_argument, NULL, 'H'},
 		{"hoistd-arg", required_argument, NULL, 'A'},
 		{"tag-output", no_argument, NULL, 'O'},
+		{"bind-to", required_argument, NULL, 'B'},
 		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
@@ -1168,7 +1225,7 @@ int main(int argc, char **argv)
 	const char *runtime_dir = NULL, *job = NULL, *hoistd = NULL;
 	char *dirs_arg = NULL;
 	char *extra[64];
-	int nextra = 0, nodes = 0;
+	int nextra = 0, nodes = 0, bind_core = 0;
 	int rc;
 
 	if (argc > 0 && argv[0] && strrchr(argv[0], '/'))
@@ -1235,6 +1292,13 @@ int main(int argc, char **argv)
 			}
 			extra[nextra++] = optarg;
 			break;
+		case 'B':
+			if (!strcmp(optarg, "core") || !strcmp(optarg, "none")) {
+				bind_core = !strcmp(optarg, "core");
+				break;
+			}
+			fprintf(stderr, "%s: --bind-to wants core or none, not '%s'\n", prog_name, optarg);
+			return 2;
 		case 'O': r.tag_output = 1; break;
 		case 'v': r.verbose = 1; break;
 		case 'h': usage(stdout); return 0;
@@ -1316,6 +1380,8 @@ int main(int argc, char **argv)
 	}
 	for (int i = 0; i < r.n; i++)
 		r.ranks[i].tag[0].fd = r.ranks[i].tag[1].fd = -1;
+	if (bind_core && bind_ranks(&r))
+		return 1;
 
 	/* where each rank attaches: blocks of ranks per daemon */
 	const char **daemon_dirs = NULL;
