@@ -1380,8 +1380,6 @@ int main(int argc, char **argv)
 	}
 	for (int i = 0; i < r.n; i++)
 		r.ranks[i].tag[0].fd = r.ranks[i].tag[1].fd = -1;
-	if (bind_core && bind_ranks(&r))
-		return 1;
 
 	/* where each rank attaches: blocks of ranks per daemon */
 	const char **daemon_dirs = NULL;
@@ -1410,6 +1408,9 @@ int main(int argc, char **argv)
 		for (int i = 0; i < r.n; i++)
 			r.rank_dir[i] = daemon_dirs[(int)((long long)i * ndaemons / r.n)];
 	}
+
+	if (bind_core && bind_ranks(&r))
+		return 1;
 
 	/* Take the signals we care about synchronously from here on; the
 	 * children get the original mask back before exec. */
@@ -1488,6 +1489,7 @@ int main(int argc, char **argv)
 	}
 	free(daemon_dirs);
 	free(r.rank_dir);
+	free(r.bind_cpu);
 	if (r.verbose)
 		fprintf(stderr, "%s: exit status %d\n", prog_name, status);
 	free(r.ranks);
