@@ -82,7 +82,24 @@
  * at the latest by its wait, which completes every earlier collective of
  * the PE first and so waits until every other PE read m). Over several
  * nodes the root takes the daemon's result from the anchor's slot instead
- * (progress_mn). Split-phase
+ * (progress_mn).
+ *
+ * A reader of an eager broadcast among 3+ PEs on one node that finds the
+ * root arrived but not every other PE compares its parameters with the
+ * root's alone and, when they agree, copies the data from the root's slot
+ * and completes (root_read, state NC_UNCHECKED): it does not wait for the
+ * other readers, and can run up to HOIST_NC_SLOTS broadcasts ahead of the
+ * slowest (with more PEs than CPUs one of them is usually off its CPU).
+ * The full compare, and this PE's done, come once every PE arrived there:
+ * in its later progress, in any wait of a collective (wait_all: whoever
+ * it waits for may wait for that done) and, at the latest, before its slot
+ * is reused. Its error goes to the eager roots' verdicts and to the PE's
+ * next collective (nc_sticky), which is, at the latest, the next one that
+ * is not such a broadcast (that one waits for every PE, so every earlier
+ * compare is done). A reader whose parameters differ from the root's takes
+ * the path above: the same verdict as every PE that compares in full.
+ *
+ * Split-phase
  * requests read when waited for or tested; up to HOIST_NC_SLOTS of a PE
  * may be open, one more completes the oldest first (every PE does the
  * same, so that never waits for a PE that has not started it). A
@@ -111,7 +128,10 @@
 #define S HOIST_NC_SLOTS
 #define SLICE_NS (50u * 1000u * 1000u) /* recheck the daemon's liveness */
 
-enum { NC_FREE, NC_ARRIVED, NC_EARLY, NC_READ };
+/* NC_UNCHECKED: a reader of an eager broadcast among 3+ PEs that compared
+ * with the root only and returned (root_read): the full compare is still
+ * due, and so is its done */
+enum { NC_FREE, NC_ARRIVED, NC_EARLY, NC_READ, NC_UNCHECKED };
 
 struct hoist_nc_rec {
 	uint32_t m;
@@ -269,16 +289,24 @@ static int fin_reached(const struct hoist_ctx *c, uint32_t m)
 
 #define FIN 2    /* wait_all's what: the daemon's result of m */
 #define OTHERS 3 /* every other PE's done reached m */
+#define ROOT 4   /* the root of this PE's collective m arrived at m */
 
 static int cond(struct hoist_ctx *c, int what, uint32_t m)
 {
 	if (what == FIN)
 		return fin_reached(c, m);
+	if (what == ROOT)
+		return arrived_at(c, c->nc_rec[m % S].root, m);
 	return what == OTHERS ? others_done(c, m) : all_reached(c, what, m, -1);
 }
 
+static void settle_unchecked(struct hoist_ctx *c, uint32_t m, int arrived);
+
 /* until every PE's word (arrived: 0, done: 1) reached m, or the daemon's
- * result of m came (FIN), or the job's / daemon's end */
+ * result of m came (FIN), or the job's / daemon's end. While it waits it
+ * makes the full compares of its readers that returned early (root_read)
+ * once the others arrived there: whoever it waits for may wait for the
+ * done they hold back */
 static int wait_all(struct hoist_ctx *c, int done, uint32_t m)
 {
 	struct hoist_heap_wake *l = c->nc_line;
@@ -294,6 +322,8 @@ static int wait_all(struct hoist_ctx *c, int done, uint32_t m)
 		int rc = failed(c);
 		if (rc)
 			return rc;
+		if (c->nc_done + 1 != m)
+			settle_unchecked(c, m, 0);
 		uint64_t t = now_ns();
 		if (!start)
 			start = t;
@@ -426,6 +456,34 @@ static void tell_early_roots(const struct hoist_ctx *c, uint32_t m, int rc)
 	}
 }
 
+/* A reader of an eager broadcast among 3+ PEs on one node: once the root
+ * arrived at m, compare this PE's parameters with the root's alone and,
+ * when they agree, take the data from the root's slot and complete: the
+ * reader does not wait for the other readers (with 4 PEs on 2 CPUs, one
+ * of them is usually off its CPU). The full compare (check_args, so that
+ * a mismatch between two readers is still found) runs later, as an eager
+ * root's verdict does: its error is reported by the PE's next collective.
+ * 1 done, 0 they differ (or the root is no eager root of m): the full
+ * path, the same verdict there as before. The root's slot stays m until
+ * every PE's done reached m, and this PE's does not before the full
+ * compare. */
+static int root_read(struct hoist_ctx *c, struct hoist_nc_rec *rec)
+{
+	const struct hoist_nc_args *a = &slot(c, rec->root, rec->m)->a;
+	if (a->bad || !a->eager || a->kind != rec->kind || a->root != rec->root ||
+	    a->len != rec->len)
+		return 0;
+	memcpy(rec->dst, rec->inl ? (const char *)a->inl : slot(c, rec->root, rec->m)->data,
+	       rec->len);
+	if (rec->req) {
+		rec->req->rc = 0;
+		rec->req->finished = 1;
+		rec->req = NULL;
+	}
+	rec->state = NC_UNCHECKED;
+	return 1;
+}
+
 /* PE p's contribution to collective m: its slot's copy or its src */
 static const char *contrib(const struct hoist_ctx *c, const struct hoist_nc_rec *rec, int p)
 {
@@ -539,6 +597,36 @@ static int progress_mn(struct hoist_ctx *c, struct hoist_nc_rec *rec, int blocki
 	return rec_end(c, rec, rc);
 }
 
+/* the full compare of an NC_UNCHECKED reader (root_read), every PE
+ * arrived at its m: an error goes to the eager roots' verdicts and, as
+ * this PE returned already, to its next collective; then its done */
+static int check_late(struct hoist_ctx *c, struct hoist_nc_rec *rec)
+{
+	int rc = check_args(c, rec->m);
+	if (rc) {
+		tell_early_roots(c, rec->m, rc);
+		if (!c->nc_sticky)
+			c->nc_sticky = rc;
+	}
+	mark_read(c, rec);
+	return rec_end(c, rec, 0);
+}
+
+/* the full compare of this PE's NC_UNCHECKED collectives before m, in
+ * order, as far as every PE arrived at them (arrived: every PE arrived at
+ * m, so at every one before): its done (moved in order) waits for them */
+static void settle_unchecked(struct hoist_ctx *c, uint32_t m, int arrived)
+{
+	for (uint32_t k = c->nc_done + 1; (int32_t)(m - k) > 0; k++) {
+		struct hoist_nc_rec *r = &c->nc_rec[k % S];
+		if (r->m != k || r->state != NC_UNCHECKED)
+			continue;
+		if (!arrived && !all_reached(c, 0, k, -1))
+			return;
+		check_late(c, r);
+	}
+}
+
 /* Advance rec; blocking: until it completed (or, when blocking is 2, until
  * its result is in dst: hoist_wait_from). 1 complete, 0 not yet. */
 static int progress_rec(struct hoist_ctx *c, struct hoist_nc_rec *rec, int blocking)
@@ -565,6 +653,29 @@ static int progress_rec(struct hoist_ctx *c, struct hoist_nc_rec *rec, int block
 			c->nc_sticky = rc;
 		return rec_end(c, rec, 0);
 	}
+	if (rec->state == NC_ARRIVED && rec->eager && rec->kind == HOIST_COLL_BROADCAST &&
+	    c->nc_n > 2 && !all_reached(c, 0, rec->m, -1)) {
+		/* a reader that would wait for other readers: the root's slot
+		 * is all it needs (root_read) */
+		if (!arrived_at(c, rec->root, rec->m)) {
+			if (!blocking)
+				return (rc = failed(c)) ? rec_end(c, rec, rc) : 0;
+			if ((rc = wait_all(c, ROOT, rec->m)))
+				return rec_end(c, rec, rc);
+		}
+		if (root_read(c, rec))
+			return 1; /* the full compare later */
+	}
+	if (rec->state == NC_UNCHECKED) {
+		if (!all_reached(c, 0, rec->m, -1)) {
+			if (!blocking)
+				return (rc = failed(c)) ? rec_end(c, rec, rc) : 0;
+			if ((rc = wait_all(c, 0, rec->m)))
+				return rec_end(c, rec, rc);
+		}
+		settle_unchecked(c, rec->m, 1);
+		return check_late(c, rec);
+	}
 	if (rec->state == NC_ARRIVED || rec->state == NC_EARLY) {
 		if (!all_reached(c, 0, rec->m, -1)) {
 			if (!blocking)
@@ -572,6 +683,7 @@ static int progress_rec(struct hoist_ctx *c, struct hoist_nc_rec *rec, int block
 			if ((rc = wait_all(c, 0, rec->m)))
 				return rec_end(c, rec, rc);
 		}
+		settle_unchecked(c, rec->m, 1);
 		rc = check_args(c, rec->m);
 		if (rc)
 			tell_early_roots(c, rec->m, rc);
@@ -609,10 +721,19 @@ static void progress_upto(struct hoist_ctx *c, uint32_t upto, int blocking)
 	uint32_t k = c->nc_m - (c->nc_m < S ? c->nc_m : S) + 1;
 	if ((int32_t)(c->nc_lo - k) > 0)
 		k = c->nc_lo;
+	int unchecked = 1; /* an NC_UNCHECKED one may complete now */
 	for (int run = 1; reached(upto, k); k++) {
 		struct hoist_nc_rec *rec = &c->nc_rec[k % S];
-		if (rec->m == k && rec->state != NC_FREE)
+		if (rec->m == k && rec->state == NC_UNCHECKED) {
+			/* its request completed: wait for its compare only where
+			 * its slot is wanted again (hoist__nc_start), and once
+			 * one cannot complete neither can a later one */
+			if (unchecked || k == upto)
+				progress_rec(c, rec, k == upto ? blocking : 0);
+			unchecked = rec->state == NC_FREE;
+		} else if (rec->m == k && rec->state != NC_FREE) {
 			progress_rec(c, rec, blocking);
+		}
 		if (rec->m != k || rec->state == NC_FREE) {
 			if (run)
 				c->nc_lo = k + 1;

@@ -12,6 +12,10 @@
  *       own round's value, so the root never overwrites a slot a slow PE
  *       still reads; the root changes its dst the moment it returns, and
  *       nobody (the daemon, over several nodes) may write it after that;
+ *     - ahead (3+ PEs, one node): a reader of an eager broadcast returns
+ *       once the root is there, not waiting for the other readers: PE 1
+ *       makes 8 broadcasts before the last PE (waiting for PE 1's flag)
+ *       starts its first;
  *     - reuse, read in place: 60 allgathers of 4 KiB per PE (above the
  *       eager limit: read from the PEs' src directly); one PE per round
  *       starts, sleeps, then waits, the others overwrite their src the
@@ -158,6 +162,35 @@ static void part_bcast_reuse(uint64_t *dst, uint64_t *src)
 	IT_OK(hoist_barrier(), "after the broadcasts");
 	if (me == 0 && *dst != ~(0xb0000000u + (uint64_t)BCASTS))
 		IT_FAIL("the root's dst changed after the root returned (%#" PRIx64 ")", *dst);
+}
+
+/* 3+ PEs, one node: a reader of an eager broadcast needs the root and
+ * nobody else (root_read, client/nodecoll.c). PE 1 makes AHEAD broadcasts
+ * from PE 0 (each checked) before the last PE starts its first: that one
+ * waits for PE 1's flag, put after PE 1's last broadcast returned. A reader
+ * that waits for every PE's arrival never returns (the watchdog) */
+#define AHEAD 8
+
+static void part_bcast_ahead(uint64_t *dst, uint64_t *src, int64_t *flag)
+{
+	for (int r = 1; r <= AHEAD; r++) {
+		IT_WHERE("broadcast ahead %d", r);
+		if (me == n - 1 && r == 1)
+			IT_OK(hoist_wait_until(flag, HOIST_INT64, HOIST_CMP_EQ, 1),
+			      "PE 1's flag: its %d broadcasts returned", AHEAD);
+		if (me == 0)
+			*src = 0xa0000000u + (uint64_t)r;
+		IT_OK(hoist_broadcast(dst, src, sizeof(*dst), 0), "broadcast ahead %d", r);
+		ncoll++;
+		if (*dst != 0xa0000000u + (uint64_t)r)
+			IT_FAIL("broadcast ahead %d: got %#" PRIx64, r, *dst);
+		if (me == 1 && r == AHEAD) {
+			int64_t one = 1;
+			IT_OK(hoist_put(n - 1, flag, &one, sizeof(one)), "the flag");
+			IT_OK(hoist_quiet(), "the flag");
+		}
+	}
+	IT_OK(hoist_barrier(), "after the broadcasts ahead");
 }
 
 static void part_gather_reuse(unsigned char *dst, unsigned char *src)
@@ -361,12 +394,15 @@ int main(int argc, char **argv)
 	int64_t *sd = it_malloc(3 * HOIST_NC_SLOTS * sizeof(int64_t));
 	int64_t *ss = it_malloc(3 * HOIST_NC_SLOTS * sizeof(int64_t));
 	unsigned char *kd = it_malloc((size_t)n * BIG), *ks = it_malloc((size_t)n * BIG);
-	int64_t *flag = it_malloc(sizeof(int64_t));
+	int64_t *flag = it_malloc(sizeof(int64_t)), *ahead = it_malloc(sizeof(int64_t));
 	*flag = 0;
+	*ahead = 0;
 	uint64_t node0 = c->colls_node, posted0 = c->colls_node_posted;
 	long dc0 = daemon_colls(), dn0 = mn ? daemon_colls_node() : 0;
 
 	part_bcast_reuse(b8, b8 + 1);
+	if (want_node && !mn && n >= 3)
+		part_bcast_ahead(b8, b8 + 1, ahead);
 	part_gather_reuse(gd, gs);
 	part_in_place(v, a2a);
 	part_split(sd, ss);
