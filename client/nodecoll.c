@@ -80,7 +80,8 @@
  * nobody compared. An error is returned by the root's next collective
  * (nc_sticky: by its start when the others are done with m by then, or
  * at the latest by its wait, which completes every earlier collective of
- * the PE first and so waits until every other PE read m). Over several
+ * the PE first and so waits until every other PE read m; with 3+ PEs on
+ * one node by the next one that is no eager broadcast, below). Over several
  * nodes the root takes the daemon's result from the anchor's slot instead
  * (progress_mn).
  *
@@ -98,6 +99,16 @@
  * is not such a broadcast (that one waits for every PE, so every earlier
  * compare is done). A reader whose parameters differ from the root's takes
  * the path above: the same verdict as every PE that compares in full.
+ * Such a PE may be back in the program (a barrier, a wait of its own)
+ * with its done behind m, so with 3+ PEs nobody waits for the others' done
+ * of an eager broadcast inside a later collective (progress_upto): an
+ * eager root's verdict is taken when it is there, and waited for only in
+ * a later collective that every PE agreed on and that is no eager
+ * broadcast (early_verdicts: every PE makes its owed compares on that
+ * path before it reads) -- or where the slot is reused, a window later.
+ * Non-blocking progress looks at these at all only once the oldest is
+ * HOIST_NC_SLOTS / 2 old: a read per call of the lines the others store
+ * into for every collective made each of those stores miss.
  *
  * Split-phase
  * requests read when waited for or tested; up to HOIST_NC_SLOTS of a PE
@@ -301,6 +312,7 @@ static int cond(struct hoist_ctx *c, int what, uint32_t m)
 }
 
 static void settle_unchecked(struct hoist_ctx *c, uint32_t m, int arrived);
+static int progress_rec(struct hoist_ctx *c, struct hoist_nc_rec *rec, int blocking);
 
 /* until every PE's word (arrived: 0, done: 1) reached m, or the daemon's
  * result of m came (FIN), or the job's / daemon's end. While it waits it
@@ -600,7 +612,7 @@ static int progress_mn(struct hoist_ctx *c, struct hoist_nc_rec *rec, int blocki
 /* the full compare of an NC_UNCHECKED reader (root_read), every PE
  * arrived at its m: an error goes to the eager roots' verdicts and, as
  * this PE returned already, to its next collective; then its done */
-static int check_late(struct hoist_ctx *c, struct hoist_nc_rec *rec)
+static int check_late(struct hoist_ctx *c, struct hoist_nc_rec *rec, int wake)
 {
 	int rc = check_args(c, rec->m);
 	if (rc) {
@@ -608,7 +620,8 @@ static int check_late(struct hoist_ctx *c, struct hoist_nc_rec *rec)
 		if (!c->nc_sticky)
 			c->nc_sticky = rc;
 	}
-	mark_read(c, rec);
+	if (mark_read_store(c, rec) && wake)
+		publish_wake(c);
 	return rec_end(c, rec, 0);
 }
 
@@ -617,13 +630,35 @@ static int check_late(struct hoist_ctx *c, struct hoist_nc_rec *rec)
  * m, so at every one before): its done (moved in order) waits for them */
 static void settle_unchecked(struct hoist_ctx *c, uint32_t m, int arrived)
 {
-	for (uint32_t k = c->nc_done + 1; (int32_t)(m - k) > 0; k++) {
+	uint32_t d = c->nc_done;
+	for (uint32_t k = d + 1; (int32_t)(m - k) > 0; k++) {
 		struct hoist_nc_rec *r = &c->nc_rec[k % S];
 		if (r->m != k || r->state != NC_UNCHECKED)
 			continue;
 		if (!arrived && !all_reached(c, 0, k, -1))
-			return;
-		check_late(c, r);
+			break;
+		check_late(c, r, 0);
+	}
+	if (c->nc_done != d) /* one fence and wake for the run */
+		publish_wake(c);
+}
+
+/* every PE agreed on collective m, which is no eager broadcast: each of
+ * them takes the full path of m and, before it reads m, makes the compares
+ * it owes for earlier ones (settle_unchecked), so its done passes them
+ * without anything more from this PE. So this PE may wait here for the
+ * verdicts of its own earlier eager broadcast roots (NC_EARLY): its call
+ * of m reports them, as the README promises ("its next collective that
+ * waits for the others"). Not where m differs: a PE that took m for an
+ * eager broadcast root returned at once. */
+static void early_verdicts(struct hoist_ctx *c, uint32_t m)
+{
+	uint32_t k = c->nc_m - (c->nc_m < S ? c->nc_m : S) + 1;
+	for (; (int32_t)(m - k) > 0; k++) {
+		struct hoist_nc_rec *r = &c->nc_rec[k % S];
+		if (r->m == k && r->state == NC_EARLY &&
+		    (others_done(c, k) || !wait_all(c, OTHERS, k)))
+			progress_rec(c, r, 0);
 	}
 }
 
@@ -674,7 +709,7 @@ static int progress_rec(struct hoist_ctx *c, struct hoist_nc_rec *rec, int block
 				return rec_end(c, rec, rc);
 		}
 		settle_unchecked(c, rec->m, 1);
-		return check_late(c, rec);
+		return check_late(c, rec, 1);
 	}
 	if (rec->state == NC_ARRIVED || rec->state == NC_EARLY) {
 		if (!all_reached(c, 0, rec->m, -1)) {
@@ -687,6 +722,8 @@ static int progress_rec(struct hoist_ctx *c, struct hoist_nc_rec *rec, int block
 		rc = check_args(c, rec->m);
 		if (rc)
 			tell_early_roots(c, rec->m, rc);
+		else if (blocking && c->nc_n > 2 && !(rec->eager && rec->kind == HOIST_COLL_BROADCAST))
+			early_verdicts(c, rec->m);
 		/* a mismatch is seen by every PE: nobody reads anyone's src */
 		int agreed = !rc;
 		if (agreed)
@@ -721,19 +758,37 @@ static void progress_upto(struct hoist_ctx *c, uint32_t upto, int blocking)
 	uint32_t k = c->nc_m - (c->nc_m < S ? c->nc_m : S) + 1;
 	if ((int32_t)(c->nc_lo - k) > 0)
 		k = c->nc_lo;
-	int unchecked = 1; /* an NC_UNCHECKED one may complete now */
+	/* Not blocking, the eager broadcasts whose requests completed (a
+	 * root's NC_EARLY, a reader's NC_UNCHECKED) are looked at only once
+	 * the oldest is HOIST_NC_SLOTS / 2 old: their checks read the lines
+	 * that the other PEs store into for every collective (their done,
+	 * their slots), and a read per call made each of those stores miss
+	 * and stall its PE's publish fence (2 PEs, broadcasts of 8 B: 320 ->
+	 * 210 ns per call). Nothing waits for them but the verdict, which a
+	 * later blocking wait takes, and the reuse of their slot (upto,
+	 * blocking: hoist__nc_start, a full window later). */
+	int lazy = !blocking && (int32_t)(c->nc_m - k) < (int32_t)(S / 2);
+	/* the NC_UNCHECKED ones whose compare can be made now, with one fence */
+	if (!c->nc_mn && !lazy)
+		settle_unchecked(c, upto + 1, 0);
 	for (int run = 1; reached(upto, k); k++) {
 		struct hoist_nc_rec *rec = &c->nc_rec[k % S];
-		if (rec->m == k && rec->state == NC_UNCHECKED) {
-			/* its request completed: wait for its compare only where
-			 * its slot is wanted again (hoist__nc_start), and once
-			 * one cannot complete neither can a later one */
-			if (unchecked || k == upto)
-				progress_rec(c, rec, k == upto ? blocking : 0);
-			unchecked = rec->state == NC_FREE;
-		} else if (rec->m == k && rec->state != NC_FREE) {
-			progress_rec(c, rec, blocking);
-		}
+		if (lazy && rec->m == k && rec->state == NC_EARLY && !c->nc_mn &&
+		    !reached(c->nc_done_min, k))
+			return;
+		/* an eager broadcast's request completed already: waiting for its
+		 * check would wait for the other PEs' done, which they may move
+		 * only in a later call (a reader's NC_UNCHECKED) -- while they
+		 * wait for this PE elsewhere. Blocking only where its slot is
+		 * wanted again (upto: hoist__nc_start, a full window later, once
+		 * every PE started the collective that reuses it) */
+		if (rec->m == k && rec->state != NC_FREE)
+			progress_rec(c, rec,
+				     (rec->state == NC_UNCHECKED ||
+				      (rec->state == NC_EARLY && c->nc_n > 2 && !c->nc_mn)) &&
+					     k != upto
+					     ? 0
+					     : blocking);
 		if (rec->m != k || rec->state == NC_FREE) {
 			if (run)
 				c->nc_lo = k + 1;

@@ -16,6 +16,10 @@
  *       once the root is there, not waiting for the other readers: PE 1
  *       makes 8 broadcasts before the last PE (waiting for PE 1's flag)
  *       starts its first;
+ *     - owed (4+ PEs, one node): those readers go on to a barrier owing
+ *       their full compare, and the root reads the next broadcast: it
+ *       must not wait there for their compare (they make it only after
+ *       the barrier);
  *     - reuse, read in place: 60 allgathers of 4 KiB per PE (above the
  *       eager limit: read from the PEs' src directly); one PE per round
  *       starts, sleeps, then waits, the others overwrite their src the
@@ -191,6 +195,36 @@ static void part_bcast_ahead(uint64_t *dst, uint64_t *src, int64_t *flag)
 		}
 	}
 	IT_OK(hoist_barrier(), "after the broadcasts ahead");
+}
+
+/* 4+ PEs, one node: the PEs that read a broadcast ahead (their full
+ * compare owed until the last PE arrives) go on to a barrier, and the
+ * root of that broadcast reads the next one from PE 1: it must not wait
+ * there for the others' compare of the first (the verdict of its eager
+ * root), which they make only in a later collective -- after the barrier
+ * that waits for the root. The last PE starts only once PEs 1..n-2 put
+ * their flag after both broadcasts. A root that waits hangs (watchdog). */
+static void part_bcast_owed(uint64_t *dst, uint64_t *src, int64_t *owed)
+{
+	IT_WHERE("broadcasts owed");
+	if (me == n - 1)
+		for (int p = 1; p < n - 1; p++)
+			IT_OK(hoist_wait_until(&owed[p], HOIST_INT64, HOIST_CMP_EQ, 1),
+			      "PE %d's flag: its broadcasts returned", p);
+	for (int r = 0; r < 2; r++) {
+		if (me == r)
+			*src = 0xc0000000u + (uint64_t)r;
+		IT_OK(hoist_broadcast(dst, src, sizeof(*dst), r), "broadcast owed %d", r);
+		ncoll++;
+		if (*dst != 0xc0000000u + (uint64_t)r)
+			IT_FAIL("broadcast owed %d: got %#" PRIx64, r, *dst);
+	}
+	if (me > 0 && me < n - 1) {
+		int64_t one = 1;
+		IT_OK(hoist_put(n - 1, &owed[me], &one, sizeof(one)), "the flag");
+		IT_OK(hoist_quiet(), "the flag");
+	}
+	IT_OK(hoist_barrier(), "after the broadcasts owed");
 }
 
 static void part_gather_reuse(unsigned char *dst, unsigned char *src)
@@ -397,12 +431,16 @@ int main(int argc, char **argv)
 	int64_t *flag = it_malloc(sizeof(int64_t)), *ahead = it_malloc(sizeof(int64_t));
 	*flag = 0;
 	*ahead = 0;
+	int64_t *owed = it_malloc((size_t)n * sizeof(int64_t));
+	memset(owed, 0, (size_t)n * sizeof(int64_t));
 	uint64_t node0 = c->colls_node, posted0 = c->colls_node_posted;
 	long dc0 = daemon_colls(), dn0 = mn ? daemon_colls_node() : 0;
 
 	part_bcast_reuse(b8, b8 + 1);
 	if (want_node && !mn && n >= 3)
 		part_bcast_ahead(b8, b8 + 1, ahead);
+	if (want_node && !mn && n >= 4)
+		part_bcast_owed(b8, b8 + 1, owed);
 	part_gather_reuse(gd, gs);
 	part_in_place(v, a2a);
 	part_split(sd, ss);
