@@ -439,6 +439,20 @@ static int own_args(const struct hoist_ctx *c, struct hoist_nc_args *a, const vo
 	return 0;
 }
 
+/* rec needs cond(what) of its collective (wait_all's): 1 it holds (waited
+ * for when blocking); else 0, and *ret is what progress_rec returns: 0 not
+ * yet (not blocking), or 1 for rec ended by the job's or daemon's end */
+static int need(struct hoist_ctx *c, struct hoist_nc_rec *rec, int what, int blocking, int *ret)
+{
+	if (cond(c, what, rec->m))
+		return 1;
+	int rc = blocking ? wait_all(c, what, rec->m) : failed(c);
+	if (blocking && !rc)
+		return 1;
+	*ret = rc ? rec_end(c, rec, rc) : 0;
+	return 0;
+}
+
 /* every PE's parameters of collective m: the same verdict on every PE */
 static int check_args(const struct hoist_ctx *c, uint32_t m)
 {
@@ -585,20 +599,12 @@ static int try_post(struct hoist_ctx *c, struct hoist_nc_rec *rec)
 static int progress_mn(struct hoist_ctx *c, struct hoist_nc_rec *rec, int blocking)
 {
 	int rc;
-	if (!all_reached(c, 0, rec->m, -1)) {
-		if (!blocking)
-			return (rc = failed(c)) ? rec_end(c, rec, rc) : 0;
-		if ((rc = wait_all(c, 0, rec->m)))
-			return rec_end(c, rec, rc);
-	}
+	if (!need(c, rec, 0, blocking, &rc))
+		return rc;
 	if ((rc = try_post(c, rec)))
 		return rec_end(c, rec, rc);
-	if (!fin_reached(c, rec->m)) {
-		if (!blocking)
-			return (rc = failed(c)) ? rec_end(c, rec, rc) : 0;
-		if ((rc = wait_all(c, FIN, rec->m)))
-			return rec_end(c, rec, rc);
-	}
+	if (!need(c, rec, FIN, blocking, &rc))
+		return rc;
 	rc = __atomic_load_n(&slot(c, c->nc_ranks[0], rec->m)->a.res, __ATOMIC_RELAXED);
 	mark_read(c, rec); /* the anchor may reuse its slot from here on */
 	if (rec->state == NC_EARLY) { /* returned already: report with the next one */
@@ -674,12 +680,8 @@ static int progress_rec(struct hoist_ctx *c, struct hoist_nc_rec *rec, int block
 		 * root in its slot's verdict before their done passes m. Every
 		 * other PE was itself an eager root of m (no one compared): each
 		 * named itself the root, not this PE: they differ */
-		if (!others_done(c, rec->m)) {
-			if (!blocking)
-				return (rc = failed(c)) ? rec_end(c, rec, rc) : 0;
-			if ((rc = wait_all(c, OTHERS, rec->m)))
-				return rec_end(c, rec, rc);
-		}
+		if (!need(c, rec, OTHERS, blocking, &rc))
+			return rc;
 		if ((c->nc_others_early >> (rec->m % 64)) & 1)
 			rc = -EINVAL;
 		else
@@ -692,32 +694,20 @@ static int progress_rec(struct hoist_ctx *c, struct hoist_nc_rec *rec, int block
 	    c->nc_n > 2 && !all_reached(c, 0, rec->m, -1)) {
 		/* a reader that would wait for other readers: the root's slot
 		 * is all it needs (root_read) */
-		if (!arrived_at(c, rec->root, rec->m)) {
-			if (!blocking)
-				return (rc = failed(c)) ? rec_end(c, rec, rc) : 0;
-			if ((rc = wait_all(c, ROOT, rec->m)))
-				return rec_end(c, rec, rc);
-		}
+		if (!need(c, rec, ROOT, blocking, &rc))
+			return rc;
 		if (root_read(c, rec))
 			return 1; /* the full compare later */
 	}
 	if (rec->state == NC_UNCHECKED) {
-		if (!all_reached(c, 0, rec->m, -1)) {
-			if (!blocking)
-				return (rc = failed(c)) ? rec_end(c, rec, rc) : 0;
-			if ((rc = wait_all(c, 0, rec->m)))
-				return rec_end(c, rec, rc);
-		}
+		if (!need(c, rec, 0, blocking, &rc))
+			return rc;
 		settle_unchecked(c, rec->m, 1);
 		return check_late(c, rec, 1);
 	}
 	if (rec->state == NC_ARRIVED || rec->state == NC_EARLY) {
-		if (!all_reached(c, 0, rec->m, -1)) {
-			if (!blocking)
-				return (rc = failed(c)) ? rec_end(c, rec, rc) : 0;
-			if ((rc = wait_all(c, 0, rec->m)))
-				return rec_end(c, rec, rc);
-		}
+		if (!need(c, rec, 0, blocking, &rc))
+			return rc;
 		settle_unchecked(c, rec->m, 1);
 		rc = check_args(c, rec->m);
 		if (rc)
@@ -737,12 +727,8 @@ static int progress_rec(struct hoist_ctx *c, struct hoist_nc_rec *rec, int block
 	if (rec->state == NC_READ && blocking == 2 && !rec->tmp)
 		return 0; /* dst holds every block; others may still read our src */
 	if (rec->state == NC_READ) {
-		if (!all_reached(c, 1, rec->m, -1)) {
-			if (!blocking)
-				return (rc = failed(c)) ? rec_end(c, rec, rc) : 0;
-			if ((rc = wait_all(c, 1, rec->m)))
-				return rec_end(c, rec, rc);
-		}
+		if (!need(c, rec, 1, blocking, &rc))
+			return rc;
 		if (rec->tmp)
 			memcpy(rec->dst, rec->tmp, rec->dlen);
 		return rec_end(c, rec, rec->rc);
