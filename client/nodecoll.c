@@ -19,8 +19,15 @@
  * stores res, then fin = m (release) in the anchor's slot m, and wakes
  * nc_seq. Each PE waits for fin (the same spin/yield/sleep as below), takes
  * res and publishes done = m: then the anchor may reuse its slot and every
- * PE its src. An eager broadcast root returns at once (the daemon does not
- * write its dst: it copied it itself) and finds res later, as below. A
+ * PE its src. An eager broadcast root returns at once and finds res
+ * later, as below; every other PE of its node copies the root's slot once
+ * the root arrived (root_read, NC_UNCHECKED) and returns too: the daemon
+ * writes no dst on the root's node (ABI 9), and those PEs take res later,
+ * waiting for it only in a later collective that is no eager broadcast
+ * (fin needs nothing more of any PE: safe to wait for) or where the slot
+ * is reused. So the PEs of the root's node do not wait for the inter-node
+ * step of each broadcast, and the node's descriptors follow one another
+ * as fast as its PEs arrive. A
  * local mismatch is the daemon's to find (the same check, with the other
  * nodes' parameters too): -EINVAL on every PE of every node. dseq: the
  * PEs' count of collectives (coll_calls: the daemon's numbering of their
@@ -306,8 +313,11 @@ static int cond(struct hoist_ctx *c, int what, uint32_t m)
 {
 	if (what == FIN)
 		return fin_reached(c, m);
-	if (what == ROOT)
-		return arrived_at(c, c->nc_rec[m % S].root, m);
+	if (what == ROOT) { /* over several nodes the slot's seq is no flag: arrived is */
+		int r = c->nc_rec[m % S].root;
+		return c->nc_mn ? reached(__atomic_load_n(&hdr(c, r)->arrived, __ATOMIC_ACQUIRE), m)
+				: arrived_at(c, r, m);
+	}
 	return what == OTHERS ? others_done(c, m) : all_reached(c, what, m, -1);
 }
 
@@ -599,7 +609,20 @@ static int try_post(struct hoist_ctx *c, struct hoist_nc_rec *rec)
 static int progress_mn(struct hoist_ctx *c, struct hoist_nc_rec *rec, int blocking)
 {
 	int rc;
-	if (!need(c, rec, 0, blocking, &rc))
+	if (rec->state == NC_ARRIVED && rec->eager && rec->kind == HOIST_COLL_BROADCAST &&
+	    c->nc_base[rec->root]) {
+		/* the root is on this node: its slot has the data, and the
+		 * daemon writes no dst here (ABI 9). Complete once the root is
+		 * there; the daemon's verdict (the other nodes' parameters)
+		 * comes with fin, as for the root (NC_UNCHECKED) */
+		if (!need(c, rec, ROOT, blocking, &rc))
+			return rc;
+		if (root_read(c, rec))
+			return 1;
+		/* it differs from the root's: the daemon's verdict, below */
+	}
+	/* NC_UNCHECKED: the last local PE to arrive posts the descriptor */
+	if (rec->state != NC_UNCHECKED && !need(c, rec, 0, blocking, &rc))
 		return rc;
 	if ((rc = try_post(c, rec)))
 		return rec_end(c, rec, rc);
@@ -607,7 +630,8 @@ static int progress_mn(struct hoist_ctx *c, struct hoist_nc_rec *rec, int blocki
 		return rc;
 	rc = __atomic_load_n(&slot(c, c->nc_ranks[0], rec->m)->a.res, __ATOMIC_RELAXED);
 	mark_read(c, rec); /* the anchor may reuse its slot from here on */
-	if (rec->state == NC_EARLY) { /* returned already: report with the next one */
+	if (rec->state == NC_EARLY || rec->state == NC_UNCHECKED) {
+		/* returned already: report with the next one */
 		if (rc && !c->nc_sticky)
 			c->nc_sticky = rc;
 		rc = 0;
@@ -636,6 +660,8 @@ static int check_late(struct hoist_ctx *c, struct hoist_nc_rec *rec, int wake)
  * m, so at every one before): its done (moved in order) waits for them */
 static void settle_unchecked(struct hoist_ctx *c, uint32_t m, int arrived)
 {
+	if (c->nc_mn)
+		return; /* the daemon's verdict: progress_mn */
 	uint32_t d = c->nc_done;
 	for (uint32_t k = d + 1; (int32_t)(m - k) > 0; k++) {
 		struct hoist_nc_rec *r = &c->nc_rec[k % S];
@@ -754,6 +780,14 @@ static void progress_upto(struct hoist_ctx *c, uint32_t upto, int blocking)
 	 * later blocking wait takes, and the reuse of their slot (upto,
 	 * blocking: hoist__nc_start, a full window later). */
 	int lazy = !blocking && (int32_t)(c->nc_m - k) < (int32_t)(S / 2);
+	/* over several nodes a reader's NC_UNCHECKED waits for the daemon's
+	 * fin alone, which needs nothing more of any PE: a later collective
+	 * that is no eager broadcast waits for it (and so reports its error,
+	 * as the root's next collective does); a later eager broadcast does
+	 * not (the readers of the root's node run ahead) */
+	const struct hoist_nc_rec *ur = &c->nc_rec[upto % S];
+	int mn_hold = c->nc_mn && blocking && ur->m == upto &&
+		      !(ur->eager && ur->kind == HOIST_COLL_BROADCAST);
 	/* the NC_UNCHECKED ones whose compare can be made now, with one fence */
 	if (!c->nc_mn && !lazy)
 		settle_unchecked(c, upto + 1, 0);
@@ -770,7 +804,7 @@ static void progress_upto(struct hoist_ctx *c, uint32_t upto, int blocking)
 		 * every PE started the collective that reuses it) */
 		if (rec->m == k && rec->state != NC_FREE)
 			progress_rec(c, rec,
-				     (rec->state == NC_UNCHECKED ||
+				     ((rec->state == NC_UNCHECKED && !mn_hold) ||
 				      (rec->state == NC_EARLY && c->nc_n > 2 && !c->nc_mn)) &&
 					     k != upto
 					     ? 0

@@ -27,7 +27,7 @@
 #include <stdint.h>
 
 #define HOIST_SHM_MAGIC   0x314d53545349484fULL /* "OHISTSM1" little endian */
-#define HOIST_ABI_VERSION 8u /* 3: AttachReply.accepted (two-stage attach reply);
+#define HOIST_ABI_VERSION 9u /* 3: AttachReply.accepted (two-stage attach reply);
 				* 4: HOIST_OP_AMO, sqe.amo_op/amo_type;
 				* 5: sq_flags' sleep generation (a client of 5
 				* rings once per generation: with a daemon that
@@ -60,7 +60,12 @@
 				* descriptor's slots, as in 6);
 				* 8: a lazy BARRIER_NOTIFY's len counts the node
 				* barriers it stands for (a daemon of 7 would
-				* count one: hoist_finalize would wait forever) */
+				* count one: hoist_finalize would wait forever);
+				* 9: a node descriptor of an eager broadcast whose
+				* root is on the node: the daemon writes no local
+				* dst (every local PE copied the root's slot and
+				* may have returned; a daemon of 8 would write
+				* them late, a client of 8 would wait for it) */
 #define HOIST_NOTIFY_MAX  (1u << 20) /* the most barriers one notify counts */
 #define HOIST_CACHELINE   64
 #define HOIST_CTRL_BYTES  4096u

@@ -37,8 +37,9 @@
  * the slot's eager copy, else src) and go through the same checks
  * (coll_add). No CQE: the result goes to the anchor's slot (res, fin =
  * m) and the node's sleeping PEs are woken through nc_seq (node_signal).
- * An eager broadcast root returned before; its dst is not written
- * (skip_dst). A malformed node descriptor fails the job.
+ * An eager broadcast root returned before and the node's other PEs copy
+ * its slot themselves: no local dst is written (skip_dst, ABI 9). A
+ * malformed node descriptor fails the job.
  *
  * Failure: an invalid descriptor or disagreeing parameters (here, or in a
  * chunk from another node) fail the collective on this node and, through
@@ -108,7 +109,7 @@ struct coll {
 	int32_t anchor;        /* the node's lowest rank: its slot gets fin/res */
 	uint32_t nc_m;         /* the node collective's number (its slot) */
 	uint64_t nc_off;       /* the node-collective blocks' heap offset */
-	int32_t skip_dst;      /* an eager broadcast root that returned: -1 none */
+	int skip_dst;          /* an eager broadcast root local: no local dst */
 };
 
 struct step {
@@ -231,7 +232,7 @@ static struct coll *coll_get(struct job *j, uint32_t seq, int create)
 		return NULL;
 	}
 	co->qtail = &co->q;
-	co->skip_dst = -1;
+	co->skip_dst = 0;
 	co->next = *pp;
 	*pp = co;
 	return co;
@@ -492,7 +493,7 @@ static void scatter_done(struct daemon *d, struct job *j, struct coll *co)
 	for (int32_t i = 0; i < j->size; i++) {
 		if (!co->has[i])
 			continue;
-		if ((co->kind == HOIST_COLL_REDUCE && i != co->root) || i == co->skip_dst)
+		if ((co->kind == HOIST_COLL_REDUCE && i != co->root) || co->skip_dst)
 			continue;
 		char *dst = heap_at(j, i, co->sqe[i].remote_off);
 		if (dst && co->len) {
@@ -925,8 +926,11 @@ static int coll_post_node(struct daemon *d, struct client *c, const struct hoist
 		 * positive one would go out as the result (res, every PE's
 		 * return value) and through W_COLL_ABORT */
 		int rc = a.seq != m || a.bad > 0 || a.bad < -4095 ? -EPROTO : a.bad;
+		/* the root returned at once and copied its dst itself; every
+		 * other local PE copies the root's slot and may have returned
+		 * (client/nodecoll.c root_read): nobody's dst is the daemon's */
 		if (!rc && a.eager && a.kind == HOIST_COLL_BROADCAST && a.root == r)
-			co->skip_dst = r; /* it returned at once and copied its dst itself */
+			co->skip_dst = 1;
 		coll_add(d, j, co, r, &one, rc, &g);
 	}
 	coll_retire(j);

@@ -15,7 +15,8 @@
  *     - ahead (3+ PEs, one node): a reader of an eager broadcast returns
  *       once the root is there, not waiting for the other readers: PE 1
  *       makes 8 broadcasts before the last PE (waiting for PE 1's flag)
- *       starts its first;
+ *       starts its first; over several nodes (IT_NC_AHEAD=1: PEs 0 and 1
+ *       on one node) the same, PE 1 not waiting for the inter-node step;
  *     - owed (4+ PEs, one node): those readers go on to a barrier owing
  *       their full compare, and the root reads the next broadcast: it
  *       must not wait there for their compare (they make it only after
@@ -437,7 +438,11 @@ int main(int argc, char **argv)
 	long dc0 = daemon_colls(), dn0 = mn ? daemon_colls_node() : 0;
 
 	part_bcast_reuse(b8, b8 + 1);
-	if (want_node && !mn && n >= 3)
+	/* several nodes: where PEs 0 and 1 share a node (IT_NC_AHEAD=1, the
+	 * same on every PE) PE 1 copies the root's slot and returns before the
+	 * other nodes' PEs start (ABI 9) */
+	const char *ah = getenv("IT_NC_AHEAD");
+	if ((mn ? ah && !strcmp(ah, "1") : want_node) && n >= 3)
 		part_bcast_ahead(b8, b8 + 1, ahead);
 	if (want_node && !mn && n >= 4)
 		part_bcast_owed(b8, b8 + 1, owed);

@@ -18,4 +18,7 @@ for ((i = 0; i < ${#counts[@]}; i++)); do
 		n=$((n + 1))
 	done
 done
-IT_NC_WANT=auto "$HOIST_HOISTRUN" -n "$n" --runtime-dirs "$list" --timeout 120 "$prog"
+# ranks 0 and 1 on one daemon: it_nodecoll's broadcasts ahead (IT_NC_AHEAD)
+ahead=
+[ "${counts[0]}" -ge 2 ] && ahead=1
+IT_NC_WANT=auto IT_NC_AHEAD=$ahead "$HOIST_HOISTRUN" -n "$n" --runtime-dirs "$list" --timeout 120 "$prog"
