@@ -685,6 +685,8 @@ static void settle_unchecked(struct hoist_ctx *c, uint32_t m, int arrived)
  * eager broadcast root returned at once. */
 static void early_verdicts(struct hoist_ctx *c, uint32_t m)
 {
+	if (!c->nc_early)
+		return; /* no eager root among this PE's last 64 collectives */
 	uint32_t k = c->nc_m - (c->nc_m < S ? c->nc_m : S) + 1;
 	for (; (int32_t)(m - k) > 0; k++) {
 		struct hoist_nc_rec *r = &c->nc_rec[k % S];
