@@ -42,6 +42,10 @@
 #                           DIR ($HOIST_HOISTCTL stats --json; a counter a
 #                           daemon lacks, an older build's, counts 0); fails
 #                           if a daemon's stats cannot be read
+#   bench_machine BUILD     one line "machine: line round trip N ns (...);
+#                           wake-up ..." from BUILD's hoist-machine-probe:
+#                           which of its modes this machine is in (see
+#                           bench/README.md, "The machine's mode")
 #   bench_osh_versions      the oshrun (and ucx) version line of the tables
 #                           that have Open MPI columns
 #   bench_command ARGS...   "bash bench/run-NAME.sh ARGS" as typed (for
@@ -84,6 +88,15 @@ bench_build_missing() {
 	echo "$bench_name: building in $build" >&2
 	cmake -S "$repo" -B "$build" -DBUILD_TESTING=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo >&2
 	cmake --build "$build" -j"$(nproc)" --target "${@##*/}" >&2
+}
+
+bench_machine() {
+	local probe=$1/bench/hoist-machine-probe
+	if [ -x "$probe" ]; then
+		"$probe" 2>&1 || true
+	else
+		echo "machine: $probe not built"
+	fi
 }
 
 bench_exec_in_cluster() {

@@ -115,6 +115,7 @@ stat_keys="gets pf_fast_hits pf_hits pf_waits pf_late pf_misses pf_skipped pf_is
 snap() { bench_daemon_sums "$stat_keys" "$HOIST_DIR_0" "$HOIST_DIR_1"; }
 
 load_before=$(bench_load)
+machine_before=$(bench_machine "$build")
 if ! snap >/dev/null 2>"$out/snap.err"; then
 	echo "run-kernels.sh: cannot read daemon stats: $(cat "$out/snap.err")" >&2
 	exit 1
@@ -176,11 +177,14 @@ if [ "$fig5" = 1 ]; then
 fi
 
 load_after=$(bench_load)
+machine_after=$(bench_machine "$build")
 cpu=$(bench_cpu_model)
 machine="$(nproc) CPUs (${cpu:-unknown CPU}), load average before: $load_before, after: $load_after"
 
 [ -n "$keep" ] && mkdir -p "$keep" && cp "$out"/* "$keep"/
 
+echo "# before the run: $machine_before"
+echo "# after the run: $machine_after"
 status=0
 python3 - "$out" "$reps" "$fig5" "$plot_dir" "$machine" "$fig5_reps" "$metric" <<'EOF' || status=$?
 import json, os, random, re, statistics, sys

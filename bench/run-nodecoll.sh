@@ -102,6 +102,7 @@ one() { # CONFIG NP
 }
 
 load_before=$(bench_load)
+machine_before=$(bench_machine "$build")
 : >"$tmp/vals"
 IFS=, read -r -a nplist <<<"$nps"
 for r in $(seq 1 "$reps"); do
@@ -113,7 +114,10 @@ for r in $(seq 1 "$reps"); do
 	done
 done
 load_after=$(bench_load)
+machine_after=$(bench_machine "$build")
 
+echo "# before the run: $machine_before"
+echo "# after the run: $machine_after"
 where="on one node"
 [ "$nodes" -gt 1 ] && where="hoist over $nodes daemons (loopback TCP)"
 echo "# bench/shmem_coll.c $where, ns per call on PE 0; median [min-max] of $reps interleaved reps" \

@@ -100,6 +100,7 @@ for sc in "${list[@]}"; do
 	4pe+hog) np=4; withhog=1 ;;
 	*) echo "run-oversub.sh: unknown scenario '$sc'" >&2; exit 2 ;;
 	esac
+	machine_before=$(bench_machine "$build") # without the hog
 	hogarg=()
 	if [ "$withhog" = 1 ]; then
 		bash -c 'while :; do :; done' &
@@ -122,6 +123,7 @@ for sc in "${list[@]}"; do
 	if [ -n "$hog" ]; then
 		kill -TERM "$hog"; wait "$hog" 2>/dev/null || true; hog=
 	fi
+	machine_after=$(bench_machine "$build")
 	python3 - "$sc" "$np" "$tmp/get.$sc" "$inj" "$tmp/inj.$sc" "$before" "$after" "$c0" "$c1" \
 		"$tmp/injd.$sc" <<'PY'
 import sys, statistics as st
@@ -174,6 +176,8 @@ a, b = parse(c0), parse(c1)
 if b:
     print("   counters: " + " ".join("%s+%d" % (k, int(b[k]) - int(a.get(k, 0))) for k in b))
 PY
+	echo "   before: $machine_before"
+	echo "   after:  $machine_after"
 done
 bench_hoistd_stop || { echo "run-oversub.sh: hoistd exited with an error" >&2; exit 1; }
 bench_reproduce "${orig_args[@]}"

@@ -90,6 +90,7 @@ stat_keys="pf_fast_hits pf_hits pf_waits pf_demand pf_late pf_misses pf_miss_col
 snap() { bench_daemon_sums "$stat_keys" "$HOIST_DIR_0" "$HOIST_DIR_1"; } # one line "k=v ..." of daemon counters summed over both daemons
 
 load_before=$(bench_load)
+machine_before=$(bench_machine "$build")
 variants="auto manual"
 [ "$blocking" = 1 ] && variants="auto manual blocking"
 IFS=, read -r -a size_list <<<"$sizes"
@@ -117,10 +118,13 @@ for ((r = 1; r <= reps; r++)); do
 	done
 done
 load_after=$(bench_load)
+machine_after=$(bench_machine "$build")
 cpu=$(bench_cpu_model)
 machine="$(nproc) CPUs (${cpu:-unknown CPU}), load average before: $load_before, after: $load_after"
 [ -n "$keep" ] && mkdir -p "$keep" && cp "$out"/* "$keep"/
 
+echo "# before the run: $machine_before"
+echo "# after the run: $machine_after"
 python3 - "$out" "$machine" "$reps" "$inner" "${plot_dir:-}" "$variants" <<'EOF' || status=1
 import json, os, re, sys
 out, machine, reps, inner, plot_dir, variants = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5], sys.argv[6].split()

@@ -153,6 +153,7 @@ one() {
 }
 
 load_before=$(bench_load)
+machine_before=$(bench_machine "$build")
 : >"$tmp/vals"
 for r in $(seq 1 "$reps"); do
 	echo "run-shmem.sh: rep $r of $reps" >&2
@@ -161,7 +162,10 @@ for r in $(seq 1 "$reps"); do
 	done
 done
 load_after=$(bench_load)
+machine_after=$(bench_machine "$build")
 
+echo "# before the run: $machine_before"
+echo "# after the run: $machine_after"
 echo "# shmem_bench.c, 2 PEs (PE 0 -> PE 1 for point-to-point); median [min-max] of $reps alternating reps" \
 	"(--time-ms $time_ms each); $(bench_cpus);" \
 	"load average before: $load_before, after: $load_after$([ "$bind" = 1 ] && echo "; h1/b1 ranks bound to one CPU each (--bind)")"

@@ -85,6 +85,7 @@ hoist_job() {
 }
 
 load_before=$(bench_load)
+machine_before=$(bench_machine "$build")
 for ((r = 1; r <= reps; r++)); do
 	"$tcpraw" --test rtt-busy --reps 1 --scale 0.25 --tsv |
 		awk -F'\t' '$2 == "tcp RTT 8 B (busy-poll)" { print "tcp\trtt\t" $4 }' >>"$out"
@@ -103,6 +104,7 @@ for ((r = 1; r <= reps; r++)); do
 	done
 done
 load_after=$(bench_load)
+machine_after=$(bench_machine "$build")
 
 printf '# hoist across 2 daemons on loopback vs raw TCP busy-poll round trip, %s CPUs (%s)\n' \
 	"$(nproc)" "$(bench_cpu_model)"
@@ -112,6 +114,7 @@ for ((b = 0; b < ${#bases[@]}; b++)); do
 	printf '# b%d: %s\n' $((b + 1)) "${bases[$b]}"
 done
 printf '# load average before: %s, after: %s\n' "$load_before" "$load_after"
+printf '# before the run: %s\n# after the run: %s\n' "$machine_before" "$machine_after"
 awk -F'\t' '
 function med(a, n) { return (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
 function sort_n(a, n,    i, j, t) {
