@@ -171,8 +171,11 @@ static void count(uint64_t *ctr)
 	__atomic_store_n(ctr, __atomic_load_n(ctr, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
 }
 
+/* ud: a completion wait's op (hoist__op_udata; the daemon wakes the sleep
+ * only for its completions, ctrl.cq_wake_ud), 0 for any and for an epoch
+ * wait. */
 static int wait_step(struct hoist_ctx *c, struct waiter *w, uint32_t *word, uint32_t seen,
-		     uint32_t flag)
+		     uint32_t flag, uint64_t ud)
 {
 	struct hoist_ctrl *ctrl = c->ring.ctrl;
 	if (!w->spins) {
@@ -207,9 +210,11 @@ static int wait_step(struct hoist_ctx *c, struct waiter *w, uint32_t *word, uint
 		w->sleepy = 1;
 		c->crowded = CROWDED_WAITS;
 	}
+	if (flag == HOIST_CQ_WAITING && __atomic_load_n(&ctrl->cq_wake_ud, __ATOMIC_RELAXED) != ud)
+		__atomic_store_n(&ctrl->cq_wake_ud, ud, __ATOMIC_RELAXED);
 	uint32_t f = hoist_load_relaxed(&ctrl->cq_flags);
 	hoist_store_relaxed(&ctrl->cq_flags, f | flag);
-	hoist_smp_mb(); /* pairs with the daemon's fence in client_wake() */
+	hoist_smp_mb(); /* pairs with the daemon's fence in client_wake(), cq_flush() */
 	int rc = 0;
 	if (hoist_load_relaxed(word) == seen) {
 		count(&ctrl->wait_sleeps);
@@ -249,7 +254,8 @@ static int wait_op(struct hoist_ctx *c, struct hoist_op *op, struct waiter *w)
 		}
 		/* cq_tail is stored after the phases: with no CQE ready it
 		 * equals our cq_head, the value the sleep expects */
-		int rc = wait_step(c, w, &c->ring.ctrl->cq_tail, c->ring.cq_head, HOIST_CQ_WAITING);
+		int rc = wait_step(c, w, &c->ring.ctrl->cq_tail, c->ring.cq_head, HOIST_CQ_WAITING,
+				   hoist__op_udata(c, op));
 		if (rc)
 			return rc;
 	}
@@ -275,7 +281,8 @@ static int wait_arrival(struct hoist_ctx *c, struct hoist_op *op, int pe, struct
 			return 0;
 		if (hoist_ring_cq_ready(&c->ring))
 			continue;
-		int rc = wait_step(c, w, &c->ring.ctrl->cq_tail, c->ring.cq_head, HOIST_CQ_WAITING);
+		int rc = wait_step(c, w, &c->ring.ctrl->cq_tail, c->ring.cq_head, HOIST_CQ_WAITING,
+				   hoist__op_udata(c, op));
 		if (rc)
 			return rc;
 	}
@@ -321,7 +328,7 @@ static int wait_epoch(struct hoist_ctx *c, uint32_t target, struct waiter *w)
 		if (err)
 			return err;
 		hoist__reap(c);
-		int rc = wait_step(c, w, &ctrl->barrier_epoch, e, HOIST_EPOCH_WAITING);
+		int rc = wait_step(c, w, &ctrl->barrier_epoch, e, HOIST_EPOCH_WAITING, 0);
 		if (rc)
 			return rc;
 	}

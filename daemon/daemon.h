@@ -89,6 +89,7 @@ struct client {
 	uint32_t cq_tail;         /* local copy of what we posted */
 	uint32_t cq_published;
 	uint32_t cq_head_seen; /* ctrl->cq_head as drain() last read it (engine.c) */
+	uint32_t cq_unwoken;   /* CQEs published while it slept for another (cq_flush) */
 	uint32_t handoff_cq;   /* cq_published at the last hand-off check (progress.c) */
 	uint64_t outstanding;     /* operations issued, not yet complete */
 	uint32_t barrier_epoch_notified; /* epoch this client last notified for (a

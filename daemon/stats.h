@@ -29,6 +29,7 @@
 	X(sq_full, COUNTER, "drain passes that found the submission ring full (the client could post no more)") \
 	X(cq_full, COUNTER, "times draining paused because the completion ring was full")                  \
 	X(wakeups, COUNTER, "futex wakes sent to this client")                                              \
+	X(wakeups_skipped, COUNTER, "completion flushes while it slept waiting for another completion: no wake")       \
 	X(heap_wakes, COUNTER, "futex wakes sent to this client's hoist_wait_until (its heap changed where it waits)") \
 	X(heap_wakes_skipped, COUNTER, "writes into this client's heap while it slept in hoist_wait_until on other words: no wake") \
 	X(heap_wakes_direct, COUNTER, "futex wakes this client sent to same-node PEs' hoist_wait_until by its direct puts and atomics (the client counts)") \

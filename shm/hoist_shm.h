@@ -27,7 +27,7 @@
 #include <stdint.h>
 
 #define HOIST_SHM_MAGIC   0x314d53545349484fULL /* "OHISTSM1" little endian */
-#define HOIST_ABI_VERSION 9u /* 3: AttachReply.accepted (two-stage attach reply);
+#define HOIST_ABI_VERSION 10u /* 3: AttachReply.accepted (two-stage attach reply);
 				* 4: HOIST_OP_AMO, sqe.amo_op/amo_type;
 				* 5: sq_flags' sleep generation (a client of 5
 				* rings once per generation: with a daemon that
@@ -65,7 +65,10 @@
 				* root is on the node: the daemon writes no local
 				* dst (every local PE copied the root's slot and
 				* may have returned; a daemon of 8 would write
-				* them late, a client of 8 would wait for it) */
+				* them late, a client of 8 would wait for it);
+				* 10: ctrl.cq_wake_ud, the completion a sleeping
+				* client waits for (a daemon of 9 would wake it
+				* for every one, a client of 9 leaves it 0: any) */
 #define HOIST_NOTIFY_MAX  (1u << 20) /* the most barriers one notify counts */
 #define HOIST_CACHELINE   64
 #define HOIST_CTRL_BYTES  4096u
@@ -357,6 +360,13 @@ struct hoist_ctrl {
 	HOIST_ALIGNED_LINE uint32_t cq_head; /* client: consumed CQEs */
 	HOIST_ALIGNED_LINE uint32_t cq_tail; /* daemon: posted CQEs (futex word) */
 	HOIST_ALIGNED_LINE uint32_t cq_flags; /* client: HOIST_CQ_* */
+	/* client, stored before it sets HOIST_CQ_WAITING (the same fence
+	 * orders both): the user_data of the completion its sleep waits for,
+	 * 0 for any. The daemon wakes it only for that completion, or once
+	 * the completions published since it slept fill half the CQ (it must
+	 * reap them): a quiet behind 64 staged gets sleeps once, where every
+	 * landing woke it (daemon/stages/complete.c cq_flush). */
+	uint64_t cq_wake_ud;
 	/* daemon: completed barriers of this job (futex word), and a sticky
 	 * job-wide error (-errno) once the job can no longer synchronise,
 	 * e.g. because one of its PEs died. */

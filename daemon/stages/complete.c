@@ -93,7 +93,8 @@ void cq_flush(struct client *c)
 	/* each CQE's phase (the client polls the slot at its cq_head), then
 	 * cq_tail: after the drain's release of sq_head, which a client that
 	 * saw a completion may rely on (engine.c) */
-	for (uint32_t i = c->cq_published; i != c->cq_tail; i++) {
+	uint32_t first = c->cq_published;
+	for (uint32_t i = first; i != c->cq_tail; i++) {
 		struct hoist_cqe *e = &c->cq[i & c->cq_mask];
 		const struct hoist_cqe *s = cq_slot(c, i);
 		/* the whole CQE in one go: four 8-byte stores, the word with
@@ -108,7 +109,36 @@ void cq_flush(struct client *c)
 	c->cq_published = c->cq_tail;
 	/* the futex word of a sleeping client, after the phases (hoist_shm.h) */
 	hoist_store_release(&c->ctrl->cq_tail, c->cq_tail);
-	client_wake(c, &c->ctrl->cq_tail, HOIST_CQ_WAITING);
+	/* Dekker with the client's sleep (client_wake), then only for the
+	 * completion it waits for (ctrl.cq_wake_ud, stored before its fence),
+	 * or once the ones it slept through fill half the CQ. Its operations
+	 * awaiting a completion are at most half the CQ (the client's op
+	 * slots), but the error reports of puts that asked for none are not
+	 * bounded: the client must reap them before the drain can go on. A
+	 * sleeping client reaped everything before it slept, so cq_unwoken,
+	 * counted since it was last seen awake or woken, bounds what it owes.
+	 * Woken for every completion, a quiet behind G staged gets woke G
+	 * times, each wake-up a trip through the scheduler (38-44 us per
+	 * 4 KiB get at G = 64 on a machine whose idle vCPUs halt, bench/
+	 * README.md "The machine's mode"). */
+	hoist_smp_mb();
+	if (!(hoist_load_relaxed(&c->ctrl->cq_flags) & HOIST_CQ_WAITING)) {
+		c->cq_unwoken = 0;
+		return;
+	}
+	uint64_t want = __atomic_load_n(&c->ctrl->cq_wake_ud, __ATOMIC_RELAXED);
+	uint32_t n = c->cq_tail - first;
+	int wake = !want || c->cq_unwoken + n >= c->cq_entries / 2;
+	for (uint32_t i = first; !wake && i != c->cq_tail; i++)
+		wake = cq_slot(c, i)->user_data == want;
+	if (!wake) {
+		c->cq_unwoken += n;
+		STAT_INC(&c->st, wakeups_skipped);
+		return;
+	}
+	c->cq_unwoken = 0;
+	hoist_futex_wake(&c->ctrl->cq_tail);
+	STAT_INC(&c->st, wakeups);
 }
 
 /* A remote operation finished (tcp.c). The drain loop reserved no CQ slot
