@@ -457,19 +457,19 @@ static int client_create(struct daemon *d, struct job *j, const Hoist__AttachReq
 	if (!(c->cq_shadow = calloc(c->cq_entries, sizeof(*c->cq_shadow))))
 		goto fail;
 	snprintf(name, sizeof(name), "hoist-ring-%d", (int)pid);
-	if ((rc = region_create(&c->ring, name, hoist_ring_bytes(c->sq_entries, c->cq_entries))))
+	if ((rc = region_create(&c->ring, name, hoist_ring_bytes(c->sq_entries, c->cq_entries), 1)))
 		goto fail;
 	snprintf(name, sizeof(name), "hoist-staging-%d", (int)pid);
-	if ((rc = region_create(&c->staging, name, d->cfg.staging_bytes)))
+	if ((rc = region_create(&c->staging, name, d->cfg.staging_bytes, 1)))
 		goto fail;
 	snprintf(name, sizeof(name), "hoist-heap-%d", (int)pid);
-	if ((rc = region_create(&c->heap, name, req->heap_bytes)))
+	if ((rc = region_create(&c->heap, name, req->heap_bytes, 0)))
 		goto fail;
 	if (!req->blocking) { /* the prefetch table and arena the client reads */
 		c->pf_slots = (uint32_t)d->cfg.phase_max_gets;
 		snprintf(name, sizeof(name), "hoist-prefetch-%d", (int)pid);
 		if ((rc = region_create(&c->pf, name,
-					hoist_pf_arena_off(c->pf_slots) + d->cfg.prefetch_arena_bytes)))
+					hoist_pf_arena_off(c->pf_slots) + d->cfg.prefetch_arena_bytes, 0)))
 			goto fail;
 	}
 

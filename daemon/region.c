@@ -5,7 +5,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-int region_create(struct region *r, const char *name, size_t bytes)
+int region_create(struct region *r, const char *name, size_t bytes, int populate)
 {
 	long page = sysconf(_SC_PAGESIZE);
 	bytes = (bytes + (size_t)page - 1) & ~((size_t)page - 1);
@@ -28,6 +28,12 @@ int region_create(struct region *r, const char *name, size_t bytes)
 		close(fd);
 		return rc;
 	}
+	/* writable and dirty now: MAP_POPULATE maps a shared page read-only,
+	 * and its first write still faults (and flushes the TLB of every CPU
+	 * the daemon's threads run on). A kernel before 5.14 says EINVAL:
+	 * the pages then fault on first use, as without populate. */
+	if (populate)
+		(void)madvise(p, bytes, MADV_POPULATE_WRITE);
 	r->fd = fd;
 	r->base = p;
 	return 0;

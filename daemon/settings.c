@@ -403,7 +403,9 @@ static const char *const example_detail[SET__COUNT] = {
 			    "thread yields right after the pass that served it. hoistctl "
 			    "stats: prog_handoffs. Clients: HOIST_CPU_HANDOFF=0 turns their "
 			    "half off.",
-	[SET_staging_bytes] = "It holds small put payloads and get bounce buffers.",
+	[SET_staging_bytes] = "It holds small put payloads and get bounce buffers. Its pages (and the "
+			      "ring's) are allocated and mapped when a client attaches, in the daemon and "
+			      "in the client: clients go through it page by page.",
 	[SET_max_heap_bytes] = "Clients ask with HOIST_HEAP_SIZE (default 64m).",
 	[SET_batch] = "Fairness versus batching.",
 	[SET_job_timeout_ms] = "The error is -ETIMEDOUT.",

@@ -84,10 +84,10 @@ static struct client *client_new(size_t heap_pages, size_t staging_pages)
 {
 	struct client *c = calloc(1, sizeof(*c));
 	ck_assert_ptr_nonnull(c);
-	ck_assert_int_eq(region_create(&c->heap, "test-heap", heap_pages * PAGE), 0);
+	ck_assert_int_eq(region_create(&c->heap, "test-heap", heap_pages * PAGE, 0), 0);
 	c->staging.fd = -1;
 	if (staging_pages)
-		ck_assert_int_eq(region_create(&c->staging, "test-staging", staging_pages * PAGE), 0);
+		ck_assert_int_eq(region_create(&c->staging, "test-staging", staging_pages * PAGE, 0), 0);
 	c->pf.fd = -1;
 	c->ring.fd = -1;
 	return c;
