@@ -117,10 +117,10 @@ void cq_flush(struct client *c)
 	 * bounded: the client must reap them before the drain can go on. A
 	 * sleeping client reaped everything before it slept, so cq_unwoken,
 	 * counted since it was last seen awake or woken, bounds what it owes.
-	 * Woken for every completion, a quiet behind G staged gets woke G
-	 * times, each wake-up a trip through the scheduler (38-44 us per
-	 * 4 KiB get at G = 64 on a machine whose idle vCPUs halt, bench/
-	 * README.md "The machine's mode"). */
+	 * Woken for every completion, a quiet behind G staged gets woke up
+	 * to G times, each wake-up a trip through the scheduler (8 B gets at
+	 * G = 1024: 2.3-3.2 us each, 0.8-0.9 us now; bench/README.md "A quiet
+	 * sleeps once"). */
 	hoist_smp_mb();
 	if (!(hoist_load_relaxed(&c->ctrl->cq_flags) & HOIST_CQ_WAITING)) {
 		c->cq_unwoken = 0;
