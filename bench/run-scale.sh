@@ -34,13 +34,44 @@ if [ "${1:-}" = --inner ]; then
 	mkdir "$snapdir"
 	IFS=, read -r -a dirs <<<"$HOIST_DIRS"
 	IFS=, read -r -a pids <<<"$HOISTD_PIDS"
-	# snap LABEL: every daemon's counters and VmRSS, one raw row each
-	snap() {
+	# read_all: every daemon's counters and VmRSS into $snapdir
+	read_all() {
 		local i
 		for i in "${!dirs[@]}"; do
 			"$HOIST_HOISTCTL" --runtime-dir "${dirs[$i]}" --timeout 60000 stats --json --all \
 				>"$snapdir/$i.json"
 			awk '/^VmRSS:/ {print $2}' "/proc/${pids[$i]}/status" >"$snapdir/$i.rss"
+		done
+	}
+	# in_flight: prints "SENT RECEIVED" (frames, all daemons together)
+	in_flight() {
+		python3 - "$snapdir" "${#dirs[@]}" <<'PY'
+import json, sys
+d, k = sys.argv[1], int(sys.argv[2])
+c = [json.load(open("%s/%d.json" % (d, i)))["daemon"] for i in range(k)]
+print(sum(x["tcp_msgs_out"] for x in c), sum(x["tcp_msgs_in"] for x in c))
+PY
+	}
+	# snap LABEL: one raw row per daemon, read once no frame is on its way.
+	# A step ends when its PEs are done, but one-way frames (the W_PE_GONE
+	# of hoist_finalize) may still be on the wire then: read again until
+	# the daemons together have received what they sent. The watchdog
+	# fires on lack of progress (200 reads in a row, 20 s, with the
+	# received count unchanged), and then the rows are written as read:
+	# the checker sees the difference.
+	snap() {
+		local sent got last= still=0
+		while :; do
+			read_all
+			read -r sent got < <(in_flight)
+			[ "$sent" = "$got" ] && break
+			if [ "$got" = "$last" ]; then
+				still=$((still + 1))
+				[ "$still" -ge 200 ] && break
+			else
+				still=0 last=$got
+			fi
+			sleep 0.1
 		done
 		python3 - "$snapdir" "$n" "$1" "${#dirs[@]}" >>"$raw" <<'PY'
 import json, sys
