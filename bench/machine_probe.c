@@ -21,7 +21,13 @@
  * Output, one line:
  *   machine: line round trip 452 ns (cpu0/cpu1); wake-up 13.1 us after 10 us, 99.0 us after 1 ms idle
  * --json prints the same as {"line_rt_ns":..,"wake_busy_us":..,"wake_idle_us":..}.
- * Takes about half a second. Exit 0, or 1 with a message on stderr.
+ * Takes about half a second.
+ *
+ * --idle US,US,... instead prints the wake-up after each of those spells of
+ * quiet, one line each (31 samples per spell: 20 ms takes 0.6 s). On this
+ * machine it grows with the spell: 99 / 160 / 212 / 220 us after 1 / 5 /
+ * 10 / 20 ms (bench/README.md "Two nodes on two CPUs").
+ * Exit 0, or 1 with a message on stderr (2: usage).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -65,7 +71,7 @@ static void pin_cpu(int cpu)
 /* The median wake-up latency in us of a reader blocked on a pipe, the
  * writer writing its clock every gap_us (the two pinned to CPUs a and b
  * when there are two). 0 or -errno. */
-static int wake_latency(long gap_us, int a, int b, double *median_us)
+static int wake_latency(long gap_us, int a, int b, int samples, double *median_us)
 {
 	int to_child[2], back[2];
 	if (pipe(to_child) || pipe(back))
@@ -82,20 +88,20 @@ static int wake_latency(long gap_us, int a, int b, double *median_us)
 		if (b >= 0)
 			pin_cpu(b);
 		uint64_t lat[WAKE_SAMPLES];
-		for (int i = 0; i < WAKE_SAMPLES; i++) {
+		for (int i = 0; i < samples; i++) {
 			uint64_t sent;
 			if (read(to_child[0], &sent, sizeof(sent)) != (ssize_t)sizeof(sent))
 				_exit(1);
 			lat[i] = mono_ns() - sent;
 		}
-		qsort(lat, WAKE_SAMPLES, sizeof(lat[0]), cmp_u64);
-		uint64_t med = lat[WAKE_SAMPLES / 2];
+		qsort(lat, samples, sizeof(lat[0]), cmp_u64);
+		uint64_t med = lat[samples / 2];
 		_exit(write(back[1], &med, sizeof(med)) == (ssize_t)sizeof(med) ? 0 : 1);
 	}
 	if (a >= 0)
 		pin_cpu(a);
 	int rc = 0;
-	for (int i = 0; i < WAKE_SAMPLES && rc == 0; i++) {
+	for (int i = 0; i < samples && rc == 0; i++) {
 		struct timespec gap = {gap_us / 1000000, (gap_us % 1000000) * 1000};
 		nanosleep(&gap, NULL);
 		uint64_t now = mono_ns();
@@ -117,11 +123,41 @@ static int wake_latency(long gap_us, int a, int b, double *median_us)
 	return rc;
 }
 
+/* --idle LIST: the wake-up after each spell of quiet, on CPUs 0 and 1 */
+static int idle_spells(const char *list)
+{
+	int a = -1, b = -1;
+	if (sysconf(_SC_NPROCESSORS_ONLN) >= 2)
+		a = 0, b = 1;
+	for (const char *p = list; *p;) {
+		char *end;
+		errno = 0;
+		long us = strtol(p, &end, 10);
+		if (errno || end == p || us < 1 || us > 1000000 || (*end && *end != ',')) {
+			fprintf(stderr, "hoist-machine-probe: --idle wants microseconds 1..1000000, "
+					"comma-separated: '%s'\n", list);
+			return 2;
+		}
+		double med;
+		int rc = wake_latency(us, a, b, 31, &med);
+		if (rc) {
+			fprintf(stderr, "hoist-machine-probe: wake-up: %s\n", strerror(-rc));
+			return 1;
+		}
+		printf("wake-up after %ld us idle: %.1f us (median of 31)\n", us, med);
+		fflush(stdout);
+		p = *end ? end + 1 : end;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 3 && !strcmp(argv[1], "--idle"))
+		return idle_spells(argv[2]);
 	int json = argc > 1 && !strcmp(argv[1], "--json");
 	if (argc > 2 || (argc == 2 && !json)) {
-		fprintf(stderr, "usage: hoist-machine-probe [--json]\n");
+		fprintf(stderr, "usage: hoist-machine-probe [--json | --idle US,US,...]\n");
 		return 2;
 	}
 	double rt[5];
@@ -137,7 +173,8 @@ int main(int argc, char **argv)
 	if (sscanf(cpus, "cpu%d/cpu%d", &a, &b) != 2)
 		a = b = -1;
 	double busy, idle;
-	if ((rc = wake_latency(10, a, b, &busy)) || (rc = wake_latency(1000, a, b, &idle))) {
+	if ((rc = wake_latency(10, a, b, WAKE_SAMPLES, &busy)) ||
+	    (rc = wake_latency(1000, a, b, WAKE_SAMPLES, &idle))) {
 		fprintf(stderr, "hoist-machine-probe: wake-up: %s\n", strerror(-rc));
 		return 1;
 	}

@@ -5,14 +5,19 @@
 #
 #   bash bench/run-prefetch.sh [--reps N] [--gets 64,128,...] [--sizes 8,256,4096]
 #                              [--inner-reps N] [--blocking] [--build DIR] [--keep DIR]
-#                              [--daemon-arg ARG]... [--plot-dir DIR | --no-plot]
+#                              [--daemon-arg ARG]... [--pin-nodes] [--plot-dir DIR | --no-plot]
 #
 # Starts 2 hoistd on loopback (tests/multinode/cluster.sh: TCP between them,
 # --prefetch-arena-bytes=64m so that 4096 x 4 KiB fit a half; phase_max_gets
 # is at its default, 4096; --daemon-arg adds a setting, e.g. for a build
 # whose default is smaller: --daemon-arg=--phase-max-gets=8192) and runs bench/prefetch_init.c (hoist-prefetch-init)
 # on 4 PEs (2 per daemon): rank 0's phase, started by one barrier call site,
-# holds G gets of S bytes from PE 2 on the other daemon. Every (S, G) is its
+# holds G gets of S bytes from PE 2 on the other daemon. With --pin-nodes
+# each "node" gets a CPU of its own, as nodes have: 2 PEs (one per daemon,
+# rank 0 gets from PE 1), daemon i's threads and PE i bound to CPU i
+# (taskset; hoistrun --bind-to core). Unpinned, the scheduler often keeps
+# both daemons and rank 0 on one CPU, taking turns by sched_yield (bench/
+# README.md "Two nodes on two CPUs"). Every (S, G) is its
 # own job (a fresh client: the phase's first run is its only recording run),
 # in two variants interleaved per repetition (--reps, default 7):
 #   auto    HOIST_AUTO=1 hoist_get x G: the daemon prefetches the phase's gets
@@ -42,6 +47,7 @@ inner=3
 gets="64,128,256,512,1024,2048,4096"
 sizes="8,256,4096"
 blocking=0
+pin=0
 keep=
 dargs=()
 plot_dir="$repo/bench/plots"
@@ -56,6 +62,7 @@ while [ $# -gt 0 ]; do
 	--gets) gets=$2; shift 2 ;;
 	--sizes) sizes=$2; shift 2 ;;
 	--blocking) blocking=1; shift ;;
+	--pin-nodes) pin=1; shift ;;
 	--daemon-arg) dargs+=("--daemon-arg=$2"); shift 2 ;;
 	--daemon-arg=*) dargs+=("$1"); shift ;;
 	--build) build=$(cd "$2" && pwd); shift 2 ;;
@@ -89,6 +96,18 @@ stat_keys="pf_fast_hits pf_hits pf_waits pf_demand pf_late pf_misses pf_miss_col
 
 snap() { bench_daemon_sums "$stat_keys" "$HOIST_DIR_0" "$HOIST_DIR_1"; } # one line "k=v ..." of daemon counters summed over both daemons
 
+np=4
+bind=()
+if [ "$pin" = 1 ]; then
+	if [ "$(nproc)" -lt 2 ]; then
+		echo "run-prefetch.sh: --pin-nodes needs 2 CPUs" >&2
+		exit 2
+	fi
+	taskset -a -p -c 0 "$HOISTD_PID_0" >/dev/null
+	taskset -a -p -c 1 "$HOISTD_PID_1" >/dev/null
+	np=2
+	bind=(--bind-to core)
+fi
 load_before=$(bench_load)
 machine_before=$(bench_machine "$build")
 variants="auto manual"
@@ -104,7 +123,7 @@ for ((r = 1; r <= reps; r++)); do
 				flags=()
 				case $v in auto) auto=1 ;; manual) flags=(--manual) ;; esac
 				before=$(snap)
-				if ! line=$(HOIST_AUTO=$auto "$HOIST_HOISTRUN" -n 4 --runtime-dirs "$HOIST_DIRS" --timeout 600 \
+				if ! line=$(HOIST_AUTO=$auto "$HOIST_HOISTRUN" -n "$np" "${bind[@]}" --runtime-dirs "$HOIST_DIRS" --timeout 600 \
 					"$pf" --sizes "$s" --gets "$g" --reps "$inner" "${flags[@]}" 2>"$out/err" | grep '^size='); then
 					echo "run-prefetch.sh: $v S=$s G=$g rep $r failed: $(tail -n 5 "$out/err")" >&2
 					status=1
@@ -125,9 +144,11 @@ machine="$(nproc) CPUs (${cpu:-unknown CPU}), load average before: $load_before,
 
 echo "# before the run: $machine_before"
 echo "# after the run: $machine_after"
-python3 - "$out" "$machine" "$reps" "$inner" "${plot_dir:-}" "$variants" <<'EOF' || status=1
+python3 - "$out" "$machine" "$reps" "$inner" "${plot_dir:-}" "$variants" "$np" "$pin" <<'EOF' || status=1
 import json, os, re, sys
 out, machine, reps, inner, plot_dir, variants = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5], sys.argv[6].split()
+np, pin = int(sys.argv[7]), sys.argv[8] == "1"
+src = "PE %d on the other hoistd" % (np // 2)
 data, ctr, notify, fail = {}, {}, {}, 0
 for line in open(os.path.join(out, "runs.txt")):
     kv = dict(re.findall(r"(\w+)=(\S+)", line.split(" BEFORE ")[0]))
@@ -159,7 +180,8 @@ def mmr(xs):
 
 sizes = sorted(set(k[1] for k in data))
 gs = sorted(set(k[2] for k in data))
-print("Prefetch sweep (issue 16; seed 000 Fig. 5): rank 0's phase = G gets of S bytes from PE 2 on the other hoistd")
+print("Prefetch sweep (issue 16; seed 000 Fig. 5): rank 0's phase = G gets of S bytes from " + src +
+      (" (--pin-nodes: %d PEs, daemon i and PE i on CPU i)" % np if pin else ""))
 print("%s" % machine)
 print("us; median (min-max) over %d repetitions of each job's median of %d timed runs; variants interleaved per repetition" % (reps, inner))
 summary = []
@@ -194,7 +216,7 @@ for s, fl, ff, fmin, fmax in summary:
     print("  %5d B: per-get max/min = %.2f; first get %.1f-%.1f us, max/min = %.2f" % (s, fl, fmin, fmax, ff))
 print()
 print("Phase ends at the barrier notify (overlap_notify, on the barrier's path; counter pf_notify_ns of the auto jobs,")
-print("both daemons, all 4 PEs; only rank 0's phase has G gets): us per job, and per notify (phases started):")
+print("both daemons, all %d PEs; only rank 0's phase has G gets): us per job, and per notify (phases started):" % np)
 for s in sizes:
     cells = []
     for g in gs:
@@ -239,14 +261,14 @@ if plot_dir:
         json.dump({"plots": [{
             "out": os.path.join(plot_dir, "prefetch-sweep.svg"), "kind": "lines", "width": 1120,
             "title": "Prefetch sweep: per-get time and first-get wait against gets queued per phase",
-            "subtitle": "rank 0 gets G x S bytes from PE 2 on the other hoistd after hoist_barrier; medians (min-max) of %d reps\n%s"
+            "subtitle": "rank 0 gets G x S bytes from " + src + " after hoist_barrier; medians (min-max) of %d reps\n%s"
                         % (reps, machine),
             "xlabel": "G, gets in the phase (log scale)", "ylabel": "µs (log scale)", "logx": 2, "logy": True,
             "xtics": [[str(g), g] for g in gs], "key": "outside right top", "series": series}]}, f)
 sys.exit(fail)
 EOF
 echo
-echo "reproduce: bash bench/run-prefetch.sh --reps $reps --inner-reps $inner --gets $gets --sizes $sizes$([ "$blocking" = 1 ] && echo " --blocking")"
+echo "reproduce: bash bench/run-prefetch.sh --reps $reps --inner-reps $inner --gets $gets --sizes $sizes$([ "$blocking" = 1 ] && echo " --blocking")$([ "$pin" = 1 ] && echo " --pin-nodes")"
 if [ -n "$plot_dir" ] && [ -f "$out/plots.json" ]; then
 	python3 "$repo/bench/plot.py" "$out/plots.json" || true
 fi
