@@ -116,7 +116,8 @@ void cq_flush(struct client *c)
 	 * slots), but the error reports of puts that asked for none are not
 	 * bounded: the client must reap them before the drain can go on. A
 	 * sleeping client reaped everything before it slept, so cq_unwoken,
-	 * counted since it was last seen awake or woken, bounds what it owes.
+	 * counted since it was last seen awake or woken, bounds what it owes
+	 * (mn_half_cq_wake).
 	 * Woken for every completion, a quiet behind G staged gets woke up
 	 * to G times, each wake-up a trip through the scheduler (8 B gets at
 	 * G = 1024: 2.3-3.2 us each, 0.8-0.9 us now; bench/README.md "A quiet

@@ -15,19 +15,25 @@
 
 static const char *mn_sync_dir;
 
-/* it_init and a 100 s watchdog for a job of 2 PEs driven through
+/* it_init and a 100 s watchdog for a job of `want` PEs driven through
  * $MN_SYNC_DIR. 0 to go on; -1 (reported) if the job is not that: the
  * caller then returns it_finish(). */
-IT_FN int mn_sync_init(const char *name, int *me, int *n)
+IT_FN int mn_sync_init_n(const char *name, int *me, int *n, int want)
 {
 	it_init(name, me, n);
 	it_watchdog(100);
 	mn_sync_dir = getenv("MN_SYNC_DIR");
-	if (*n != 2 || !mn_sync_dir) {
-		IT_FAIL("wants 2 PEs (not %d) and MN_SYNC_DIR", *n);
+	if (*n != want || !mn_sync_dir) {
+		IT_FAIL("wants %d PEs (not %d) and MN_SYNC_DIR", want, *n);
 		return -1;
 	}
 	return 0;
+}
+
+/* The same for the usual 2 PEs. */
+IT_FN int mn_sync_init(const char *name, int *me, int *n)
+{
+	return mn_sync_init_n(name, me, n, 2);
 }
 
 /* Create $MN_SYNC_DIR/name: tell the script. */

@@ -5,6 +5,9 @@
 #                            start PROG as rank 0 (on daemon 0; pid in a0) and
 #                            rank 1 (daemon 1; a1) of job JOB, with
 #                            MN_SYNC_DIR=$sync and the VAR=VALUE given
+#   mn_start N JOB PROG [VAR=VALUE...]
+#                            the same for N ranks, rank i on daemon i (pid in
+#                            ai)
 #   mn_until CMD [ARG...]    run CMD every 0.1 s until it succeeds: 1 if it
 #                            did not within 60 s times HOIST_TEST_SCALE
 #   mn_await NAME            mn_until the program created $sync/NAME
@@ -14,16 +17,17 @@
 . "$MN_SRC_DIR/../integration/runner.sh" # scaled
 sync=$CLUSTER_BASE/sync
 mkdir -p "$sync"
-mn_start2() {
-	local job=$1 prog=$2
-	shift 2
-	env HOIST_JOB="$job" HOIST_SIZE=2 MN_SYNC_DIR="$sync" "$@" \
-		HOIST_RUNTIME_DIR="$HOIST_DIR_0" HOIST_RANK=0 "$prog" &
-	a0=$!
-	env HOIST_JOB="$job" HOIST_SIZE=2 MN_SYNC_DIR="$sync" "$@" \
-		HOIST_RUNTIME_DIR="$HOIST_DIR_1" HOIST_RANK=1 "$prog" &
-	a1=$!
+mn_start() {
+	local n=$1 job=$2 prog=$3 i dir
+	shift 3
+	for ((i = 0; i < n; i++)); do
+		dir=HOIST_DIR_$i
+		env HOIST_JOB="$job" HOIST_SIZE="$n" MN_SYNC_DIR="$sync" "$@" \
+			HOIST_RUNTIME_DIR="${!dir}" HOIST_RANK=$i "$prog" &
+		eval "a$i=\$!"
+	done
 }
+mn_start2() { mn_start 2 "$@"; }
 mn_until() {
 	local n
 	n=$(($(scaled 60) * 10))
