@@ -27,7 +27,14 @@
  * (fin needs nothing more of any PE: safe to wait for) or where the slot
  * is reused. So the PEs of the root's node do not wait for the inter-node
  * step of each broadcast, and the node's descriptors follow one another
- * as fast as its PEs arrive. A
+ * as fast as its PEs arrive. On the other nodes the daemon copies an
+ * eager broadcast's data into the node's inbox (struct hoist_nc_inbox,
+ * ABI 11) as it arrives from the root's node, when the entry is free then
+ * (else once the node's descriptor came), and writes no dst: each PE
+ * takes the data from there once it arrived itself (inbox_read, its
+ * parameters compared with the root's there) and returns, without waiting
+ * for the node's other PEs or the daemon's check round; res comes later
+ * with fin, as above. A
  * local mismatch is the daemon's to find (the same check, with the other
  * nodes' parameters too): -EINVAL on every PE of every node. dseq: the
  * PEs' count of collectives (coll_calls: the daemon's numbering of their
@@ -305,14 +312,30 @@ static int fin_reached(const struct hoist_ctx *c, uint32_t m)
 	return __atomic_load_n(&slot(c, c->nc_ranks[0], m)->a.fin, __ATOMIC_ACQUIRE) == m;
 }
 
+/* several nodes: the node's inbox entry of m (hoist_shm.h), the anchor's */
+static struct hoist_nc_inbox *inbox(const struct hoist_ctx *c, uint32_t m)
+{
+	return hoist_nc_inbox_at(c->nc_base[c->nc_ranks[0]] + c->nc_off, m);
+}
+
+/* the daemon copied the data of eager broadcast m from another node into
+ * the inbox (acquire: the entry is visible) */
+static int inbox_reached(const struct hoist_ctx *c, uint32_t m)
+{
+	return __atomic_load_n(&inbox(c, m)->seq, __ATOMIC_ACQUIRE) == m;
+}
+
 #define FIN 2    /* wait_all's what: the daemon's result of m */
 #define OTHERS 3 /* every other PE's done reached m */
 #define ROOT 4   /* the root of this PE's collective m arrived at m */
+#define INBOX 5  /* the data of m in the inbox, or the daemon's result of m */
 
 static int cond(struct hoist_ctx *c, int what, uint32_t m)
 {
 	if (what == FIN)
 		return fin_reached(c, m);
+	if (what == INBOX)
+		return inbox_reached(c, m) || fin_reached(c, m);
 	if (what == ROOT) { /* over several nodes the slot's seq is no flag: arrived is */
 		int r = c->nc_rec[m % S].root;
 		return c->nc_mn ? reached(__atomic_load_n(&hdr(c, r)->arrived, __ATOMIC_ACQUIRE), m)
@@ -520,6 +543,36 @@ static int root_read(struct hoist_ctx *c, struct hoist_nc_rec *rec)
 	return 1;
 }
 
+/* Several nodes, a reader of an eager broadcast whose root is on another
+ * node: the daemon copied the root's data into the inbox (ABI 11). When
+ * this PE's parameters agree with the root's there, take the data and
+ * complete (NC_UNCHECKED): the verdict of the other PEs' parameters comes
+ * with fin, as for the readers on the root's node. 1 done, 0 not (no data
+ * yet, or they differ: the full path and the daemon's verdict). The
+ * entry stays m until every local PE's done reached m, and this PE's
+ * does not before fin. */
+static int inbox_read(struct hoist_ctx *c, struct hoist_nc_rec *rec)
+{
+	const struct hoist_nc_inbox *b = inbox(c, rec->m);
+	if (!inbox_reached(c, rec->m) || b->dseq != rec->dseq || b->kind != rec->kind ||
+	    b->root != rec->root || b->len != rec->len)
+		return 0;
+	memcpy(rec->dst, b->data, rec->len);
+	if (rec->req) {
+		rec->req->rc = 0;
+		rec->req->finished = 1;
+		rec->req = NULL;
+	}
+	rec->state = NC_UNCHECKED;
+	return 1;
+}
+
+/* an eager broadcast whose data comes through the inbox */
+static int inbox_bcast(const struct hoist_ctx *c, const struct hoist_nc_rec *rec)
+{
+	return rec->eager && rec->kind == HOIST_COLL_BROADCAST && !c->nc_base[rec->root];
+}
+
 /* PE p's contribution to collective m: its slot's copy or its src */
 static const char *contrib(const struct hoist_ctx *c, const struct hoist_nc_rec *rec, int p)
 {
@@ -621,6 +674,16 @@ static int progress_mn(struct hoist_ctx *c, struct hoist_nc_rec *rec, int blocki
 			return 1;
 		/* it differs from the root's: the daemon's verdict, below */
 	}
+	if (rec->state == NC_ARRIVED && inbox_bcast(c, rec)) {
+		/* the root is on another node: its data comes to the inbox
+		 * as it arrives, perhaps before this node's PEs are all here
+		 * (ABI 11); the verdict comes with fin (NC_UNCHECKED) */
+		if (!need(c, rec, INBOX, blocking, &rc))
+			return rc;
+		if (inbox_read(c, rec))
+			return 1;
+		/* it differs from the root's, or the verdict came first: below */
+	}
 	/* NC_UNCHECKED: the last local PE to arrive posts the descriptor */
 	if (rec->state != NC_UNCHECKED && !need(c, rec, 0, blocking, &rc))
 		return rc;
@@ -629,6 +692,12 @@ static int progress_mn(struct hoist_ctx *c, struct hoist_nc_rec *rec, int blocki
 	if (!need(c, rec, FIN, blocking, &rc))
 		return rc;
 	rc = __atomic_load_n(&slot(c, c->nc_ranks[0], rec->m)->a.res, __ATOMIC_RELAXED);
+	if (!rc && rec->state == NC_ARRIVED && inbox_bcast(c, rec)) {
+		/* agreed by every PE: the data is in the inbox (stored before
+		 * fin), never in dst */
+		if (!inbox_read(c, rec))
+			rc = -EPROTO;
+	}
 	mark_read(c, rec); /* the anchor may reuse its slot from here on */
 	if (rec->state == NC_EARLY || rec->state == NC_UNCHECKED) {
 		/* returned already: report with the next one */

@@ -171,6 +171,12 @@ struct job {
 	int32_t *coll_idx;        /* [size]: node index of each rank */
 	int32_t *coll_ranks;      /* ranks grouped by node index */
 	int32_t *coll_start;      /* [nnodes + 1]: node k's ranks in coll_ranks */
+	/* this node's node descriptors (coll.c), from the first one on: where
+	 * an eager broadcast from another node goes before the next comes */
+	int nc_known;             /* 1: set below; -1: they disagreed, never again */
+	int32_t nc_anchor;        /* the node's lowest rank: its block has the inbox */
+	uint64_t nc_off;          /* the node-collective blocks' heap offset */
+	uint32_t nc_dseq_off;     /* a collective's number minus its node number m */
 };
 
 /* Ranks of a job hosted by one node (CMD_ANNOUNCE / CMD_MEMBER). */

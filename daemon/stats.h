@@ -103,6 +103,8 @@
 	X(coll_node, COUNTER, "node collective descriptors: one for every local PE (HOIST_COLL_F_NODE)")  \
 	X(coll_failed, COUNTER, "collectives failed (invalid, mismatched, or a PE or node lost)")           \
 	X(coll_broadcast, COUNTER, "broadcasts completed")                                                  \
+	X(coll_inbox, COUNTER, "eager broadcasts from another node written into the node's inbox")          \
+	X(coll_inbox_early, COUNTER, "of those, written as their data came, before the node's descriptor") \
 	X(coll_reduce, COUNTER, "reduces completed")                                                        \
 	X(coll_allreduce, COUNTER, "allreduces completed")                                                  \
 	X(coll_allgather, COUNTER, "allgathers completed")                                                  \

@@ -27,7 +27,7 @@
 #include <stdint.h>
 
 #define HOIST_SHM_MAGIC   0x314d53545349484fULL /* "OHISTSM1" little endian */
-#define HOIST_ABI_VERSION 10u /* 3: AttachReply.accepted (two-stage attach reply);
+#define HOIST_ABI_VERSION 11u /* 3: AttachReply.accepted (two-stage attach reply);
 				* 4: HOIST_OP_AMO, sqe.amo_op/amo_type;
 				* 5: sq_flags' sleep generation (a client of 5
 				* rings once per generation: with a daemon that
@@ -68,7 +68,13 @@
 				* them late, a client of 8 would wait for it);
 				* 10: ctrl.cq_wake_ud, the completion a sleeping
 				* client waits for (a daemon of 9 would wake it
-				* for every one, a client of 9 leaves it 0: any) */
+				* for every one, a client of 9 leaves it 0: any);
+				* 11: the node-collective block's inbox (struct
+				* hoist_nc_inbox): an eager broadcast whose root
+				* is on another node goes there, no local dst is
+				* written (a daemon of 10 would write the dsts
+				* and leave the inbox empty: a client of 11
+				* would wait for it; HOIST_NC_BYTES grew) */
 #define HOIST_NOTIFY_MAX  (1u << 20) /* the most barriers one notify counts */
 #define HOIST_CACHELINE   64
 #define HOIST_CTRL_BYTES  4096u
@@ -581,7 +587,36 @@ struct hoist_nc_slot {
 	char data[HOIST_NC_EAGER];
 };
 
-#define HOIST_NC_BYTES (sizeof(struct hoist_nc_hdr) + HOIST_NC_SLOTS * sizeof(struct hoist_nc_slot))
+/* A job over several nodes, an eager broadcast whose root is on another
+ * node (ABI 11): the daemon copies the data into the node's inbox, entry
+ * m % HOIST_NC_SLOTS of the anchor's block (after the slots), as soon as
+ * it arrives from the root's node -- before this node's PEs are all there
+ * when every local PE's done reached m - HOIST_NC_SLOTS by then (nobody
+ * reads the entry's last use any more), else when the node's descriptor
+ * comes (every local PE arrived at m: the same holds). It writes every
+ * field, then seq = m (release), then wakes the node's sleepers as for
+ * fin. The node's PEs take the data from here (and compare their
+ * parameters with the root's here), not from their dst: the daemon writes
+ * no local dst of such a broadcast, and the verdict of the other nodes'
+ * parameters comes later with fin, as on the root's node. */
+struct hoist_nc_inbox {
+	uint32_t seq;  /* the node collective's number m, stored last */
+	uint32_t dseq; /* the job's number of it (coll_calls) */
+	int32_t root;
+	uint8_t kind, pad0[3];
+	uint64_t len;
+	uint8_t pad1[HOIST_CACHELINE - 24];
+	char data[HOIST_NC_EAGER];
+};
+
+#define HOIST_NC_INBOX_OFF (sizeof(struct hoist_nc_hdr) + HOIST_NC_SLOTS * sizeof(struct hoist_nc_slot))
+#define HOIST_NC_BYTES     (HOIST_NC_INBOX_OFF + HOIST_NC_SLOTS * sizeof(struct hoist_nc_inbox))
+_Static_assert(sizeof(struct hoist_nc_inbox) == HOIST_CACHELINE + HOIST_NC_EAGER, "nc inbox entry");
+
+static inline struct hoist_nc_inbox *hoist_nc_inbox_at(char *block, uint32_t m)
+{
+	return (struct hoist_nc_inbox *)(block + HOIST_NC_INBOX_OFF) + m % HOIST_NC_SLOTS;
+}
 _Static_assert(sizeof(struct hoist_nc_hdr) == 2 * HOIST_CACHELINE, "nc header lines");
 _Static_assert(sizeof(struct hoist_nc_args) == HOIST_CACHELINE, "nc args line");
 

@@ -110,6 +110,11 @@ struct coll {
 	uint32_t nc_m;         /* the node collective's number (its slot) */
 	uint64_t nc_off;       /* the node-collective blocks' heap offset */
 	int skip_dst;          /* an eager broadcast root local: no local dst */
+	/* an eager broadcast from another node's root: the data goes to the
+	 * node's inbox (ABI 11), no local dst */
+	int inbox;
+	int inbox_put;         /* written (when its data arrived, inbox_early) */
+	uint32_t inbox_m;      /* the node number it was written for */
 };
 
 struct step {
@@ -280,6 +285,18 @@ static struct hoist_nc_slot *nc_slot(const struct job *j, int32_t r, uint64_t nc
  * anchor's heap wake line (Dekker with their nc_sleepers, as a PE's
  * publish in client/nodecoll.c). The anchor gone: the job failed, the PEs
  * see job_error. */
+/* after a release store the node's PEs poll: wake those sleeping on
+ * nc_seq in the anchor's heap wake line (Dekker with their nc_sleepers) */
+static void node_wake(struct client *a)
+{
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	struct hoist_heap_wake *l = hoist_heap_wake_of(a->heap.base, a->heap.bytes);
+	if (__atomic_load_n(&l->nc_sleepers, __ATOMIC_RELAXED)) {
+		__atomic_fetch_add(&l->nc_seq, 1, __ATOMIC_SEQ_CST);
+		hoist_futex_wake(&l->nc_seq);
+	}
+}
+
 static void node_signal(struct job *j, struct coll *co, int32_t res)
 {
 	if (co->node_signalled)
@@ -291,12 +308,29 @@ static void node_signal(struct job *j, struct coll *co, int32_t res)
 		return;
 	__atomic_store_n(&s->a.res, res, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->a.fin, co->nc_m, __ATOMIC_RELEASE);
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	struct hoist_heap_wake *l = hoist_heap_wake_of(a->heap.base, a->heap.bytes);
-	if (__atomic_load_n(&l->nc_sleepers, __ATOMIC_RELAXED)) {
-		__atomic_fetch_add(&l->nc_seq, 1, __ATOMIC_SEQ_CST);
-		hoist_futex_wake(&l->nc_seq);
-	}
+	node_wake(a);
+}
+
+/* Eager broadcast m (the job's seq) from another node: its data and the
+ * root's parameters into the node's inbox entry, seq = m last (release),
+ * then wake the node's sleepers (hoist_shm.h struct hoist_nc_inbox). The
+ * caller knows the entry is free: every local PE's done reached m - SLOTS */
+static void inbox_put(struct daemon *d, struct job *j, int32_t anchor, uint64_t nc_off, uint32_t m,
+		      uint32_t seq, int32_t root, uint64_t len, const void *data)
+{
+	char *blk = heap_at(j, anchor, nc_off);
+	if (!blk)
+		return; /* the anchor is gone: the job failed */
+	struct hoist_nc_inbox *b = hoist_nc_inbox_at(blk, m);
+	b->dseq = seq;
+	b->root = root;
+	b->kind = HOIST_COLL_BROADCAST;
+	b->len = len;
+	if (len)
+		memcpy(b->data, data, len);
+	__atomic_store_n(&b->seq, m, __ATOMIC_RELEASE);
+	node_wake(j->pe[anchor]);
+	STAT_INC(&d->pst, coll_inbox);
 }
 
 /* Final completions to every local PE that posted and has none yet. */
@@ -490,6 +524,13 @@ static void plan(const struct job *j, const struct coll *co, uint32_t r, struct 
 /* The results into the local PEs' dst; then every local PE completes. */
 static void scatter_done(struct daemon *d, struct job *j, struct coll *co)
 {
+	if (co->inbox) { /* every local PE arrived: the entry is free */
+		if (!co->inbox_put)
+			inbox_put(d, j, co->anchor, co->nc_off, co->nc_m, co->seq, co->root, co->len,
+				  co->buf);
+		coll_finish(d, j, co, 0);
+		return;
+	}
 	for (int32_t i = 0; i < j->size; i++) {
 		if (!co->has[i])
 			continue;
@@ -861,6 +902,72 @@ static void coll_add(struct daemon *d, struct job *j, struct coll *co, int32_t r
 	}
 }
 
+/* A node descriptor of collective seq (node number m, blocks at off): the
+ * node's numbering, which the inbox of a broadcast arriving before the
+ * next one needs (inbox_early). The same difference seq - m on every one
+ * (a PE's collectives all take the node path once it started); a node
+ * whose descriptors disagree gets no early inbox any more, and one written
+ * early under another m fails the job (a broken client). */
+static void nc_learn(struct job *j, struct coll *co, uint32_t seq, uint32_t m, uint64_t off)
+{
+	if (co->inbox_put && (co->inbox_m != m || co->nc_off != j->nc_off)) {
+		hlog_warn("job %s: node descriptor of collective %u says node number %u, its broadcast went to %u",
+			  j->key, seq, m, co->inbox_m);
+		job_fail(j, -EPROTO);
+		return;
+	}
+	if (j->nc_known < 0)
+		return;
+	if (j->nc_known && (j->nc_dseq_off != seq - m || j->nc_off != off ||
+			    j->nc_anchor != co->anchor)) {
+		j->nc_known = -1;
+		return;
+	}
+	j->nc_known = 1;
+	j->nc_dseq_off = seq - m;
+	j->nc_off = off;
+	j->nc_anchor = co->anchor;
+}
+
+/* A chunk of collective co that came before this node's descriptor of it:
+ * when it is the data of an eager broadcast from another node's root and
+ * the node's inbox entry is free (every local PE's done reached m -
+ * SLOTS: nobody reads its last use), copy it there now. The node's PEs
+ * take it as they arrive, without waiting for each other or for the check
+ * round (hoist_shm.h struct hoist_nc_inbox). Else it goes there when the
+ * node's descriptor comes (scatter_done). The chunk stays queued for the
+ * algorithm (forwarding, the parameters' check). */
+static void inbox_early(struct daemon *d, struct job *j, struct coll *co, int32_t from,
+			const struct wire_coll *h, const void *data, uint64_t plen)
+{
+	if (j->nc_known != 1 || co->started || co->inbox_put || h->kind != HOIST_COLL_BROADCAST ||
+	    h->round == CHECK_ROUND || h->len > HOIST_NC_EAGER || h->off || h->total != h->len ||
+	    plen != h->len || h->root < 0 || h->root >= j->size ||
+	    j->node_of[h->root] == d->net.self || !j->pe[j->nc_anchor] || coll_maps(j))
+		return;
+	/* the step of the tree that brings the data here, from that node */
+	struct coll tmp = {.kind = h->kind, .root = h->root, .len = h->len};
+	struct step s;
+	plan(j, &tmp, h->round, &s);
+	if (s.from < 0 || s.from != node_index(j, from))
+		return; /* not the data (rounds_run judges it) */
+	uint32_t m = h->seq - j->nc_dseq_off;
+	if ((int32_t)m <= 0)
+		return;
+	for (int32_t r = 0; r < j->size; r++) {
+		char *blk = j->pe[r] ? heap_at(j, r, j->nc_off) : NULL;
+		if (!blk)
+			continue;
+		uint32_t done = __atomic_load_n(&((struct hoist_nc_hdr *)blk)->done, __ATOMIC_ACQUIRE);
+		if (m > HOIST_NC_SLOTS && (int32_t)(done - (m - HOIST_NC_SLOTS)) < 0)
+			return; /* a PE may still read the entry's last use */
+	}
+	inbox_put(d, j, j->nc_anchor, j->nc_off, m, h->seq, h->root, h->len, data);
+	co->inbox_put = 1;
+	co->inbox_m = m;
+	STAT_INC(&d->pst, coll_inbox_early);
+}
+
 /* HOIST_COLL_F_NODE (hoist_shm.h): every local PE's part at once, made
  * from its node-collective slot. Never an error of its own: the result
  * goes to the anchor's slot. */
@@ -931,8 +1038,13 @@ static int coll_post_node(struct daemon *d, struct client *c, const struct hoist
 		 * (client/nodecoll.c root_read): nobody's dst is the daemon's */
 		if (!rc && a.eager && a.kind == HOIST_COLL_BROADCAST && a.root == r)
 			co->skip_dst = 1;
+		/* the root on another node: the node's PEs read the inbox */
+		if (!rc && a.eager && a.kind == HOIST_COLL_BROADCAST && a.root >= 0 &&
+		    a.root < j->size && j->node_of[a.root] != d->net.self)
+			co->inbox = 1;
 		coll_add(d, j, co, r, &one, rc, &g);
 	}
+	nc_learn(j, co, seq, m, off);
 	coll_retire(j);
 	return 0;
 }
@@ -975,8 +1087,10 @@ void coll_recv(struct daemon *d, struct job *j, int32_t from, const struct wire_
 			job_fail(j, -ENOMEM);
 		return; /* finished here already (e.g. it failed): drop */
 	}
-	if (!co->finished)
+	if (!co->finished) {
+		inbox_early(d, j, co, from, h, data, plen);
 		recv_chunk(d, j, co, from, h, data, plen);
+	}
 	coll_retire(j);
 }
 

@@ -17,6 +17,9 @@
  *       makes 8 broadcasts before the last PE (waiting for PE 1's flag)
  *       starts its first; over several nodes (IT_NC_AHEAD=1: PEs 0 and 1
  *       on one node) the same, PE 1 not waiting for the inter-node step;
+ *     - remote (several nodes, IT_NC_REMOTE=A,W: two ranks on a node
+ *       without PE 0): A reads 8 broadcasts from PE 0 before W starts
+ *       its first (the daemon's inbox, ABI 11);
  *     - owed (4+ PEs, one node): those readers go on to a barrier owing
  *       their full compare, and the root reads the next broadcast: it
  *       must not wait there for their compare (they make it only after
@@ -196,6 +199,40 @@ static void part_bcast_ahead(uint64_t *dst, uint64_t *src, int64_t *flag)
 		}
 	}
 	IT_OK(hoist_barrier(), "after the broadcasts ahead");
+}
+
+/* Several nodes (IT_NC_REMOTE=A,W: ranks A and W share a node that does
+ * not hold PE 0): PE A reads AHEAD broadcasts from PE 0 before PE W starts
+ * its first. The daemon copies each one's data into the node's inbox as
+ * it arrives (ABI 11), so A needs neither W's arrival (the node's
+ * descriptor) nor the check round between the daemons. An A that waits
+ * for either hangs (the watchdog). The allreduce first settles every
+ * earlier broadcast of the node (their inbox entries are free again). */
+static void part_bcast_remote(uint64_t *dst, uint64_t *src, int64_t *flag, int a, int w)
+{
+	int64_t one = 1;
+	*src = 1;
+	IT_OK(hoist_allreduce(dst, src, 1, HOIST_INT64, HOIST_SUM), "before the remote reads");
+	ncoll++;
+	if (*dst != (uint64_t)n)
+		IT_FAIL("allreduce before the remote reads: %" PRIu64 ", want %d", *dst, n);
+	for (int r = 1; r <= AHEAD; r++) {
+		IT_WHERE("remote broadcast %d", r);
+		if (me == w && r == 1)
+			IT_OK(hoist_wait_until(flag, HOIST_INT64, HOIST_CMP_EQ, 1),
+			      "PE %d's flag: its %d broadcasts from another node returned", a, AHEAD);
+		if (me == 0)
+			*src = 0xb0000000u + (uint64_t)r;
+		IT_OK(hoist_broadcast(dst, src, sizeof(*dst), 0), "remote broadcast %d", r);
+		ncoll++;
+		if (*dst != 0xb0000000u + (uint64_t)r)
+			IT_FAIL("remote broadcast %d: got %#" PRIx64, r, *dst);
+		if (me == a && r == AHEAD) {
+			IT_OK(hoist_put(w, flag, &one, sizeof(one)), "the flag");
+			IT_OK(hoist_quiet(), "the flag");
+		}
+	}
+	IT_OK(hoist_barrier(), "after the remote broadcasts");
 }
 
 /* 4+ PEs, one node: the PEs that read a broadcast ahead (their full
@@ -432,6 +469,8 @@ int main(int argc, char **argv)
 	int64_t *flag = it_malloc(sizeof(int64_t)), *ahead = it_malloc(sizeof(int64_t));
 	*flag = 0;
 	*ahead = 0;
+	int64_t *remote = it_malloc(sizeof(int64_t));
+	*remote = 0;
 	int64_t *owed = it_malloc((size_t)n * sizeof(int64_t));
 	memset(owed, 0, (size_t)n * sizeof(int64_t));
 	uint64_t node0 = c->colls_node, posted0 = c->colls_node_posted;
@@ -444,6 +483,10 @@ int main(int argc, char **argv)
 	const char *ah = getenv("IT_NC_AHEAD");
 	if ((mn ? ah && !strcmp(ah, "1") : want_node) && n >= 3)
 		part_bcast_ahead(b8, b8 + 1, ahead);
+	const char *ra = getenv("IT_NC_REMOTE");
+	int ra_a, ra_w;
+	if (mn && ra && sscanf(ra, "%d,%d", &ra_a, &ra_w) == 2)
+		part_bcast_remote(b8, b8 + 1, remote, ra_a, ra_w);
 	if (want_node && !mn && n >= 4)
 		part_bcast_owed(b8, b8 + 1, owed);
 	part_gather_reuse(gd, gs);

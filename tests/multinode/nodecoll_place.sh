@@ -21,4 +21,9 @@ done
 # ranks 0 and 1 on one daemon: it_nodecoll's broadcasts ahead (IT_NC_AHEAD)
 ahead=
 [ "${counts[0]}" -ge 2 ] && ahead=1
-IT_NC_WANT=auto IT_NC_AHEAD=$ahead "$HOIST_HOISTRUN" -n "$n" --runtime-dirs "$list" --timeout 120 "$prog"
+# the first two ranks of the second daemon, when it hosts 2+: the inbox
+# (IT_NC_REMOTE: one reads broadcasts from rank 0 before the other arrives)
+remote=
+[ "${#counts[@]}" -ge 2 ] && [ "${counts[0]}" -ge 1 ] && [ "${counts[1]}" -ge 2 ] &&
+	remote="${counts[0]},$((counts[0] + 1))"
+IT_NC_WANT=auto IT_NC_AHEAD=$ahead IT_NC_REMOTE=$remote "$HOIST_HOISTRUN" -n "$n" --runtime-dirs "$list" --timeout 120 "$prog"
