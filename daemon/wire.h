@@ -28,8 +28,10 @@
 
 #include <stdint.h>
 
-/* 2: job ids are keyed hashes of (owner uid, job key), cluster_job_id() */
-#define WIRE_VERSION 2u
+/* 2: job ids are keyed hashes of (owner uid, job key), cluster_job_id();
+ * 3: WIRE_COLL_F_CHECK (a daemon of 2 would wait for the check header that
+ *    a daemon of 3 leaves out) */
+#define WIRE_VERSION 3u
 #define WIRE_MAX_PAYLOAD (64u << 20)
 #define WIRE_MAX_EXT 512u
 /* The largest active-message payload (am_send) that every transport carries
@@ -158,13 +160,19 @@ struct wire_pe_gone {
 struct wire_coll {
 	uint64_t job;
 	uint32_t seq;   /* the job's collective number */
-	uint8_t kind, type, op, reserved;
+	uint8_t kind, type, op, flags; /* flags: WIRE_COLL_F_* */
 	int32_t root;
 	uint32_t round; /* step of the sender's algorithm (0 for exchanges) */
 	uint64_t len;   /* the descriptor's len */
 	uint64_t off;   /* of this chunk in the step's stream */
 	uint64_t total; /* bytes of the step's stream */
 };
+
+/* wire_coll.flags: the chunk at off 0 of this stream stands for the
+ * sender's check header too (a broadcast or reduce: its first step's stream
+ * leaves at its start, as the header would, so the header to that node is
+ * not sent) */
+#define WIRE_COLL_F_CHECK 0x1u
 
 struct wire_coll_abort {
 	uint64_t job;

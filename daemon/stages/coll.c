@@ -65,13 +65,17 @@
 /* A header-only chunk every node sends every other in a broadcast or reduce:
  * in a tree, data does not reach every node from every other, so without it
  * nodes that disagree on the root (or the kind) could wait for each other
- * forever. Allreduce and the exchanges need none: a node completes only
- * after data from every node reached it, each hop checking parameters. */
+ * forever. The node that a node's first step sends its stream to gets no
+ * header: that stream leaves at the same moment and stands for it
+ * (WIRE_COLL_F_CHECK; a broadcast over 2 nodes: 2 messages, not 3).
+ * Allreduce and the exchanges need none: a node completes only after data
+ * from every node reached it, each hop checking parameters. */
 #define CHECK_ROUND UINT32_MAX
 
 struct coll_msg {
 	struct coll_msg *next;
 	int32_t from;          /* sender's node id */
+	int counted;           /* WIRE_COLL_F_CHECK: counted as its sender's check */
 	struct wire_coll h;
 	uint64_t plen;
 	char data[];
@@ -96,7 +100,8 @@ struct coll {
 	uint32_t round, nrounds;
 	uint32_t got;          /* chunks of this round's stream received */
 	int sent;              /* this round's stream sent */
-	int32_t checks;        /* CHECK_ROUND headers received */
+	int32_t checks;        /* CHECK_ROUND headers received (or WIRE_COLL_F_CHECK) */
+	int32_t check_to;      /* node index whose check rides on our first stream, -1 */
 	/* exchanges */
 	uint32_t *peer_got;    /* [nnodes]: chunks received */
 	int32_t peers_left;
@@ -238,6 +243,7 @@ static struct coll *coll_get(struct job *j, uint32_t seq, int create)
 	}
 	co->qtail = &co->q;
 	co->skip_dst = 0;
+	co->check_to = -1;
 	co->next = *pp;
 	*pp = co;
 	return co;
@@ -411,6 +417,8 @@ static int send_stream(struct daemon *d, struct job *j, struct coll *co, int32_t
 	struct wire_coll h = {.job = j->id, .seq = co->seq, .kind = co->kind, .type = co->type,
 			      .op = co->op, .root = co->root, .round = round, .len = co->len,
 			      .total = total};
+	if (round == 0 && k == co->check_to)
+		h.flags = WIRE_COLL_F_CHECK;
 	uint64_t off = 0;
 	do {
 		uint64_t n = total - off < CHUNK ? total - off : CHUNK;
@@ -587,6 +595,17 @@ static void rounds_run(struct daemon *d, struct job *j, struct coll *co)
 				return;
 			}
 		}
+		/* a first step's stream that stands for its sender's check:
+		 * counted once, applied below */
+		for (struct coll_msg *m = co->q; m; m = m->next) {
+			if (m->counted || !(m->h.flags & WIRE_COLL_F_CHECK) || m->h.off)
+				continue;
+			m->counted = 1;
+			if (m->h.round != 0 || node_index(j, m->from) < 0 || ++co->checks > j->nnodes - 1) {
+				coll_abort(d, j, co, -EPROTO, 1);
+				return;
+			}
+		}
 	}
 	while (!co->finished && co->round < co->nrounds) {
 		struct step s;
@@ -639,8 +658,14 @@ static int rounds_start(struct daemon *d, struct job *j, struct coll *co)
 	if (!co->buf)
 		return -ENOMEM;
 	if (needs_checks(co)) {
+		/* the node our first step's stream goes to (now, in
+		 * rounds_run) takes it for our check: one message less */
+		struct step s0;
+		plan(j, co, 0, &s0);
+		co->check_to = s0.to;
 		for (int32_t k = 0; k < n; k++)
-			if (k != j->my_idx && send_stream(d, j, co, k, CHECK_ROUND, co->buf, 0))
+			if (k != j->my_idx && k != co->check_to &&
+			    send_stream(d, j, co, k, CHECK_ROUND, co->buf, 0))
 				return -ECONNRESET;
 	}
 	if (co->kind == HOIST_COLL_BROADCAST) {
@@ -1119,6 +1144,7 @@ static void recv_chunk(struct daemon *d, struct job *j, struct coll *co, int32_t
 	}
 	m->next = NULL;
 	m->from = from;
+	m->counted = 0;
 	m->h = *h;
 	m->plen = plen;
 	if (plen)

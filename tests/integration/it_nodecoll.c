@@ -216,6 +216,13 @@ static void part_bcast_remote(uint64_t *dst, uint64_t *src, int64_t *flag, int a
 	ncoll++;
 	if (*dst != (uint64_t)n)
 		IT_FAIL("allreduce before the remote reads: %" PRIu64 ", want %d", *dst, n);
+	/* IT_NC_ROOT_MSGS=K: the root's daemon sends K collective messages
+	 * per broadcast (its first step's stream stands for its check header
+	 * to that node, WIRE_COLL_F_CHECK). Counted from here, where every
+	 * earlier collective of the root's node is done, to the barrier,
+	 * which the other nodes pass only once every broadcast reached them */
+	const char *rm = getenv("IT_NC_ROOT_MSGS");
+	long long msgs0 = me == 0 && rm && *rm ? it_stats_daemon("coll_msgs_out") : -1;
 	for (int r = 1; r <= AHEAD; r++) {
 		IT_WHERE("remote broadcast %d", r);
 		if (me == w && r == 1)
@@ -233,6 +240,12 @@ static void part_bcast_remote(uint64_t *dst, uint64_t *src, int64_t *flag, int a
 		}
 	}
 	IT_OK(hoist_barrier(), "after the remote broadcasts");
+	if (msgs0 >= 0) {
+		long long got = it_stats_daemon("coll_msgs_out") - msgs0;
+		if (got != (long long)AHEAD * atoi(rm))
+			IT_FAIL("the root's daemon sent %lld collective messages for %d broadcasts, want %d each",
+				got, AHEAD, atoi(rm));
+	}
 }
 
 /* 4+ PEs, one node: the PEs that read a broadcast ahead (their full

@@ -26,4 +26,7 @@ ahead=
 remote=
 [ "${#counts[@]}" -ge 2 ] && [ "${counts[0]}" -ge 1 ] && [ "${counts[1]}" -ge 2 ] &&
 	remote="${counts[0]},$((counts[0] + 1))"
-IT_NC_WANT=auto IT_NC_AHEAD=$ahead IT_NC_REMOTE=$remote "$HOIST_HOISTRUN" -n "$n" --runtime-dirs "$list" --timeout 120 "$prog"
+# 3 daemons: the root's sends 2 data streams (binomial tree) and 1 check
+msgs=
+[ "${#counts[@]}" -eq 3 ] && msgs=3
+IT_NC_WANT=auto IT_NC_AHEAD=$ahead IT_NC_REMOTE=$remote IT_NC_ROOT_MSGS=$msgs "$HOIST_HOISTRUN" -n "$n" --runtime-dirs "$list" --timeout 120 "$prog"
