@@ -38,7 +38,11 @@
  * (coll_add). No CQE: the result goes to the anchor's slot (res, fin =
  * m) and the node's sleeping PEs are woken through nc_seq (node_signal).
  * An eager broadcast root returned before and the node's other PEs copy
- * its slot themselves: no local dst is written (skip_dst, ABI 9). A
+ * its slot themselves: no local dst is written (skip_dst, ABI 9). On a
+ * node without that root the data goes to the node's inbox (ABI 11) as it
+ * arrives, when the entry is free then (inbox_early; else at the end, as
+ * the dsts went), and no local dst is written either: the PEs read it
+ * there, without waiting for the node's descriptor or the checks. A
  * malformed node descriptor fails the job.
  *
  * Failure: an invalid descriptor or disagreeing parameters (here, or in a
@@ -286,11 +290,6 @@ static struct hoist_nc_slot *nc_slot(const struct job *j, int32_t r, uint64_t nc
 		 : NULL;
 }
 
-/* HOIST_COLL_F_NODE: the result into the anchor's slot (res, then fin =
- * m, release), then wake the node's PEs sleeping on nc_seq in the
- * anchor's heap wake line (Dekker with their nc_sleepers, as a PE's
- * publish in client/nodecoll.c). The anchor gone: the job failed, the PEs
- * see job_error. */
 /* after a release store the node's PEs poll: wake those sleeping on
  * nc_seq in the anchor's heap wake line (Dekker with their nc_sleepers) */
 static void node_wake(struct client *a)
@@ -303,6 +302,11 @@ static void node_wake(struct client *a)
 	}
 }
 
+/* HOIST_COLL_F_NODE: the result into the anchor's slot (res, then fin =
+ * m, release), then wake the node's PEs sleeping on nc_seq in the
+ * anchor's heap wake line (Dekker with their nc_sleepers, as a PE's
+ * publish in client/nodecoll.c). The anchor gone: the job failed, the PEs
+ * see job_error. */
 static void node_signal(struct job *j, struct coll *co, int32_t res)
 {
 	if (co->node_signalled)

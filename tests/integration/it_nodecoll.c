@@ -223,6 +223,8 @@ static void part_bcast_remote(uint64_t *dst, uint64_t *src, int64_t *flag, int a
 	 * which the other nodes pass only once every broadcast reached them */
 	const char *rm = getenv("IT_NC_ROOT_MSGS");
 	long long msgs0 = me == 0 && rm && *rm ? it_stats_daemon("coll_msgs_out") : -1;
+	/* A's daemon: every one of them went to the inbox before W arrived */
+	long long early0 = me == a ? it_stats_daemon("coll_inbox_early") : -1;
 	for (int r = 1; r <= AHEAD; r++) {
 		IT_WHERE("remote broadcast %d", r);
 		if (me == w && r == 1)
@@ -240,6 +242,11 @@ static void part_bcast_remote(uint64_t *dst, uint64_t *src, int64_t *flag, int a
 		}
 	}
 	IT_OK(hoist_barrier(), "after the remote broadcasts");
+	if (early0 >= 0) {
+		long long got = it_stats_daemon("coll_inbox_early") - early0;
+		if (got != AHEAD)
+			IT_FAIL("%lld broadcasts written into the inbox early, want %d", got, AHEAD);
+	}
 	if (msgs0 >= 0) {
 		long long got = it_stats_daemon("coll_msgs_out") - msgs0;
 		if (got != (long long)AHEAD * atoi(rm))

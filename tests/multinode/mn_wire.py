@@ -5,11 +5,24 @@ Frame: 16-byte header <plen u32, type u8, flags u8, hlen u16, tag u64>,
 little endian, then hlen bytes of header extension, then the payload; the
 hello and auth payloads are protobuf PeerHello (proto/hoist.proto).
 """
+import os
+import re
 import socket
 import struct
 
+
+def _wire_version():
+    """WIRE_VERSION as daemon/wire.h defines it (read, so it never drifts)."""
+    h = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "daemon", "wire.h")
+    with open(h) as f:
+        m = re.search(r"#define WIRE_VERSION (\d+)u", f.read())
+    if not m:
+        raise RuntimeError("no WIRE_VERSION in " + h)
+    return int(m.group(1))
+
+
 # daemon/wire.h
-WIRE_VERSION = 2
+WIRE_VERSION = _wire_version()
 W_HELLO, W_AUTH, W_PING, W_PONG, W_PACK, W_PACK_REPLY = 1, 2, 12, 13, 20, 21
 HDR = "<IBBHQ"
 
