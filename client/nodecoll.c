@@ -515,6 +515,21 @@ static void tell_early_roots(const struct hoist_ctx *c, uint32_t m, int rc)
 	}
 }
 
+/* a reader of an eager broadcast whose parameters agreed with the root's:
+ * the data from the root's copy, complete; the full verdict is still due
+ * (NC_UNCHECKED). 1 */
+static int read_early(struct hoist_nc_rec *rec, const char *data)
+{
+	memcpy(rec->dst, data, rec->len);
+	if (rec->req) {
+		rec->req->rc = 0;
+		rec->req->finished = 1;
+		rec->req = NULL;
+	}
+	rec->state = NC_UNCHECKED;
+	return 1;
+}
+
 /* A reader of an eager broadcast among 3+ PEs on one node: once the root
  * arrived at m, compare this PE's parameters with the root's alone and,
  * when they agree, take the data from the root's slot and complete: the
@@ -532,15 +547,7 @@ static int root_read(struct hoist_ctx *c, struct hoist_nc_rec *rec)
 	if (a->bad || !a->eager || a->kind != rec->kind || a->root != rec->root ||
 	    a->len != rec->len)
 		return 0;
-	memcpy(rec->dst, rec->inl ? (const char *)a->inl : slot(c, rec->root, rec->m)->data,
-	       rec->len);
-	if (rec->req) {
-		rec->req->rc = 0;
-		rec->req->finished = 1;
-		rec->req = NULL;
-	}
-	rec->state = NC_UNCHECKED;
-	return 1;
+	return read_early(rec, rec->inl ? (const char *)a->inl : slot(c, rec->root, rec->m)->data);
 }
 
 /* Several nodes, a reader of an eager broadcast whose root is on another
@@ -557,14 +564,7 @@ static int inbox_read(struct hoist_ctx *c, struct hoist_nc_rec *rec)
 	if (!inbox_reached(c, rec->m) || b->dseq != rec->dseq || b->kind != rec->kind ||
 	    b->root != rec->root || b->len != rec->len)
 		return 0;
-	memcpy(rec->dst, b->data, rec->len);
-	if (rec->req) {
-		rec->req->rc = 0;
-		rec->req->finished = 1;
-		rec->req = NULL;
-	}
-	rec->state = NC_UNCHECKED;
-	return 1;
+	return read_early(rec, b->data);
 }
 
 /* an eager broadcast whose data comes through the inbox */
