@@ -47,7 +47,9 @@
  * heap at the same offset (symheap_alloc'd by every PE after the first
  * barrier, so user allocations stay symmetric): a header line (progress
  * words arrived and done, the early bits), then HOIST_NC_SLOTS slots, each
- * a line of parameters (seq first) and the eager data. The PE's m-th
+ * a line of parameters (seq first) and the eager data, then the inbox
+ * (several nodes: the daemon's copies of broadcasts from another node, in
+ * the anchor's block). The PE's m-th
  * collective:
  *
  *   start   complete its own collective m - SLOTS if still open, wait until

@@ -526,7 +526,9 @@ _Static_assert(sizeof(struct hoist_heap_wake) <= HOIST_HEAP_WAKE_BYTES, "wake li
  * daemon reads the slots and answers in the anchor's: fin, res).
  * Each PE owns a block of its own heap at the same offset on every PE
  * (allocated after the job's first barrier), which the other PEs read
- * through their mappings of the heap: a header, then HOIST_NC_SLOTS slots.
+ * through their mappings of the heap: a header, then HOIST_NC_SLOTS slots,
+ * then (read over several nodes, the anchor's only) HOIST_NC_SLOTS inbox
+ * entries (struct hoist_nc_inbox below).
  * Collective m (the PE's m-th, from 1) uses slot m % HOIST_NC_SLOTS: its
  * parameters and, when every PE's contribution fits HOIST_NC_EAGER bytes,
  * a copy of it (eager: the PE's src is free once it arrived); bigger
